@@ -1,0 +1,103 @@
+# gapscope — top-level build.
+#
+#   make            build everything into build/
+#   make deps       install missing Debian packages (apt-get update first)
+#   make demo       the main job: zkengine under gapscope, then a report
+#   make check      every test; the runner ends with "N passed, N failed, N skipped"
+#   make bench      benchmarks (ratios measured side by side in one run)
+#   make vmlinux    regenerate vmlinux/<arch>/vmlinux.h from this kernel's BTF
+#   V=1             show full commands
+#
+# Each directory owns a fragment (engine/engine.mk, bpf/bpf.mk, ...) included below.
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+.SECONDARY:
+.DEFAULT_GOAL := all
+
+BUILD     ?= build
+CUDA_HOME ?= /usr/local/cuda
+CC        ?= gcc
+CLANG     ?= clang
+BPFTOOL   ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
+NVCC      ?= $(CUDA_HOME)/bin/nvcc
+ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-9s %s\n' "$(1)" "$(2)"
+endif
+
+# Frame pointers everywhere by default; FP=0 builds the engine without them (stacks issue).
+FP ?= 1
+ifeq ($(FP),1)
+FPFLAGS := -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
+else
+FPFLAGS := -fomit-frame-pointer
+endif
+
+WARN     := -Wall -Wextra -Wno-unused-parameter
+CFLAGS   ?= -O2 -g
+CFLAGS   += $(WARN) $(FPFLAGS) -MMD -MP -D_GNU_SOURCE -pthread
+LDFLAGS  += -pthread
+
+# Packages the project needs from Debian; CUDA comes from the toolkit at $(CUDA_HOME).
+DEB_PKGS := build-essential clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
+	    libzstd-dev liblzma-dev libbz2-dev libgmp-dev pkg-config python3
+
+all:
+
+include engine/engine.mk
+include bpf/bpf.mk
+include loader/loader.mk
+include reports/reports.mk
+include tests/tests.mk
+
+$(BUILD)/%/:
+	$(Q)mkdir -p $@
+
+.PHONY: all deps check demo bench vmlinux clean install
+
+deps:
+	$(Q)missing=$$(for p in $(DEB_PKGS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "  DEPS      installing:" $$missing; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -qq && apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	fi; \
+	if [ ! -x "$(NVCC)" ]; then \
+		echo "gapscope: CUDA toolkit not found: $(NVCC) missing (set CUDA_HOME)" >&2; exit 1; \
+	fi
+
+# The main job: build, run the engine under the recorder (real GPU when present, else simcuda),
+# and write a report.
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tests/demo.sh $(BUILD)
+
+check: deps
+	$(Q)$(MAKE) --no-print-directory all tests
+	$(Q)tests/run.sh $(BUILD)
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tests/bench/run.sh $(BUILD)
+
+vmlinux:
+	$(call msg,GEN,vmlinux/$(ARCH)/vmlinux.h)
+	$(Q)mkdir -p vmlinux/$(ARCH)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/$(ARCH)/vmlinux.h
+
+PREFIX ?= /usr/local
+install: all
+	$(Q)install -D -m 0755 $(BUILD)/gapscope $(DESTDIR)$(PREFIX)/bin/gapscope
+
+clean:
+	$(Q)rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

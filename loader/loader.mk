@@ -1,0 +1,1 @@
+# gapscope record (loader/) — filled in by the recorder.

@@ -1,0 +1,1 @@
+# gapscope report/script (reports/) — filled in by the reporter.

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Runs every test once and ends with "N passed, N failed, N skipped".
+#   build/tests/<unit binary>   C unit tests
+#   tests/cases/*.sh            shell tests (end-to-end, as root)
+# A test passes with exit 0, skips with exit 77 (printing "SKIP: reason"), fails otherwise.
+# TESTS=pattern runs only the tests whose name matches the pattern (grep -E).
+set -u
+BUILD=${1:-build}
+cd "$(dirname "$0")/.."
+export BUILD GAPSCOPE_ROOT=$PWD
+
+pass=0 fail=0 skip=0 failed=()
+logdir=$(mktemp -d)
+trap 'rm -rf "$logdir"' EXIT
+
+tests=()
+for t in "$BUILD"/tests/test_* tests/cases/*.sh; do
+	[ -x "$t" ] || continue
+	[ -n "${TESTS:-}" ] && ! echo "$t" | grep -Eq "$TESTS" && continue
+	tests+=("$t")
+done
+
+for t in "${tests[@]}"; do
+	name=$(basename "$t")
+	log="$logdir/$name.log"
+	start=$(date +%s%N)
+	timeout --kill-after=10 "${TEST_TIMEOUT:-600}" "$t" >"$log" 2>&1
+	rc=$?
+	ms=$((($(date +%s%N) - start) / 1000000)); secs=$((ms / 1000)).$(((ms % 1000) / 100))
+	case $rc in
+	0)  pass=$((pass + 1)); printf '  PASS  %-40s %6ss\n' "$name" "$secs" ;;
+	77) skip=$((skip + 1)); printf '  SKIP  %-40s %s\n' "$name" "$(grep -m1 SKIP "$log" | sed 's/^.*SKIP:* *//')" ;;
+	*)  fail=$((fail + 1)); failed+=("$name")
+	    printf '  FAIL  %-40s %6ss (exit %d)\n' "$name" "$secs" "$rc"
+	    sed 's/^/        | /' "$log" | tail -n 40 ;;
+	esac
+done
+
+[ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]
