@@ -1,0 +1,524 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The engine's GPU layer over the CUDA driver API, loaded at run time (see gpu.h).
+ *
+ * The driver is bound the way cudart binds it: dlopen("libcuda.so.1") and one dlsym per
+ * function, under the symbol name cuda.h maps each API name to (cuMemAlloc -> cuMemAlloc_v2,
+ * cuStreamDestroy -> cuStreamDestroy_v2, cuCtxSynchronize unversioned in CUDA 13, ...).  The
+ * mapping is taken from cuda.h itself: CU_FUNCS names each function by its API name, the header's
+ * macros turn that into the versioned symbol, and the same expansion gives the dlsym string.
+ * So the probes of a profiler see the same entry points as for any nvcc-built program.
+ */
+#include <cuda.h>
+#include <dlfcn.h>
+#include <libgen.h>
+#include <limits.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gpu.h"
+#include "kernels.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+#define CU_FUNCS(X)                                                                                \
+	X(cuInit)                                                                                  \
+	X(cuDriverGetVersion)                                                                      \
+	X(cuGetErrorName)                                                                          \
+	X(cuGetErrorString)                                                                        \
+	X(cuDeviceGetCount)                                                                        \
+	X(cuDeviceGet)                                                                             \
+	X(cuDeviceGetName)                                                                         \
+	X(cuDevicePrimaryCtxRetain)                                                                \
+	X(cuDevicePrimaryCtxRelease)                                                               \
+	X(cuCtxSetCurrent)                                                                         \
+	X(cuCtxSynchronize)                                                                        \
+	X(cuModuleLoadData)                                                                        \
+	X(cuModuleUnload)                                                                          \
+	X(cuModuleGetFunction)                                                                     \
+	X(cuMemAlloc)                                                                              \
+	X(cuMemFree)                                                                               \
+	X(cuMemHostAlloc)                                                                          \
+	X(cuMemFreeHost)                                                                           \
+	X(cuMemcpyHtoD)                                                                            \
+	X(cuMemcpyHtoDAsync)                                                                       \
+	X(cuMemcpyDtoHAsync)                                                                       \
+	X(cuLaunchKernel)                                                                          \
+	X(cuStreamCreate)                                                                          \
+	X(cuStreamDestroy)                                                                         \
+	X(cuStreamSynchronize)                                                                     \
+	X(cuEventCreate)                                                                           \
+	X(cuEventDestroy)                                                                          \
+	X(cuEventRecord)                                                                           \
+	X(cuEventSynchronize)                                                                      \
+	X(cuEventElapsedTime)
+
+/* The argument is macro-expanded before use, so cuMemAlloc becomes the member cuMemAlloc_v2
+ * with cuMemAlloc_v2's prototype. */
+#define CU_MEMBER(f) __typeof__(f) *f;
+static struct {
+	void *lib;
+	enum gpu_backend backend;
+	char path[PATH_MAX];
+	CU_FUNCS(CU_MEMBER)
+} cu;
+
+/* The fatbin of kernels.cu, embedded by fatbin.S. */
+extern const unsigned char zk_fatbin[];
+
+#define ZK_KERNEL_ENUM(name) K_##name,
+enum zk_kernel { ZK_KERNELS(ZK_KERNEL_ENUM) K_COUNT };
+#define ZK_KERNEL_NAME(name) #name,
+static const char *const kernel_names[] = { ZK_KERNELS(ZK_KERNEL_NAME) };
+
+struct gpu_dev {
+	int ordinal;
+	CUdevice device;
+	CUcontext ctx;
+	CUmodule module;
+	CUfunction fn[K_COUNT];
+	char name[128];
+	unsigned max_log2n;
+	/* Read-only tables shared by all workers of the device: powers of the 2^max_log2n-th root
+	 * of unity (forward and inverse twiddles, 2^(max_log2n-1) each) and of the coset generator
+	 * g and g^-1 (2^max_log2n each). */
+	CUdeviceptr tw_fwd, tw_inv, coset, coset_inv;
+	uint64_t launches; /* atomic */
+};
+
+struct gpu_work {
+	struct gpu_dev *dev;
+	unsigned log2n;
+	CUstream stream;
+	CUevent ev[GPU_NSTAGES + 1];
+	CUdeviceptr a, b, c;
+};
+
+/* ---- errors ------------------------------------------------------------------------------ */
+
+static void __attribute__((noreturn)) cu_fail(CUresult rc, const char *fn, const char *what)
+{
+	const char *name = NULL, *text = NULL;
+	if (cu.cuGetErrorName && cu.cuGetErrorName(rc, &name) != CUDA_SUCCESS)
+		name = NULL;
+	if (cu.cuGetErrorString && cu.cuGetErrorString(rc, &text) != CUDA_SUCCESS)
+		text = NULL;
+	fprintf(stderr, "zkengine: %s(%s): %s: %s\n", fn, what ? what : "",
+		name ? name : "CUDA_ERROR_UNKNOWN_CODE", text ? text : "unrecognized error code");
+	exit(1);
+}
+
+/* CU(what, fn, args...): call cu.fn, die naming the symbol and `what` unless it succeeds. */
+#define CU(what, fn, ...)                                                                          \
+	do {                                                                                       \
+		CUresult _rc = cu.fn(__VA_ARGS__);                                                 \
+		if (_rc != CUDA_SUCCESS)                                                           \
+			cu_fail(_rc, STR(fn), what);                                               \
+	} while (0)
+
+/* ---- loading the driver ------------------------------------------------------------------ */
+
+static void *sym(const char *name)
+{
+	dlerror();
+	void *p = dlsym(cu.lib, name);
+	if (!p) {
+		fprintf(stderr, "zkengine: %s: missing driver function %s\n", cu.path, name);
+		exit(1);
+	}
+	return p;
+}
+
+static void simcuda_path(char *out, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0) {
+		fprintf(stderr, "zkengine: --device sim: cannot read /proc/self/exe: %m\n");
+		exit(1);
+	}
+	exe[n] = '\0';
+	/* next to the engine, never on the library path, where it would hide a real driver */
+	snprintf(out, len, "%s/simcuda/libcuda.so.1", dirname(exe));
+}
+
+/* Is there a usable real driver with at least one device?  Leaves it loaded if so. */
+static bool try_real_driver(void)
+{
+	cu.lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!cu.lib)
+		return false;
+	__typeof__(cuInit) *init = dlsym(cu.lib, STR(cuInit));
+	__typeof__(cuDeviceGetCount) *count = dlsym(cu.lib, STR(cuDeviceGetCount));
+	int n = 0;
+	if (init && count && init(0) == CUDA_SUCCESS && count(&n) == CUDA_SUCCESS && n > 0)
+		return true;
+	dlclose(cu.lib);
+	cu.lib = NULL;
+	return false;
+}
+
+enum gpu_backend gpu__init(enum gpu_backend want)
+{
+	if (cu.lib)
+		return cu.backend;
+
+	if (want == GPU_AUTO)
+		want = try_real_driver() ? GPU_CUDA : GPU_SIM;
+	if (!cu.lib && want == GPU_CUDA) {
+		cu.lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+		if (!cu.lib) {
+			fprintf(stderr, "zkengine: --device cuda: no CUDA driver: %s\n", dlerror());
+			exit(1);
+		}
+	}
+	if (!cu.lib && want == GPU_SIM) {
+		char path[PATH_MAX];
+		simcuda_path(path, sizeof(path));
+		cu.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		if (!cu.lib) {
+			fprintf(stderr, "zkengine: --device sim: cannot load simcuda: %s\n",
+				dlerror());
+			exit(1);
+		}
+	}
+	cu.backend = want;
+
+	struct link_map *lm = NULL;
+	if (dlinfo(cu.lib, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name)
+		snprintf(cu.path, sizeof(cu.path), "%s", lm->l_name);
+	else
+		snprintf(cu.path, sizeof(cu.path), "libcuda.so.1");
+
+#define CU_BIND(f) cu.f = (__typeof__(f) *)sym(STR(f));
+	CU_FUNCS(CU_BIND)
+#undef CU_BIND
+
+	CU("", cuInit, 0);
+	int n = 0;
+	CU("", cuDeviceGetCount, &n);
+	if (n <= 0) {
+		fprintf(stderr, "zkengine: --device %s: no CUDA device\n",
+			gpu__backend_name(cu.backend));
+		exit(1);
+	}
+	return cu.backend;
+}
+
+const char *gpu__backend_name(enum gpu_backend b)
+{
+	switch (b) {
+	case GPU_AUTO: return "auto";
+	case GPU_CUDA: return "cuda";
+	case GPU_SIM: return "sim";
+	}
+	return "?";
+}
+
+const char *gpu__driver_path(void)
+{
+	return cu.path;
+}
+
+int gpu__count(void)
+{
+	int n = 0;
+	CU("", cuDeviceGetCount, &n);
+	return n;
+}
+
+/* ---- launches ---------------------------------------------------------------------------- */
+
+static void launch(struct gpu_dev *dev, CUstream s, enum zk_kernel k, uint64_t threads,
+		   void *args)
+{
+	unsigned grid = (unsigned)((threads + ZK_BLOCK - 1) / ZK_BLOCK);
+	void *params[] = { args };
+	if (grid == 0)
+		return;
+	CU(kernel_names[k], cuLaunchKernel, dev->fn[k], grid, 1, 1, ZK_BLOCK, 1, 1, 0, s, params,
+	   NULL);
+	__atomic_fetch_add(&dev->launches, 1, __ATOMIC_RELAXED);
+}
+
+static void launch_powers(struct gpu_dev *dev, CUstream s, CUdeviceptr out, fr_t base,
+			  uint64_t n)
+{
+	struct fr_powers_args a = { .out = (fr_t *)(uintptr_t)out, .base = base, .n = n };
+	launch(dev, s, K_fr_powers, n, &a);
+}
+
+/* In-place NTT of 2^log2m points at x: bit-reversal, then log2m butterfly stages (DIT). */
+static void ntt(struct gpu_work *w, CUdeviceptr x, unsigned log2m, bool inverse)
+{
+	struct gpu_dev *dev = w->dev;
+	struct fr_bitrev_args br = { .data = (fr_t *)(uintptr_t)x, .log2n = log2m };
+	launch(dev, w->stream, K_fr_bitrev, 1ULL << log2m, &br);
+	for (unsigned s = 0; s < log2m; s++) {
+		struct fr_ntt_stage_args st = {
+			.data = (fr_t *)(uintptr_t)x,
+			.tw = (const fr_t *)(uintptr_t)(inverse ? dev->tw_inv : dev->tw_fwd),
+			.log2n = log2m,
+			.stage = s,
+			.tw_shift = dev->max_log2n - s - 1,
+		};
+		launch(dev, w->stream, K_fr_ntt_stage, 1ULL << (log2m - 1), &st);
+	}
+	if (inverse) {
+		struct fr_scale_args sc = {
+			.data = (fr_t *)(uintptr_t)x,
+			.c = fr_inv(fr_from_u64(1ULL << log2m)),
+			.n = 1ULL << log2m,
+		};
+		launch(dev, w->stream, K_fr_scale, 1ULL << log2m, &sc);
+	}
+}
+
+static void coset(struct gpu_work *w, CUdeviceptr x, CUdeviceptr table, uint64_t n)
+{
+	struct fr_coset_args a = {
+		.data = (fr_t *)(uintptr_t)x,
+		.pw = (const fr_t *)(uintptr_t)table,
+		.n = n,
+	};
+	launch(w->dev, w->stream, K_fr_coset, n, &a);
+}
+
+/* ---- devices ----------------------------------------------------------------------------- */
+
+static CUdeviceptr dev_alloc(size_t bytes, const char *what)
+{
+	CUdeviceptr p;
+	CU(what, cuMemAlloc, &p, bytes);
+	return p;
+}
+
+struct gpu_dev *gpu__open(int ordinal, unsigned max_log2n)
+{
+	if (max_log2n < GPU_MIN_LOG2N || max_log2n > GPU_MAX_LOG2N) {
+		fprintf(stderr, "zkengine: gpu__open: log2n %u out of range\n", max_log2n);
+		exit(1);
+	}
+	struct gpu_dev *dev = calloc(1, sizeof(*dev));
+	if (!dev) {
+		fprintf(stderr, "zkengine: out of memory\n");
+		exit(1);
+	}
+	char what[32];
+	snprintf(what, sizeof(what), "%d", ordinal);
+	dev->ordinal = ordinal;
+	dev->max_log2n = max_log2n;
+	CU(what, cuDeviceGet, &dev->device, ordinal);
+	CU(what, cuDeviceGetName, dev->name, sizeof(dev->name), dev->device);
+	/* The primary context, as cudart uses: one per device, shared by every thread. */
+	CU(what, cuDevicePrimaryCtxRetain, &dev->ctx, dev->device);
+	CU(what, cuCtxSetCurrent, dev->ctx);
+	CU("kernels.fatbin", cuModuleLoadData, &dev->module, zk_fatbin);
+	for (int k = 0; k < K_COUNT; k++)
+		CU(kernel_names[k], cuModuleGetFunction, &dev->fn[k], dev->module, kernel_names[k]);
+
+	uint64_t n = 1ULL << max_log2n, half = n / 2;
+	dev->tw_fwd = dev_alloc(half * sizeof(fr_t), "twiddles");
+	dev->tw_inv = dev_alloc(half * sizeof(fr_t), "twiddles");
+	dev->coset = dev_alloc(n * sizeof(fr_t), "coset table");
+	dev->coset_inv = dev_alloc(n * sizeof(fr_t), "coset table");
+
+	/* The tables are built on the device, on a private stream, before any worker exists. */
+	CUstream s;
+	CU("tables", cuStreamCreate, &s, CU_STREAM_NON_BLOCKING);
+	fr_t w = fr_root_of_unity(max_log2n), g = fr_from_u64(FR_GENERATOR);
+	launch_powers(dev, s, dev->tw_fwd, w, half);
+	launch_powers(dev, s, dev->tw_inv, fr_inv(w), half);
+	launch_powers(dev, s, dev->coset, g, n);
+	launch_powers(dev, s, dev->coset_inv, fr_inv(g), n);
+	CU("tables", cuStreamSynchronize, s);
+	CU("tables", cuStreamDestroy, s);
+	return dev;
+}
+
+void gpu__close(struct gpu_dev *dev)
+{
+	if (!dev)
+		return;
+	CU("", cuCtxSetCurrent, dev->ctx);
+	CU("twiddles", cuMemFree, dev->tw_fwd);
+	CU("twiddles", cuMemFree, dev->tw_inv);
+	CU("coset table", cuMemFree, dev->coset);
+	CU("coset table", cuMemFree, dev->coset_inv);
+	CU("kernels.fatbin", cuModuleUnload, dev->module);
+	CU("", cuDevicePrimaryCtxRelease, dev->device);
+	free(dev);
+}
+
+const char *gpu__name(const struct gpu_dev *dev)
+{
+	return dev->name;
+}
+
+int gpu__ordinal(const struct gpu_dev *dev)
+{
+	return dev->ordinal;
+}
+
+uint64_t gpu__launches(const struct gpu_dev *dev)
+{
+	return __atomic_load_n(&dev->launches, __ATOMIC_RELAXED);
+}
+
+void *gpu__host_alloc(struct gpu_dev *dev, size_t bytes)
+{
+	void *p;
+	CU("", cuCtxSetCurrent, dev->ctx);
+	CU("pinned buffer", cuMemHostAlloc, &p, bytes, 0);
+	return p;
+}
+
+void gpu__host_free(struct gpu_dev *dev, void *p)
+{
+	if (!p)
+		return;
+	CU("", cuCtxSetCurrent, dev->ctx);
+	CU("pinned buffer", cuMemFreeHost, p);
+}
+
+/* ---- workers ----------------------------------------------------------------------------- */
+
+struct gpu_work *gpu__work_new(struct gpu_dev *dev, unsigned log2n)
+{
+	if (log2n < GPU_MIN_LOG2N || log2n > dev->max_log2n) {
+		fprintf(stderr, "zkengine: gpu__work_new: log2n %u beyond the device tables (%u)\n",
+			log2n, dev->max_log2n);
+		exit(1);
+	}
+	struct gpu_work *w = calloc(1, sizeof(*w));
+	if (!w) {
+		fprintf(stderr, "zkengine: out of memory\n");
+		exit(1);
+	}
+	w->dev = dev;
+	w->log2n = log2n;
+	CU("", cuCtxSetCurrent, dev->ctx);
+	/* A blocking stream: ordered against the legacy stream that synchronous copies use. */
+	CU("worker", cuStreamCreate, &w->stream, CU_STREAM_DEFAULT);
+	for (int i = 0; i <= GPU_NSTAGES; i++)
+		CU("stage timing", cuEventCreate, &w->ev[i], CU_EVENT_DEFAULT);
+	size_t bytes = (1ULL << log2n) * sizeof(fr_t);
+	w->a = dev_alloc(bytes, "a");
+	w->b = dev_alloc(bytes, "b");
+	w->c = dev_alloc(bytes, "c");
+	return w;
+}
+
+void gpu__work_free(struct gpu_work *w)
+{
+	if (!w)
+		return;
+	CU("", cuCtxSetCurrent, w->dev->ctx);
+	CU("worker", cuStreamSynchronize, w->stream);
+	CU("a", cuMemFree, w->a);
+	CU("b", cuMemFree, w->b);
+	CU("c", cuMemFree, w->c);
+	for (int i = 0; i <= GPU_NSTAGES; i++)
+		CU("stage timing", cuEventDestroy, w->ev[i]);
+	CU("worker", cuStreamDestroy, w->stream);
+	free(w);
+}
+
+static void mark(struct gpu_work *w, int i)
+{
+	CU(i < GPU_NSTAGES ? gpu__stage_name(i) : "end", cuEventRecord, w->ev[i], w->stream);
+}
+
+void gpu__hpoly_submit(struct gpu_work *w, const fr_t *a, const fr_t *b, const fr_t *c, fr_t *h,
+		       enum gpu_copy copy)
+{
+	struct gpu_dev *dev = w->dev;
+	uint64_t n = 1ULL << w->log2n;
+	size_t bytes = n * sizeof(fr_t);
+	const fr_t *in[3] = { a, b, c };
+	CUdeviceptr d[3] = { w->a, w->b, w->c };
+	static const char *const names[3] = { "a", "b", "c" };
+
+	CU("", cuCtxSetCurrent, dev->ctx);
+	mark(w, GPU_STAGE_H2D);
+	for (int i = 0; i < 3; i++) {
+		if (copy == GPU_COPY_SYNC)
+			CU(names[i], cuMemcpyHtoD, d[i], in[i], bytes);
+		else
+			CU(names[i], cuMemcpyHtoDAsync, d[i], in[i], bytes, w->stream);
+	}
+
+	mark(w, GPU_STAGE_INTT);
+	for (int i = 0; i < 3; i++)
+		ntt(w, d[i], w->log2n, true);
+
+	/* Coefficients times g^i, then a forward NTT: evaluations on g*H, where Z = X^n - 1 is the
+	 * nonzero constant g^n - 1, so the division is a multiplication. */
+	mark(w, GPU_STAGE_COSET_NTT);
+	for (int i = 0; i < 3; i++) {
+		coset(w, d[i], dev->coset, n);
+		ntt(w, d[i], w->log2n, false);
+	}
+
+	mark(w, GPU_STAGE_QUOTIENT);
+	fr_t g = fr_from_u64(FR_GENERATOR);
+	struct fr_pointwise_args pw = {
+		.a = (fr_t *)(uintptr_t)w->a,
+		.b = (const fr_t *)(uintptr_t)w->b,
+		.c = (const fr_t *)(uintptr_t)w->c,
+		.zinv = fr_inv(fr_sub(fr_pow(g, n), fr_one())),
+		.n = n,
+	};
+	launch(dev, w->stream, K_fr_pointwise, n, &pw);
+
+	mark(w, GPU_STAGE_INTT_H);
+	ntt(w, w->a, w->log2n, true);
+	coset(w, w->a, dev->coset_inv, n);
+
+	mark(w, GPU_STAGE_D2H);
+	CU("h", cuMemcpyDtoHAsync, h, w->a, bytes, w->stream);
+	mark(w, GPU_NSTAGES);
+}
+
+void gpu__hpoly_wait(struct gpu_work *w, struct gpu_times *t)
+{
+	CU("", cuCtxSetCurrent, w->dev->ctx);
+	CU("worker", cuStreamSynchronize, w->stream);
+	if (!t)
+		return;
+	for (int i = 0; i < GPU_NSTAGES; i++)
+		CU(gpu__stage_name(i), cuEventElapsedTime, &t->ms[i], w->ev[i], w->ev[i + 1]);
+	CU("total", cuEventElapsedTime, &t->total_ms, w->ev[0], w->ev[GPU_NSTAGES]);
+}
+
+void gpu__ntt(struct gpu_work *w, fr_t *x, unsigned log2m, bool inverse)
+{
+	if (log2m < GPU_MIN_LOG2N || log2m > w->log2n) {
+		fprintf(stderr, "zkengine: gpu__ntt: log2m %u beyond the worker's %u\n", log2m,
+			w->log2n);
+		exit(1);
+	}
+	size_t bytes = (1ULL << log2m) * sizeof(fr_t);
+	CU("", cuCtxSetCurrent, w->dev->ctx);
+	CU("ntt", cuMemcpyHtoDAsync, w->a, x, bytes, w->stream);
+	ntt(w, w->a, log2m, inverse);
+	CU("ntt", cuMemcpyDtoHAsync, x, w->a, bytes, w->stream);
+	CU("ntt", cuStreamSynchronize, w->stream);
+}
+
+const char *gpu__stage_name(enum gpu_stage s)
+{
+	static const char *const names[GPU_NSTAGES] = {
+		[GPU_STAGE_H2D] = "h2d",
+		[GPU_STAGE_INTT] = "intt",
+		[GPU_STAGE_COSET_NTT] = "coset_ntt",
+		[GPU_STAGE_QUOTIENT] = "quotient",
+		[GPU_STAGE_INTT_H] = "intt_h",
+		[GPU_STAGE_D2H] = "d2h",
+	};
+	return s < GPU_NSTAGES ? names[s] : "?";
+}

@@ -1,0 +1,1355 @@
+// SPDX-License-Identifier: MIT
+/*
+ * simcuda: a CUDA driver for machines without a GPU, built as libcuda.so.1.
+ *
+ * It exports a subset of the real driver's symbols, under the names cuda.h binds (this file
+ * includes cuda.h, so defining cuMemAlloc defines cuMemAlloc_v2, exactly as a caller binds it),
+ * and behaves as the driver does where a profiler could tell the difference:
+ *   - every CUstream is a worker thread draining a FIFO of operations (kernels, copies, memsets,
+ *     event records, waits); launches and async copies from pinned memory return at once;
+ *   - the NULL (legacy) stream orders against every blocking stream of its context, both ways;
+ *   - synchronous copies, and async copies from pageable memory, block the caller until the copy
+ *     is done, as the driver's staging does;
+ *   - stream/event/context synchronization blocks on condition variables (no sleeping, no
+ *     spinning), events carry the time their record op ran;
+ *   - kernels of one simulated device run one at a time (an execution lock per device), so the
+ *     device is busy exactly while a kernel holds it;
+ *   - device memory is host memory (256-byte aligned), device pointers are host addresses.
+ *
+ * Environment:
+ *   SIMCUDA_DEVICES=N   number of devices (default 8, 1..64)
+ *   SIMCUDA_TRACE=FILE  append one JSON line per kernel: device, name, CLOCK_MONOTONIC start/end
+ *                       (ground truth for tests; the profiler never reads it)
+ *   SIMCUDA_FAULT=NAME  corrupt one output element of every launch of kernel NAME (tests only)
+ *
+ * Every handle is registered while it lives, so stale or foreign handles get the driver's
+ * CUDA_ERROR_INVALID_HANDLE / CUDA_ERROR_INVALID_CONTEXT instead of a crash, and nothing is read
+ * through a handle before it is known to be live.
+ */
+#include <cuda.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sim.h"
+
+#define API __attribute__((visibility("default")))
+
+#define SIM_DRIVER_VERSION 13000
+#define SIM_MAX_DEVICES 64
+#define SIM_DEFAULT_DEVICES 8
+#define SIM_FATBIN_MAGIC 0xBA55ED50u	/* fatBinaryHeader, the image `nvcc --fatbin` writes */
+#define SIM_FATBINC_MAGIC 0x466243B1u	/* __fatBinC_Wrapper_t, an embedded fatbin wrapper */
+
+enum {
+	MAGIC_CTX = 0x43545831,
+	MAGIC_STREAM = 0x53545231,
+	MAGIC_EVENT = 0x45564E31,
+	MAGIC_MODULE = 0x4D4F4431,
+	MAGIC_FUNC = 0x46554E31,
+};
+
+struct sim_device {
+	int ordinal;
+	pthread_mutex_t exec; /* held while a kernel runs: one kernel at a time per device */
+	struct CUctx_st *primary;
+	int primary_refs;
+};
+
+struct CUctx_st {
+	uint32_t magic;
+	struct sim_device *dev;
+	pthread_mutex_t mu; /* guards streams */
+	struct CUstream_st *streams; /* every live stream, the NULL stream first */
+	struct CUstream_st *null_stream;
+};
+
+enum op_kind { OP_KERNEL, OP_COPY, OP_MEMSET, OP_RECORD, OP_WAIT_STREAM, OP_WAIT_EVENT };
+
+struct op {
+	struct op *next;
+	enum op_kind kind;
+	uint64_t seq;
+	union {
+		struct {
+			const struct sim_kernel *k;
+			uint64_t nthreads;
+			void *args;
+		} kernel;
+		struct {
+			void *dst;
+			const void *src;
+			size_t bytes;
+		} copy;
+		struct {
+			void *dst;
+			uint32_t value;
+			unsigned elem;
+			size_t count;
+		} memset;
+		struct {
+			struct CUevent_st *ev;
+			uint64_t gen;
+		} event;
+		struct {
+			struct CUstream_st *s;
+			uint64_t seq;
+		} wait;
+	};
+};
+
+struct CUstream_st {
+	uint32_t magic;
+	unsigned flags;
+	int refs; /* the handle, the worker, and every pending wait on this stream */
+	struct CUctx_st *ctx;
+	struct CUstream_st *next; /* in ctx->streams */
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t work, done;
+	struct op *head, *tail;
+	uint64_t submitted, completed;
+	bool stopping;
+};
+
+struct CUevent_st {
+	uint32_t magic;
+	unsigned flags;
+	int refs; /* the handle and every pending record or wait */
+	struct CUctx_st *ctx;
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	uint64_t recorded; /* generation of the last record enqueued */
+	uint64_t reached;  /* generation of the last record executed */
+	struct timespec ts;
+};
+
+struct CUmod_st {
+	uint32_t magic;
+	struct CUctx_st *ctx;
+	struct CUfunc_st *funcs; /* freed with the module */
+};
+
+struct CUfunc_st {
+	uint32_t magic;
+	struct CUmod_st *mod;
+	struct CUfunc_st *next;
+	const struct sim_kernel *k;
+};
+
+/* Device and pinned host allocations, to validate pointers the way the driver does. */
+struct range {
+	struct range *next;
+	uintptr_t base;
+	size_t size;
+};
+
+static struct {
+	pthread_mutex_t mu;
+	bool initialized;
+	int ndev;
+	struct sim_device dev[SIM_MAX_DEVICES];
+	struct range *device_mem, *pinned_mem;
+	int trace_fd;
+	const char *fault;
+} sim = { .mu = PTHREAD_MUTEX_INITIALIZER, .trace_fd = -1 };
+
+static __thread struct CUctx_st *tls_ctx;
+#define CTX_STACK 16
+static __thread struct CUctx_st *tls_stack[CTX_STACK];
+static __thread int tls_depth;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* ---- pointer registries ---------------------------------------------------------------- */
+
+static void range_add(struct range **list, void *p, size_t size)
+{
+	struct range *r = malloc(sizeof(*r));
+	if (!r)
+		abort();
+	r->base = (uintptr_t)p;
+	r->size = size;
+	pthread_mutex_lock(&sim.mu);
+	r->next = *list;
+	*list = r;
+	pthread_mutex_unlock(&sim.mu);
+}
+
+/* Remove the range starting exactly at p; false if there is none. */
+static bool range_del(struct range **list, void *p)
+{
+	bool found = false;
+	pthread_mutex_lock(&sim.mu);
+	for (struct range **pp = list; *pp; pp = &(*pp)->next) {
+		if ((*pp)->base == (uintptr_t)p) {
+			struct range *r = *pp;
+			*pp = r->next;
+			free(r);
+			found = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&sim.mu);
+	return found;
+}
+
+/* Does [p, p+bytes) lie inside one registered range? */
+static bool range_has(struct range **list, const void *p, size_t bytes)
+{
+	bool ok = false;
+	uintptr_t a = (uintptr_t)p;
+	pthread_mutex_lock(&sim.mu);
+	for (struct range *r = *list; r; r = r->next) {
+		if (a >= r->base && a - r->base <= r->size && bytes <= r->size - (a - r->base)) {
+			ok = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&sim.mu);
+	return ok;
+}
+
+/* ---- handles --------------------------------------------------------------------------- */
+
+/* The live handles of every kind; each starts with its kind's magic number.  A program has tens
+ * of them, so a scan under one lock is cheaper than anything cleverer. */
+static struct {
+	pthread_mutex_t mu;
+	const void **v;
+	size_t n, cap;
+} live = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static bool live_add(const void *h)
+{
+	bool ok = true;
+	pthread_mutex_lock(&live.mu);
+	if (live.n == live.cap) {
+		size_t cap = live.cap ? 2 * live.cap : 64;
+		const void **v = realloc(live.v, cap * sizeof(*v));
+		if (v) {
+			live.v = v;
+			live.cap = cap;
+		} else {
+			ok = false;
+		}
+	}
+	if (ok)
+		live.v[live.n++] = h;
+	pthread_mutex_unlock(&live.mu);
+	return ok;
+}
+
+/* Unregister h; false if it was not live (destroyed twice, or never a handle). */
+static bool live_del(const void *h)
+{
+	bool found = false;
+	pthread_mutex_lock(&live.mu);
+	for (size_t i = 0; i < live.n; i++)
+		if (live.v[i] == h) {
+			live.v[i] = live.v[--live.n];
+			found = true;
+			break;
+		}
+	pthread_mutex_unlock(&live.mu);
+	return found;
+}
+
+static bool live_is(const void *h, uint32_t magic)
+{
+	bool ok = false;
+	if (!h)
+		return false;
+	pthread_mutex_lock(&live.mu);
+	for (size_t i = 0; i < live.n; i++)
+		if (live.v[i] == h) {
+			ok = *(const uint32_t *)h == magic;
+			break;
+		}
+	pthread_mutex_unlock(&live.mu);
+	return ok;
+}
+
+static bool initialized(void)
+{
+	return __atomic_load_n(&sim.initialized, __ATOMIC_ACQUIRE);
+}
+
+#define CHECK_INIT()                                                                               \
+	do {                                                                                       \
+		if (!initialized())                                                                \
+			return CUDA_ERROR_NOT_INITIALIZED;                                         \
+	} while (0)
+
+static bool ctx_ok(struct CUctx_st *c)
+{
+	return live_is(c, MAGIC_CTX);
+}
+
+static bool stream_ok(struct CUstream_st *s)
+{
+	return live_is(s, MAGIC_STREAM);
+}
+
+static bool event_ok(struct CUevent_st *e)
+{
+	return live_is(e, MAGIC_EVENT);
+}
+
+/* The stream an operation goes to: NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD all mean the
+ * current context's NULL stream here (per-thread streams are not simulated separately). */
+static CUresult resolve_stream(CUstream h, struct CUstream_st **out)
+{
+	if (h == NULL || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD) {
+		if (!ctx_ok(tls_ctx))
+			return CUDA_ERROR_INVALID_CONTEXT;
+		*out = tls_ctx->null_stream;
+		return CUDA_SUCCESS;
+	}
+	if (!stream_ok(h))
+		return CUDA_ERROR_INVALID_HANDLE;
+	*out = h;
+	return CUDA_SUCCESS;
+}
+
+/* ---- streams --------------------------------------------------------------------------- */
+
+static void stream_put(struct CUstream_st *s)
+{
+	pthread_mutex_lock(&s->mu);
+	bool last = --s->refs == 0;
+	pthread_mutex_unlock(&s->mu);
+	if (!last)
+		return;
+	pthread_mutex_destroy(&s->mu);
+	pthread_cond_destroy(&s->work);
+	pthread_cond_destroy(&s->done);
+	free(s);
+}
+
+static void event_put(struct CUevent_st *e)
+{
+	pthread_mutex_lock(&e->mu);
+	bool last = --e->refs == 0;
+	pthread_mutex_unlock(&e->mu);
+	if (!last)
+		return;
+	pthread_mutex_destroy(&e->mu);
+	pthread_cond_destroy(&e->cond);
+	free(e);
+}
+
+static void trace_kernel(int dev, const char *name, uint64_t start, uint64_t end)
+{
+	if (sim.trace_fd < 0)
+		return;
+	char line[256];
+	int n = snprintf(line, sizeof(line),
+			 "{\"device\":%d,\"kernel\":\"%s\",\"start_ns\":%llu,\"end_ns\":%llu}\n",
+			 dev, name, (unsigned long long)start, (unsigned long long)end);
+	/* One write(2) per line on an O_APPEND file: lines from many streams never interleave. */
+	if (n > 0 && write(sim.trace_fd, line, (size_t)n) != n)
+		return; /* best effort: the engine's own results never depend on the trace */
+}
+
+static void run_op(struct CUstream_st *s, struct op *op)
+{
+	switch (op->kind) {
+	case OP_KERNEL: {
+		struct sim_device *d = s->ctx->dev;
+		pthread_mutex_lock(&d->exec);
+		uint64_t t0 = now_ns();
+		op->kernel.k->run(op->kernel.args, op->kernel.nthreads);
+		if (sim.fault && !strcmp(sim.fault, op->kernel.k->name))
+			op->kernel.k->fault(op->kernel.args, op->kernel.nthreads);
+		uint64_t t1 = now_ns();
+		pthread_mutex_unlock(&d->exec);
+		trace_kernel(d->ordinal, op->kernel.k->name, t0, t1);
+		free(op->kernel.args);
+		break;
+	}
+	case OP_COPY:
+		memmove(op->copy.dst, op->copy.src, op->copy.bytes);
+		break;
+	case OP_MEMSET:
+		if (op->memset.elem == 1) {
+			memset(op->memset.dst, (int)op->memset.value, op->memset.count);
+		} else {
+			uint32_t *p = op->memset.dst;
+			for (size_t i = 0; i < op->memset.count; i++)
+				p[i] = op->memset.value;
+		}
+		break;
+	case OP_RECORD: {
+		struct CUevent_st *e = op->event.ev;
+		pthread_mutex_lock(&e->mu);
+		clock_gettime(CLOCK_MONOTONIC, &e->ts);
+		if (op->event.gen > e->reached)
+			e->reached = op->event.gen;
+		pthread_cond_broadcast(&e->cond);
+		pthread_mutex_unlock(&e->mu);
+		event_put(e);
+		break;
+	}
+	case OP_WAIT_EVENT: {
+		struct CUevent_st *e = op->event.ev;
+		pthread_mutex_lock(&e->mu);
+		while (e->reached < op->event.gen)
+			pthread_cond_wait(&e->cond, &e->mu);
+		pthread_mutex_unlock(&e->mu);
+		event_put(e);
+		break;
+	}
+	case OP_WAIT_STREAM: {
+		struct CUstream_st *t = op->wait.s;
+		pthread_mutex_lock(&t->mu);
+		while (t->completed < op->wait.seq)
+			pthread_cond_wait(&t->done, &t->mu);
+		pthread_mutex_unlock(&t->mu);
+		stream_put(t);
+		break;
+	}
+	}
+}
+
+static void *stream_worker(void *arg)
+{
+	struct CUstream_st *s = arg;
+
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		while (!s->head && !s->stopping)
+			pthread_cond_wait(&s->work, &s->mu);
+		if (!s->head)
+			break; /* stopping and drained */
+		struct op *op = s->head;
+		s->head = op->next;
+		if (!s->head)
+			s->tail = NULL;
+		pthread_mutex_unlock(&s->mu);
+
+		run_op(s, op);
+
+		pthread_mutex_lock(&s->mu);
+		s->completed = op->seq;
+		pthread_cond_broadcast(&s->done);
+		free(op);
+	}
+	pthread_mutex_unlock(&s->mu);
+	stream_put(s);
+	return NULL;
+}
+
+static CUresult stream_new(struct CUctx_st *ctx, unsigned flags, struct CUstream_st **out)
+{
+	struct CUstream_st *s = calloc(1, sizeof(*s));
+	if (!s)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	s->magic = MAGIC_STREAM;
+	s->flags = flags;
+	s->refs = 2; /* handle + worker */
+	s->ctx = ctx;
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->work, NULL);
+	pthread_cond_init(&s->done, NULL);
+
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (!live_add(s)) {
+		free(s);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	int err = pthread_create(&s->thread, &attr, stream_worker, s);
+	pthread_attr_destroy(&attr);
+	if (err) {
+		live_del(s);
+		free(s);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	pthread_mutex_lock(&ctx->mu);
+	if (ctx->null_stream) {
+		/* keep the NULL stream first: the legacy-stream scan starts after it */
+		s->next = ctx->null_stream->next;
+		ctx->null_stream->next = s;
+	} else {
+		s->next = ctx->streams;
+		ctx->streams = s;
+	}
+	pthread_mutex_unlock(&ctx->mu);
+	*out = s;
+	return CUDA_SUCCESS;
+}
+
+/* Append op to s; returns its sequence number.  Caller holds no stream lock. */
+static uint64_t push_op(struct CUstream_st *s, struct op *op)
+{
+	pthread_mutex_lock(&s->mu);
+	uint64_t seq = op->seq = ++s->submitted;
+	op->next = NULL;
+	if (s->tail)
+		s->tail->next = op;
+	else
+		s->head = op;
+	s->tail = op;
+	pthread_cond_signal(&s->work);
+	pthread_mutex_unlock(&s->mu);
+	return seq; /* not op->seq: the worker may have run and freed op by now */
+}
+
+/* Make s wait for everything submitted to t so far (nothing if t is already idle). */
+static void push_wait_stream(struct CUstream_st *s, struct CUstream_st *t)
+{
+	pthread_mutex_lock(&t->mu);
+	uint64_t seq = t->submitted;
+	bool idle = t->completed >= seq;
+	if (!idle)
+		t->refs++;
+	pthread_mutex_unlock(&t->mu);
+	if (idle)
+		return;
+	struct op *w = calloc(1, sizeof(*w));
+	if (!w)
+		abort();
+	w->kind = OP_WAIT_STREAM;
+	w->wait.s = t;
+	w->wait.seq = seq;
+	push_op(s, w);
+}
+
+/*
+ * Enqueue op on s with the legacy default stream's ordering: work on the NULL stream waits for
+ * all prior work of the context's blocking streams, and work on a blocking stream waits for all
+ * prior work of the NULL stream.  Non-blocking streams order only against themselves.
+ */
+static uint64_t enqueue(struct CUstream_st *s, struct op *op)
+{
+	struct CUctx_st *ctx = s->ctx;
+	pthread_mutex_lock(&ctx->mu);
+	if (s == ctx->null_stream) {
+		for (struct CUstream_st *t = ctx->streams; t; t = t->next)
+			if (t != s && !(t->flags & CU_STREAM_NON_BLOCKING))
+				push_wait_stream(s, t);
+	} else if (!(s->flags & CU_STREAM_NON_BLOCKING)) {
+		push_wait_stream(s, ctx->null_stream);
+	}
+	/* under ctx->mu, so the waits and the op are adjacent in s's FIFO */
+	uint64_t seq = push_op(s, op);
+	pthread_mutex_unlock(&ctx->mu);
+	return seq;
+}
+
+static void stream_wait_seq(struct CUstream_st *s, uint64_t seq)
+{
+	pthread_mutex_lock(&s->mu);
+	while (s->completed < seq)
+		pthread_cond_wait(&s->done, &s->mu);
+	pthread_mutex_unlock(&s->mu);
+}
+
+static void stream_drain(struct CUstream_st *s)
+{
+	pthread_mutex_lock(&s->mu);
+	uint64_t seq = s->submitted;
+	pthread_mutex_unlock(&s->mu);
+	stream_wait_seq(s, seq);
+}
+
+static void ctx_drain(struct CUctx_st *ctx)
+{
+	/* Snapshot the streams with a reference each: another thread may destroy one meanwhile. */
+	struct CUstream_st *list[256];
+	int n = 0;
+	do {
+		n = 0;
+		pthread_mutex_lock(&ctx->mu);
+		for (struct CUstream_st *t = ctx->streams; t && n < 256; t = t->next) {
+			pthread_mutex_lock(&t->mu);
+			t->refs++;
+			pthread_mutex_unlock(&t->mu);
+			list[n++] = t;
+		}
+		pthread_mutex_unlock(&ctx->mu);
+		for (int i = 0; i < n; i++) {
+			stream_drain(list[i]);
+			stream_put(list[i]);
+		}
+	} while (n == 256);
+}
+
+static struct op *op_new(enum op_kind kind)
+{
+	struct op *op = calloc(1, sizeof(*op));
+	if (op)
+		op->kind = kind;
+	return op;
+}
+
+/* ---- initialization, devices, contexts ------------------------------------------------ */
+
+API CUresult cuDriverGetVersion(int *version)
+{
+	if (!version)
+		return CUDA_ERROR_INVALID_VALUE;
+	*version = SIM_DRIVER_VERSION;
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuInit(unsigned int flags)
+{
+	if (flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&sim.mu);
+	if (sim.initialized) {
+		pthread_mutex_unlock(&sim.mu);
+		return CUDA_SUCCESS;
+	}
+	int n = SIM_DEFAULT_DEVICES;
+	const char *env = getenv("SIMCUDA_DEVICES");
+	if (env && *env) {
+		char *end;
+		long v = strtol(env, &end, 10);
+		if (*end || v < 0 || v > SIM_MAX_DEVICES) {
+			pthread_mutex_unlock(&sim.mu);
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+		n = (int)v;
+	}
+	if (n == 0) {
+		/* as the driver does on a machine whose GPUs are all hidden */
+		pthread_mutex_unlock(&sim.mu);
+		return CUDA_ERROR_NO_DEVICE;
+	}
+	sim.ndev = n;
+	for (int i = 0; i < n; i++) {
+		sim.dev[i].ordinal = i;
+		pthread_mutex_init(&sim.dev[i].exec, NULL);
+	}
+	const char *trace = getenv("SIMCUDA_TRACE");
+	if (trace && *trace)
+		sim.trace_fd = open(trace, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	const char *fault = getenv("SIMCUDA_FAULT");
+	sim.fault = fault && *fault ? strdup(fault) : NULL;
+	__atomic_store_n(&sim.initialized, true, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&sim.mu);
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuDeviceGetCount(int *count)
+{
+	CHECK_INIT();
+	if (!count)
+		return CUDA_ERROR_INVALID_VALUE;
+	*count = sim.ndev;
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuDeviceGet(CUdevice *device, int ordinal)
+{
+	CHECK_INIT();
+	if (!device)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (ordinal < 0 || ordinal >= sim.ndev)
+		return CUDA_ERROR_INVALID_DEVICE;
+	*device = ordinal;
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
+{
+	CHECK_INIT();
+	if (!name || len <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (dev < 0 || dev >= sim.ndev)
+		return CUDA_ERROR_INVALID_DEVICE;
+	snprintf(name, (size_t)len, "simcuda device %d", dev);
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuDeviceTotalMem(size_t *bytes, CUdevice dev)
+{
+	CHECK_INIT();
+	if (!bytes)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (dev < 0 || dev >= sim.ndev)
+		return CUDA_ERROR_INVALID_DEVICE;
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	*bytes = pages > 0 && psize > 0 ? (size_t)pages * (size_t)psize : (size_t)1 << 32;
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
+{
+	CHECK_INIT();
+	if (!pi)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (dev < 0 || dev >= sim.ndev)
+		return CUDA_ERROR_INVALID_DEVICE;
+	switch (attrib) {
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *pi = 9; break;
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *pi = 0; break;
+	case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *pi = 1; break;
+	case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = 1024; break;
+	case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *pi = 0x7fffffff; break;
+	case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *pi = 32; break;
+	case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: *pi = 1; break;
+	default: *pi = 0; break;
+	}
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+	CHECK_INIT();
+	if (!pctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (dev < 0 || dev >= sim.ndev)
+		return CUDA_ERROR_INVALID_DEVICE;
+	struct sim_device *d = &sim.dev[dev];
+	pthread_mutex_lock(&sim.mu);
+	if (!d->primary) {
+		struct CUctx_st *c = calloc(1, sizeof(*c));
+		if (!c) {
+			pthread_mutex_unlock(&sim.mu);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		c->magic = MAGIC_CTX;
+		c->dev = d;
+		pthread_mutex_init(&c->mu, NULL);
+		CUresult rc = stream_new(c, CU_STREAM_DEFAULT, &c->null_stream);
+		if (rc == CUDA_SUCCESS && !live_add(c))
+			rc = CUDA_ERROR_OUT_OF_MEMORY; /* the stream thread idles forever: rare */
+		if (rc != CUDA_SUCCESS) {
+			pthread_mutex_unlock(&sim.mu);
+			return rc;
+		}
+		d->primary = c;
+	}
+	d->primary_refs++;
+	*pctx = d->primary;
+	pthread_mutex_unlock(&sim.mu);
+	return CUDA_SUCCESS;
+}
+
+/* The primary context stays allocated after its last release (its NULL stream thread idles):
+ * handles from it remain safe to check, and a later retain returns the same context. */
+API CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
+{
+	CHECK_INIT();
+	if (dev < 0 || dev >= sim.ndev)
+		return CUDA_ERROR_INVALID_DEVICE;
+	struct sim_device *d = &sim.dev[dev];
+	pthread_mutex_lock(&sim.mu);
+	CUresult rc = CUDA_SUCCESS;
+	if (!d->primary || d->primary_refs == 0)
+		rc = CUDA_ERROR_INVALID_CONTEXT;
+	else
+		d->primary_refs--;
+	struct CUctx_st *c = d->primary;
+	pthread_mutex_unlock(&sim.mu);
+	if (rc == CUDA_SUCCESS)
+		ctx_drain(c);
+	return rc;
+}
+
+API CUresult cuCtxSetCurrent(CUcontext ctx)
+{
+	CHECK_INIT();
+	if (ctx && !ctx_ok(ctx))
+		return CUDA_ERROR_INVALID_CONTEXT;
+	tls_ctx = ctx;
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuCtxGetCurrent(CUcontext *pctx)
+{
+	CHECK_INIT();
+	if (!pctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pctx = tls_ctx;
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuCtxPushCurrent(CUcontext ctx)
+{
+	CHECK_INIT();
+	if (!ctx_ok(ctx))
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (tls_depth >= CTX_STACK)
+		return CUDA_ERROR_INVALID_VALUE;
+	tls_stack[tls_depth++] = tls_ctx;
+	tls_ctx = ctx;
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuCtxPopCurrent(CUcontext *pctx)
+{
+	CHECK_INIT();
+	if (!tls_ctx)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (pctx)
+		*pctx = tls_ctx;
+	tls_ctx = tls_depth > 0 ? tls_stack[--tls_depth] : NULL;
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuCtxGetDevice(CUdevice *device)
+{
+	CHECK_INIT();
+	if (!device)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!ctx_ok(tls_ctx))
+		return CUDA_ERROR_INVALID_CONTEXT;
+	*device = tls_ctx->dev->ordinal;
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuCtxSynchronize(void)
+{
+	CHECK_INIT();
+	if (!ctx_ok(tls_ctx))
+		return CUDA_ERROR_INVALID_CONTEXT;
+	ctx_drain(tls_ctx);
+	return CUDA_SUCCESS;
+}
+
+/* CUDA 13's variant with an explicit context (NULL: the current one); PyTorch binds this one. */
+API CUresult cuCtxSynchronize_v2(CUcontext ctx)
+{
+	CHECK_INIT();
+	if (!ctx)
+		ctx = tls_ctx;
+	if (!ctx_ok(ctx))
+		return CUDA_ERROR_INVALID_CONTEXT;
+	ctx_drain(ctx);
+	return CUDA_SUCCESS;
+}
+
+/* ---- memory ------------------------------------------------------------------------------ */
+
+#define CHECK_CTX()                                                                                \
+	do {                                                                                       \
+		CHECK_INIT();                                                                      \
+		if (!ctx_ok(tls_ctx))                                                              \
+			return CUDA_ERROR_INVALID_CONTEXT;                                         \
+	} while (0)
+
+API CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytes)
+{
+	CHECK_CTX();
+	if (!dptr || bytes == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* the driver aligns allocations to at least 256 bytes */
+	size_t size = (bytes + 255) & ~(size_t)255;
+	void *p = aligned_alloc(256, size);
+	if (!p)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	range_add(&sim.device_mem, p, bytes);
+	*dptr = (CUdeviceptr)(uintptr_t)p;
+	return CUDA_SUCCESS;
+}
+
+/* Freeing waits for the context's outstanding work, as cuMemFree does when the memory might
+ * still be in use; a kernel never reads freed memory. */
+API CUresult cuMemFree(CUdeviceptr dptr)
+{
+	CHECK_CTX();
+	if (!dptr)
+		return CUDA_SUCCESS;
+	void *p = (void *)(uintptr_t)dptr;
+	if (!range_has(&sim.device_mem, p, 0))
+		return CUDA_ERROR_INVALID_VALUE;
+	ctx_drain(tls_ctx);
+	if (!range_del(&sim.device_mem, p))
+		return CUDA_ERROR_INVALID_VALUE;
+	free(p);
+	return CUDA_SUCCESS;
+}
+
+/* Pinned memory is ordinary memory the simulator remembers, so async copies from it can return
+ * at once while copies from anything else block as the driver's staging does. */
+static CUresult host_alloc(void **pp, size_t bytes)
+{
+	CHECK_CTX();
+	if (!pp || bytes == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	void *p = aligned_alloc(4096, (bytes + 4095) & ~(size_t)4095);
+	if (!p)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	range_add(&sim.pinned_mem, p, bytes);
+	*pp = p;
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags)
+{
+	return host_alloc(pp, bytes);
+}
+
+API CUresult cuMemAllocHost(void **pp, size_t bytes)
+{
+	return host_alloc(pp, bytes);
+}
+
+API CUresult cuMemFreeHost(void *p)
+{
+	CHECK_CTX();
+	if (!range_del(&sim.pinned_mem, p))
+		return CUDA_ERROR_INVALID_VALUE;
+	free(p);
+	return CUDA_SUCCESS;
+}
+
+static CUresult copy(void *dst, const void *src, size_t bytes, CUstream h, bool async,
+		     const void *host)
+{
+	CHECK_CTX();
+	struct CUstream_st *s;
+	CUresult rc = resolve_stream(async ? h : NULL, &s);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (bytes == 0)
+		return CUDA_SUCCESS;
+	const void *dev = host == src ? dst : src;
+	if (!range_has(&sim.device_mem, dev, bytes) || !host)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct op *op = op_new(OP_COPY);
+	if (!op)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	op->copy.dst = dst;
+	op->copy.src = src;
+	op->copy.bytes = bytes;
+	uint64_t seq = enqueue(s, op);
+	/* Synchronous copies return when done; so do async ones from pageable memory, which the
+	 * driver stages through a pinned buffer before returning. */
+	if (!async || !range_has(&sim.pinned_mem, host, bytes))
+		stream_wait_seq(s, seq);
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t bytes)
+{
+	return copy((void *)(uintptr_t)dst, src, bytes, NULL, false, src);
+}
+
+API CUresult cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t bytes)
+{
+	return copy(dst, (const void *)(uintptr_t)src, bytes, NULL, false, dst);
+}
+
+API CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t bytes, CUstream h)
+{
+	return copy((void *)(uintptr_t)dst, src, bytes, h, true, src);
+}
+
+API CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes, CUstream h)
+{
+	return copy(dst, (const void *)(uintptr_t)src, bytes, h, true, dst);
+}
+
+static CUresult memset_op(CUdeviceptr dst, uint32_t value, unsigned elem, size_t count,
+			  CUstream h, bool async)
+{
+	CHECK_CTX();
+	struct CUstream_st *s;
+	CUresult rc = resolve_stream(async ? h : NULL, &s);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (count == 0)
+		return CUDA_SUCCESS;
+	if (!range_has(&sim.device_mem, (void *)(uintptr_t)dst, count * elem) ||
+	    (dst % elem) != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct op *op = op_new(OP_MEMSET);
+	if (!op)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	op->memset.dst = (void *)(uintptr_t)dst;
+	op->memset.value = value;
+	op->memset.elem = elem;
+	op->memset.count = count;
+	uint64_t seq = enqueue(s, op);
+	if (!async)
+		stream_wait_seq(s, seq);
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuMemsetD8(CUdeviceptr dst, unsigned char v, size_t n)
+{
+	return memset_op(dst, v, 1, n, NULL, false);
+}
+
+API CUresult cuMemsetD32(CUdeviceptr dst, unsigned int v, size_t n)
+{
+	return memset_op(dst, v, 4, n, NULL, false);
+}
+
+API CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, CUstream h)
+{
+	return memset_op(dst, v, 1, n, h, true);
+}
+
+API CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int v, size_t n, CUstream h)
+{
+	return memset_op(dst, v, 4, n, h, true);
+}
+
+/* ---- streams and events ------------------------------------------------------------------ */
+
+API CUresult cuStreamCreate(CUstream *ph, unsigned int flags)
+{
+	CHECK_CTX();
+	if (!ph || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
+		return CUDA_ERROR_INVALID_VALUE;
+	return stream_new(tls_ctx, flags, ph);
+}
+
+/* Returns at once, as the driver does; the worker finishes the queued work, then exits. */
+API CUresult cuStreamDestroy(CUstream h)
+{
+	CHECK_INIT();
+	if (!stream_ok(h) || h == h->ctx->null_stream || !live_del(h))
+		return CUDA_ERROR_INVALID_HANDLE;
+	struct CUctx_st *ctx = h->ctx;
+	pthread_mutex_lock(&ctx->mu);
+	for (struct CUstream_st **pp = &ctx->streams; *pp; pp = &(*pp)->next)
+		if (*pp == h) {
+			*pp = h->next;
+			break;
+		}
+	pthread_mutex_unlock(&ctx->mu);
+	pthread_mutex_lock(&h->mu);
+	h->stopping = true;
+	pthread_cond_signal(&h->work);
+	pthread_mutex_unlock(&h->mu);
+	stream_put(h);
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuStreamSynchronize(CUstream h)
+{
+	CHECK_INIT();
+	struct CUstream_st *s;
+	CUresult rc = resolve_stream(h, &s);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	stream_drain(s);
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuStreamQuery(CUstream h)
+{
+	CHECK_INIT();
+	struct CUstream_st *s;
+	CUresult rc = resolve_stream(h, &s);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	pthread_mutex_lock(&s->mu);
+	bool idle = s->completed >= s->submitted;
+	pthread_mutex_unlock(&s->mu);
+	return idle ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
+API CUresult cuEventCreate(CUevent *ph, unsigned int flags)
+{
+	CHECK_CTX();
+	unsigned known = CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS;
+	if (!ph || (flags & ~known))
+		return CUDA_ERROR_INVALID_VALUE;
+	struct CUevent_st *e = calloc(1, sizeof(*e));
+	if (!e)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	e->magic = MAGIC_EVENT;
+	e->flags = flags;
+	e->refs = 1;
+	e->ctx = tls_ctx;
+	pthread_mutex_init(&e->mu, NULL);
+	pthread_cond_init(&e->cond, NULL);
+	if (!live_add(e)) {
+		free(e);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	*ph = e;
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuEventDestroy(CUevent e)
+{
+	CHECK_INIT();
+	if (!live_del(e))
+		return CUDA_ERROR_INVALID_HANDLE;
+	event_put(e); /* pending records and waits keep it until they ran */
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuEventRecord(CUevent e, CUstream h)
+{
+	CHECK_INIT();
+	if (!event_ok(e))
+		return CUDA_ERROR_INVALID_HANDLE;
+	struct CUstream_st *s;
+	CUresult rc = resolve_stream(h, &s);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (s->ctx != e->ctx)
+		return CUDA_ERROR_INVALID_HANDLE;
+	struct op *op = op_new(OP_RECORD);
+	if (!op)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	pthread_mutex_lock(&e->mu);
+	op->event.gen = ++e->recorded;
+	e->refs++;
+	pthread_mutex_unlock(&e->mu);
+	op->event.ev = e;
+	enqueue(s, op);
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuEventQuery(CUevent e)
+{
+	CHECK_INIT();
+	if (!event_ok(e))
+		return CUDA_ERROR_INVALID_HANDLE;
+	pthread_mutex_lock(&e->mu);
+	bool done = e->reached >= e->recorded;
+	pthread_mutex_unlock(&e->mu);
+	return done ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
+/* Waits for the event's most recent record; an event never recorded is complete. */
+API CUresult cuEventSynchronize(CUevent e)
+{
+	CHECK_INIT();
+	if (!event_ok(e))
+		return CUDA_ERROR_INVALID_HANDLE;
+	pthread_mutex_lock(&e->mu);
+	uint64_t gen = e->recorded;
+	while (e->reached < gen)
+		pthread_cond_wait(&e->cond, &e->mu);
+	pthread_mutex_unlock(&e->mu);
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end)
+{
+	CHECK_INIT();
+	if (!ms)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!event_ok(start) || !event_ok(end))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if ((start->flags | end->flags) & CU_EVENT_DISABLE_TIMING)
+		return CUDA_ERROR_INVALID_HANDLE;
+	struct timespec t[2];
+	struct CUevent_st *ev[2] = { start, end };
+	for (int i = 0; i < 2; i++) {
+		pthread_mutex_lock(&ev[i]->mu);
+		bool never = ev[i]->recorded == 0;
+		bool pending = ev[i]->reached < ev[i]->recorded;
+		t[i] = ev[i]->ts;
+		pthread_mutex_unlock(&ev[i]->mu);
+		if (never)
+			return CUDA_ERROR_INVALID_HANDLE;
+		if (pending)
+			return CUDA_ERROR_NOT_READY;
+	}
+	*ms = (float)((double)(t[1].tv_sec - t[0].tv_sec) * 1e3 +
+		      (double)(t[1].tv_nsec - t[0].tv_nsec) / 1e6);
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuStreamWaitEvent(CUstream h, CUevent e, unsigned int flags)
+{
+	CHECK_INIT();
+	if (!event_ok(e))
+		return CUDA_ERROR_INVALID_HANDLE;
+	struct CUstream_st *s;
+	CUresult rc = resolve_stream(h, &s);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	pthread_mutex_lock(&e->mu);
+	uint64_t gen = e->recorded;
+	bool done = e->reached >= gen;
+	if (!done)
+		e->refs++;
+	pthread_mutex_unlock(&e->mu);
+	if (done)
+		return CUDA_SUCCESS; /* nothing to wait for: never recorded, or already reached */
+	struct op *op = op_new(OP_WAIT_EVENT);
+	if (!op) {
+		event_put(e);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	op->event.ev = e;
+	op->event.gen = gen;
+	enqueue(s, op);
+	return CUDA_SUCCESS;
+}
+
+/* ---- modules and launches ---------------------------------------------------------------- */
+
+API CUresult cuModuleLoadData(CUmodule *mod, const void *image)
+{
+	CHECK_CTX();
+	if (!mod || !image)
+		return CUDA_ERROR_INVALID_VALUE;
+	uint32_t magic;
+	memcpy(&magic, image, sizeof(magic));
+	/* Only fatbins: the kernels are the CPU versions in kernels_cpu.c; the image just has to be
+	 * what the real driver would be handed. */
+	if (magic != SIM_FATBIN_MAGIC && magic != SIM_FATBINC_MAGIC)
+		return CUDA_ERROR_INVALID_IMAGE;
+	struct CUmod_st *m = calloc(1, sizeof(*m));
+	if (!m)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	m->magic = MAGIC_MODULE;
+	m->ctx = tls_ctx;
+	if (!live_add(m)) {
+		free(m);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	*mod = m;
+	return CUDA_SUCCESS;
+}
+
+/* Waits for the context's work (a queued launch may still refer to the module), then frees the
+ * module and its functions. */
+API CUresult cuModuleUnload(CUmodule m)
+{
+	CHECK_INIT();
+	if (!live_is(m, MAGIC_MODULE) || !live_del(m))
+		return CUDA_ERROR_INVALID_HANDLE;
+	ctx_drain(m->ctx);
+	for (struct CUfunc_st *f = m->funcs, *next; f; f = next) {
+		next = f->next;
+		live_del(f);
+		free(f);
+	}
+	free(m);
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuModuleGetFunction(CUfunction *pf, CUmodule m, const char *name)
+{
+	CHECK_CTX();
+	if (!pf || !name)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!live_is(m, MAGIC_MODULE))
+		return CUDA_ERROR_INVALID_HANDLE;
+	const struct sim_kernel *k = sim_kernel__find(name);
+	if (!k)
+		return CUDA_ERROR_NOT_FOUND;
+	struct CUfunc_st *f = calloc(1, sizeof(*f));
+	if (!f)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	f->magic = MAGIC_FUNC;
+	f->mod = m;
+	f->k = k;
+	if (!live_add(f)) {
+		free(f);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	/* the module's list is only walked by unload, after the module left the live set */
+	pthread_mutex_lock(&sim.mu);
+	f->next = m->funcs;
+	m->funcs = f;
+	pthread_mutex_unlock(&sim.mu);
+	*pf = f;
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+			    unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
+			    CUstream h, void **params, void **extra)
+{
+	CHECK_CTX();
+	if (!live_is(f, MAGIC_FUNC))
+		return CUDA_ERROR_INVALID_HANDLE;
+	struct CUstream_st *s;
+	CUresult rc = resolve_stream(h, &s);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (f->mod->ctx != s->ctx || s->ctx != tls_ctx)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (!gx || !gy || !gz || !bx || !by || !bz || gy > 65535 || gz > 65535)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((uint64_t)bx * by * bz > 1024)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* every engine kernel takes one by-value struct: kernelParams[0] points at it */
+	if (!params || !params[0] || extra)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct op *op = op_new(OP_KERNEL);
+	void *args = malloc(f->k->args_size);
+	if (!op || !args) {
+		free(op);
+		free(args);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	/* copied now: the caller may reuse its argument struct as soon as the launch returns */
+	memcpy(args, params[0], f->k->args_size);
+	op->kernel.k = f->k;
+	op->kernel.args = args;
+	op->kernel.nthreads = (uint64_t)gx * gy * gz * bx * by * bz;
+	enqueue(s, op);
+	return CUDA_SUCCESS;
+}
+
+/* ---- errors ------------------------------------------------------------------------------ */
+
+static const struct {
+	CUresult rc;
+	const char *name, *text;
+} errors[] = {
+#define E(rc, text) { rc, #rc, text }
+	E(CUDA_SUCCESS, "no error"),
+	E(CUDA_ERROR_INVALID_VALUE, "invalid argument"),
+	E(CUDA_ERROR_OUT_OF_MEMORY, "out of memory"),
+	E(CUDA_ERROR_NOT_INITIALIZED, "initialization error"),
+	E(CUDA_ERROR_DEINITIALIZED, "driver shutting down"),
+	E(CUDA_ERROR_NO_DEVICE, "no CUDA-capable device is detected"),
+	E(CUDA_ERROR_INVALID_DEVICE, "invalid device ordinal"),
+	E(CUDA_ERROR_INVALID_IMAGE, "device kernel image is invalid"),
+	E(CUDA_ERROR_INVALID_CONTEXT, "invalid device context"),
+	E(CUDA_ERROR_INVALID_HANDLE, "invalid resource handle"),
+	E(CUDA_ERROR_NOT_FOUND, "named symbol not found"),
+	E(CUDA_ERROR_NOT_READY, "device not ready"),
+	E(CUDA_ERROR_LAUNCH_FAILED, "unspecified launch failure"),
+	E(CUDA_ERROR_NOT_SUPPORTED, "operation not supported"),
+	E(CUDA_ERROR_UNKNOWN, "unknown error"),
+#undef E
+};
+
+API CUresult cuGetErrorName(CUresult rc, const char **str)
+{
+	if (!str)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); i++)
+		if (errors[i].rc == rc) {
+			*str = errors[i].name;
+			return CUDA_SUCCESS;
+		}
+	*str = NULL;
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+API CUresult cuGetErrorString(CUresult rc, const char **str)
+{
+	if (!str)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); i++)
+		if (errors[i].rc == rc) {
+			*str = errors[i].text;
+			return CUDA_SUCCESS;
+		}
+	*str = NULL;
+	return CUDA_ERROR_INVALID_VALUE;
+}
