@@ -46,7 +46,7 @@ LDFLAGS  += -pthread
 
 # Packages the project needs from Debian; CUDA comes from the toolkit at $(CUDA_HOME).
 DEB_PKGS := build-essential clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
-	    libzstd-dev liblzma-dev libbz2-dev libgmp-dev pkg-config python3
+	    libzstd-dev liblzma-dev libbz2-dev libgmp-dev pkg-config python3 util-linux
 
 all:
 

@@ -1,1 +1,31 @@
-# gapscope record (loader/) — filled in by the recorder.
+# gapscope record (loader/), and the one binary build/gapscope that holds every subcommand.
+#
+#   build/gapscope           libbpf, libelf, zlib as shared libraries
+#   build/gapscope-portable  the same with libbpf, libelf, libz (and what libelf needs) linked
+#                            statically and glibc dynamically, to copy to production/GPU machines
+#                            (a fully static binary could not dlopen NVML or CUPTI)
+#
+# reports/reports.mk adds its objects as prerequisites of both; the link recipes use $^.
+
+LOADER_SRCS := $(wildcard loader/*.c)
+LOADER_OBJS := $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(LOADER_SRCS))
+
+GAPSCOPE_CFLAGS := $(CFLAGS) -I$(BUILD)/bpf -Ibpf -Iloader -Ireports
+GAPSCOPE_LIBS   := -lbpf -lelf -lz
+# libelf.a (elfutils 0.188) decompresses zstd sections; libbpf.a needs libelf and zlib.
+PORTABLE_LIBS   := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -Wl,-Bdynamic
+
+# Skeleton headers are generated: objects wait for them (the -MMD files track them afterwards).
+$(BUILD)/loader/%.o: loader/%.c | $(BUILD)/loader/ $(BPF_SKELS)
+	$(call msg,CC,$(patsubst $(BUILD)/%,%,$@))
+	$(Q)$(CC) $(GAPSCOPE_CFLAGS) -c $< -o $@
+
+$(BUILD)/gapscope: $(LOADER_OBJS)
+	$(call msg,LINK,$(notdir $@))
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(GAPSCOPE_LIBS)
+
+$(BUILD)/gapscope-portable: $(LOADER_OBJS)
+	$(call msg,LINK,$(notdir $@))
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(PORTABLE_LIBS)
+
+all: $(BUILD)/gapscope $(BUILD)/gapscope-portable

@@ -8,6 +8,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
 .PHONY: tests
 tests: $(UNIT_BINS)
+all: tests
 
 $(BUILD)/tests/%: tests/unit/%.c | $(BUILD)/tests/
 	$(call msg,CC,tests/$*)

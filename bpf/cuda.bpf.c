@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * CUDA driver API uprobes. The recorder attaches cu_entry to every probed cu* symbol of the
+ * libcuda the target maps (cookie = probe id) and cu_return only where the call's value lies in
+ * its return: a duration (synchronize, alloc), a result (queries) or a handle written through an
+ * out pointer (contexts, streams, kernel handles). A uprobe hit costs several microseconds on the
+ * machines we run on, so launches and async copies take one trap: entry only.
+ */
+#include "gapscope.bpf.h"
+#include "cuda.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* libbpf 1.1's bpf_tracing.h stops at PARM5; the sixth x86-64 argument register is r9. */
+#ifndef PT_REGS_PARM6
+#define PT_REGS_PARM6(x) ((x)->r9)
+#endif
+
+/* Filled by the recorder before any attach: per-probe-id argument layout. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CU_MAX_FNS);
+	__type(key, __u32);
+	__type(value, struct cu_fn_desc);
+} cu_fns SEC(".maps");
+
+struct call_key {
+	__u32 tid;
+	__u32 fn;
+};
+
+/* Calls between entry and return; keyed by probe id too, so nested cu* calls do not collide. */
+struct call_state {
+	struct cu_event ev;
+	__u64 out;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GS_MAX_THREADS);
+	__type(key, struct call_key);
+	__type(value, struct call_state);
+} calls SEC(".maps");
+
+struct name_state {
+	struct cu_name_event ev;
+	__u64 out;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct call_key);
+	__type(value, struct name_state);
+} name_calls SEC(".maps");
+
+/* Scratch for building a call state without a large BPF stack frame. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct name_state);
+} name_scratch SEC(".maps");
+
+/* Argument i (1-based) of a function at its first instruction (x86-64 SysV: six registers, then
+ * the stack above the return address). */
+static __always_inline __u64 arg(struct pt_regs *regs, __u32 i)
+{
+	__u64 v = 0;
+
+	switch (i) {
+	case 0:
+		return 0;
+	case 1:
+		return PT_REGS_PARM1(regs);
+	case 2:
+		return PT_REGS_PARM2(regs);
+	case 3:
+		return PT_REGS_PARM3(regs);
+	case 4:
+		return PT_REGS_PARM4(regs);
+	case 5:
+		return PT_REGS_PARM5(regs);
+	case 6:
+		return PT_REGS_PARM6(regs);
+	default:
+		if (i > 12)
+			return 0;
+		if (bpf_probe_read_user(&v, sizeof(v), (void *)(PT_REGS_SP(regs) + 8 * (i - 6))))
+			count_loss(GS_LOSS_READ);
+		return v;
+	}
+}
+
+/* The leading fields of CUlaunchConfig (cuda.h), as the driver ABI lays them out. */
+struct cu_launch_config {
+	__u32 grid[3];
+	__u32 block[3];
+	__u32 shmem;
+	__u32 pad;
+	__u64 stream;
+};
+
+static __always_inline void decode_args(struct pt_regs *regs, const struct cu_fn_desc *d,
+					struct cu_event *ev)
+{
+	if (d->layout == CU_L_LAUNCH_EX) {
+		struct cu_launch_config cfg = {};
+
+		if (bpf_probe_read_user(&cfg, sizeof(cfg), (void *)arg(regs, 1)))
+			count_loss(GS_LOSS_READ);
+		ev->grid[0] = cfg.grid[0];
+		ev->grid[1] = cfg.grid[1];
+		ev->grid[2] = cfg.grid[2];
+		ev->block[0] = cfg.block[0];
+		ev->block[1] = cfg.block[1];
+		ev->block[2] = cfg.block[2];
+		ev->shmem = cfg.shmem;
+		ev->stream = cfg.stream;
+		ev->handle = arg(regs, 2);
+		return;
+	}
+	if (d->layout == CU_L_MEMCPY2D) {
+		/* CUDA_MEMCPY2D_v2: WidthInBytes at 112, Height at 120. */
+		__u64 wh[2] = {};
+
+		if (bpf_probe_read_user(wh, sizeof(wh), (void *)(arg(regs, 1) + 112)))
+			count_loss(GS_LOSS_READ);
+		ev->bytes = wh[0] * wh[1];
+	}
+	ev->handle = arg(regs, d->a_handle);
+	ev->stream = arg(regs, d->a_stream);
+	ev->ctx = arg(regs, d->a_ctx);
+	ev->aux = arg(regs, d->a_aux);
+	if (d->a_bytes) {
+		ev->bytes = arg(regs, d->a_bytes);
+		if (d->a_bytes2)
+			ev->bytes *= arg(regs, d->a_bytes2);
+		ev->bytes <<= d->bytes_shift & 7;
+	}
+	if (d->a_grid) {
+		__u32 i = d->a_grid;
+
+		ev->grid[0] = arg(regs, i);
+		ev->grid[1] = arg(regs, i + 1);
+		ev->grid[2] = arg(regs, i + 2);
+		ev->block[0] = arg(regs, i + 3);
+		ev->block[1] = arg(regs, i + 4);
+		ev->block[2] = arg(regs, i + 5);
+		ev->shmem = arg(regs, i + 6);
+	}
+}
+
+static __always_inline int name_entry(struct pt_regs *regs, const struct cu_fn_desc *d, __u32 fn,
+				      __u64 ts)
+{
+	struct call_key key = { .tid = (__u32)bpf_get_current_pid_tgid(), .fn = fn };
+	__u32 zero = 0;
+	struct name_state *s = bpf_map_lookup_elem(&name_scratch, &zero);
+
+	if (!s)
+		return 0;
+	fill_hdr(&s->ev.h, GS_EV_CU_NAME, sizeof(s->ev), ts);
+	s->ev.fn = fn;
+	s->ev.kind = d->kind;
+	s->ev.owner = arg(regs, d->a_aux);
+	s->ev.handle = 0;
+	s->ev.ret = 0;
+	s->out = arg(regs, d->a_out);
+	if (bpf_probe_read_user_str(s->ev.name, sizeof(s->ev.name), (void *)arg(regs, d->a_name)) <
+	    0)
+		count_loss(GS_LOSS_READ);
+	if (bpf_map_update_elem(&name_calls, &key, s, BPF_ANY))
+		count_loss(GS_LOSS_MAP);
+	return 0;
+}
+
+static __always_inline int name_return(struct pt_regs *regs, __u32 fn, __u64 now)
+{
+	struct call_key key = { .tid = (__u32)bpf_get_current_pid_tgid(), .fn = fn };
+	struct name_state *s = bpf_map_lookup_elem(&name_calls, &key);
+	struct cu_name_event *ev;
+
+	if (!s)
+		return 0;
+	ev = reserve(sizeof(*ev));
+	if (ev) {
+		__builtin_memcpy(ev, &s->ev, sizeof(*ev));
+		ev->h.flags |= GS_F_RET;
+		ev->dur_ns = now - s->ev.h.ts;
+		ev->ret = PT_REGS_RC(regs);
+		if (s->out && bpf_probe_read_user(&ev->handle, sizeof(ev->handle), (void *)s->out))
+			count_loss(GS_LOSS_READ);
+		submit(ev);
+	}
+	bpf_map_delete_elem(&name_calls, &key);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(cu_entry)
+{
+	__u64 ts = bpf_ktime_get_ns();
+	__u32 fn = bpf_get_attach_cookie(ctx);
+	const struct cu_fn_desc *d;
+
+	if (!current_is_target())
+		return 0;
+	d = bpf_map_lookup_elem(&cu_fns, &fn);
+	if (!d)
+		return 0;
+	if (d->a_name)
+		return name_entry(ctx, d, fn, ts);
+
+	if (d->flags & CU_F_RET) {
+		struct call_key key = { .tid = (__u32)bpf_get_current_pid_tgid(), .fn = fn };
+		struct call_state s = {};
+
+		fill_hdr(&s.ev.h, GS_EV_CUDA, sizeof(s.ev), ts);
+		s.ev.fn = fn;
+		s.ev.kind = d->kind;
+		s.ev.caller = entry_caller(ctx);
+		decode_args(ctx, d, &s.ev);
+		s.out = arg(ctx, d->a_out);
+		if (bpf_map_update_elem(&calls, &key, &s, BPF_ANY))
+			count_loss(GS_LOSS_MAP);
+		return 0;
+	}
+
+	/* Entry-only: the event is complete now; the stack is the one at the first instruction. */
+	struct cu_event *ev = reserve(sizeof(*ev) + sizeof(struct gs_stack));
+
+	if (!ev)
+		return 0;
+	__builtin_memset(ev, 0, sizeof(*ev));
+	fill_hdr(&ev->h, GS_EV_CUDA, sizeof(*ev) + sizeof(struct gs_stack), ts);
+	ev->fn = fn;
+	ev->kind = d->kind;
+	ev->caller = entry_caller(ctx);
+	decode_args(ctx, d, ev);
+	take_ustack(ctx, &ev->h, (void *)(ev + 1));
+	ev->h.flags |= GS_F_ENTRY_STACK;
+	submit(ev);
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(cu_return)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 fn = bpf_get_attach_cookie(ctx);
+	struct call_key key = { .tid = (__u32)bpf_get_current_pid_tgid(), .fn = fn };
+	struct call_state *s;
+	struct cu_event *ev;
+
+	if (!current_is_target())
+		return 0;
+	s = bpf_map_lookup_elem(&calls, &key);
+	if (!s)
+		return name_return(ctx, fn, now);
+
+	/* The stack at return starts at the caller's return address with the caller's frame
+	 * pointer restored: a complete frame-pointer chain, no frame missing. */
+	ev = reserve(sizeof(*ev) + sizeof(struct gs_stack));
+	if (ev) {
+		__builtin_memcpy(ev, &s->ev, sizeof(*ev));
+		ev->h.size = sizeof(*ev) + sizeof(struct gs_stack);
+		ev->h.flags |= GS_F_RET;
+		ev->dur_ns = now - s->ev.h.ts;
+		ev->ret = PT_REGS_RC(ctx);
+		if (s->out) {
+			__u64 *dst = ev->kind == CU_K_CTX_CREATE    ? &ev->ctx :
+				     ev->kind == CU_K_STREAM_CREATE ? &ev->stream :
+								      &ev->handle;
+
+			if (bpf_probe_read_user(dst, sizeof(*dst), (void *)s->out))
+				count_loss(GS_LOSS_READ);
+		}
+		take_ustack(ctx, &ev->h, (void *)(ev + 1));
+		submit(ev);
+	}
+	bpf_map_delete_elem(&calls, &key);
+	return 0;
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * CUDA driver API probes: one entry program (and one return program) attached to every probed
+ * cu* symbol; the uprobe cookie is the probe id, which indexes cu_fns, the per-symbol description
+ * of where the call carries its stream, context, bytes, grid and handles.
+ */
+#ifndef GAPSCOPE_CUDA_H
+#define GAPSCOPE_CUDA_H
+
+#include "gapscope.h"
+
+#define CU_MAX_FNS	1024
+#define CU_NAME_LEN	256
+
+enum cu_kind {
+	CU_K_LAUNCH = 1,	/* handle = CUfunction (or CUkernel) */
+	CU_K_GRAPH_LAUNCH,	/* handle = CUgraphExec */
+	CU_K_MEMCPY,
+	CU_K_MEMSET,
+	CU_K_SYNC_STREAM,
+	CU_K_SYNC_EVENT,	/* handle = CUevent */
+	CU_K_SYNC_CTX,
+	CU_K_EVENT_RECORD,	/* handle = CUevent */
+	CU_K_EVENT_QUERY,	/* handle = CUevent, ret: 0 done, 600 not ready */
+	CU_K_STREAM_QUERY,
+	CU_K_STREAM_WAIT,	/* handle = CUevent */
+	CU_K_ALLOC,		/* handle = returned pointer */
+	CU_K_FREE,		/* handle = pointer */
+	CU_K_HOST_REGISTER,	/* handle = host pointer */
+	CU_K_HOST_UNREGISTER,
+	CU_K_CTX_SET,		/* ctx */
+	CU_K_CTX_PUSH,
+	CU_K_CTX_POP,
+	CU_K_CTX_CREATE,	/* ctx = returned context, aux = device */
+	CU_K_STREAM_CREATE,	/* stream = returned stream */
+	CU_K_GET_FUNCTION,	/* cu_name_event: handle = CUfunction */
+	CU_K_GET_KERNEL,	/* cu_name_event: handle = CUkernel */
+	CU_K_KERNEL_FUNCTION,	/* handle = returned CUfunction, aux = CUkernel */
+	CU_K_MAX
+};
+
+/* How to find the interesting values among a call's arguments. */
+enum cu_layout {
+	CU_L_ARGS = 0,		/* a_* argument indices below */
+	CU_L_LAUNCH_EX,		/* arg1 = const CUlaunchConfig *, arg2 = CUfunction */
+	CU_L_MEMCPY2D,		/* arg1 = const CUDA_MEMCPY2D * (_v2 layout, 64-bit fields) */
+};
+
+#define CU_F_RET	(1u << 0) /* also a return probe: duration, return value, out handle */
+#define CU_F_ASYNC	(1u << 1) /* asynchronous variant (memcpy/memset) */
+
+/* Argument indices are 1-based; 0 means "not carried". */
+struct cu_fn_desc {
+	__u8 kind;
+	__u8 layout;
+	__u8 flags;
+	__u8 a_handle;	/* function, event, graph exec, pointer */
+	__u8 a_stream;
+	__u8 a_ctx;
+	__u8 a_bytes;
+	__u8 a_bytes2;	/* multiplied with a_bytes (2-D memset height) */
+	__u8 bytes_shift; /* element size: bytes << shift */
+	__u8 a_grid;	/* first of gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMem */
+	__u8 a_out;	/* pointer the call writes a handle to */
+	__u8 a_name;	/* const char *name */
+	__u8 a_aux;	/* second handle: kernel, device, waited event */
+	__u8 pad[3];
+};
+
+struct cu_event {
+	struct gs_hdr h;
+	__u32 fn;	/* probe id (GS_REC_PROBE names the symbol) */
+	__u32 kind;
+	__u64 caller;	/* return address into the caller, read at entry */
+	__u64 dur_ns;	/* entry to return when GS_F_RET */
+	__u64 handle;
+	__u64 stream;
+	__u64 ctx;
+	__u64 bytes;
+	__u64 aux;
+	__u32 grid[3];
+	__u32 block[3];
+	__u32 shmem;
+	__s32 ret;	/* CUresult when GS_F_RET */
+};
+
+/* Kernel-handle lookups: cuModuleGetFunction / cuLibraryGetKernel, name read at entry. */
+struct cu_name_event {
+	struct gs_hdr h;
+	__u32 fn;
+	__u32 kind;
+	__u64 handle;	/* returned CUfunction / CUkernel */
+	__u64 owner;	/* CUmodule / CUlibrary */
+	__u64 dur_ns;
+	__s32 ret;
+	__u32 pad;
+	char name[CU_NAME_LEN];
+};
+
+#endif

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Futex waits by syscall tracepoints, not by uprobes on pthread_mutex_lock: an uncontended lock
+ * never enters the kernel and so costs nothing here. Every wait command is recorded (WAIT,
+ * WAIT_BITSET, LOCK_PI, LOCK_PI2, WAIT_REQUEUE_PI, futex_wait, futex_waitv); wakes are not: the
+ * scheduler's sched_waking names the waker.
+ */
+#include "gapscope.bpf.h"
+#include "futex.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Waits at least this long carry the waiter's user stack (set by the recorder). */
+const volatile __u64 wait_stack_ns = 100000;
+
+#define FUTEX_WAIT 0
+#define FUTEX_LOCK_PI 6
+#define FUTEX_WAIT_BITSET 9
+#define FUTEX_WAIT_REQUEUE_PI 11
+#define FUTEX_LOCK_PI2 13
+#define FUTEX_CMD_MASK 127 /* ~(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME) */
+#define FUTEX_TID_MASK 0x3fffffff
+
+struct wait_state {
+	__u64 ts;
+	__u64 uaddr;
+	__u32 op;
+	__u32 val;
+	__u32 word;
+	__u32 owner;
+	__u32 sys;
+	__u32 nr;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GS_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct wait_state);
+} waits SEC(".maps");
+
+static __always_inline bool is_pi(__u32 op)
+{
+	return op == FUTEX_LOCK_PI || op == FUTEX_LOCK_PI2;
+}
+
+static __always_inline int wait_enter(__u64 uaddr, __u32 op, __u32 val, __u32 sys, __u32 nr)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct wait_state s = {
+		.ts = bpf_ktime_get_ns(),
+		.uaddr = uaddr,
+		.op = op,
+		.val = val,
+		.sys = sys,
+		.nr = nr,
+	};
+
+	bpf_probe_read_user(&s.word, sizeof(s.word), (void *)uaddr);
+	if (is_pi(op)) {
+		/* PI futex: the word itself holds the owner's tid. */
+		s.owner = s.word & FUTEX_TID_MASK;
+	} else {
+		/*
+		 * A glibc pthread_mutex_t waits on its first field, __lock; __owner (the holder's
+		 * tid, set once the lock is taken) follows __count at offset 8 (struct
+		 * __pthread_mutex_s, all ABIs). For a futex that is not a mutex (condvar, barrier,
+		 * semaphore) this reads unrelated bytes, so readers trust it only when it names a
+		 * thread of the target. A fault here is not a loss: the word may end a page.
+		 */
+		bpf_probe_read_user(&s.owner, sizeof(s.owner), (void *)(uaddr + 8));
+	}
+	if (bpf_map_update_elem(&waits, &tid, &s, BPF_ANY))
+		count_loss(GS_LOSS_MAP);
+	return 0;
+}
+
+static __always_inline int wait_exit(void *ctx, long ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct wait_state *s = bpf_map_lookup_elem(&waits, &tid);
+	struct futex_event *ev;
+	__u64 now, dur;
+
+	if (!s)
+		return 0;
+	now = bpf_ktime_get_ns();
+	dur = now - s->ts;
+	if (dur >= wait_stack_ns)
+		ev = reserve(sizeof(*ev) + sizeof(struct gs_stack));
+	else
+		ev = reserve(sizeof(*ev));
+	if (ev) {
+		fill_hdr(&ev->h, GS_EV_FUTEX, sizeof(*ev), s->ts);
+		ev->uaddr = s->uaddr;
+		ev->dur_ns = dur;
+		ev->op = s->op;
+		ev->val = s->val;
+		ev->word = s->word;
+		ev->owner = s->owner;
+		ev->ret = ret;
+		ev->sys = s->sys;
+		ev->nr = s->nr;
+		ev->pad = 0;
+		if (dur >= wait_stack_ns) {
+			/* Still in the syscall: the user stack is the waiter's. */
+			ev->h.size += sizeof(struct gs_stack);
+			take_ustack(ctx, &ev->h, (void *)(ev + 1));
+		}
+		submit(ev);
+	}
+	bpf_map_delete_elem(&waits, &tid);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_enter_futex")
+int futex_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	__u32 op = ctx->args[1] & FUTEX_CMD_MASK;
+
+	if (op != FUTEX_WAIT && op != FUTEX_WAIT_BITSET && op != FUTEX_LOCK_PI &&
+	    op != FUTEX_LOCK_PI2 && op != FUTEX_WAIT_REQUEUE_PI)
+		return 0;
+	if (!current_is_target())
+		return 0;
+	return wait_enter(ctx->args[0], op, ctx->args[2], FUTEX_SYS_FUTEX, 1);
+}
+
+SEC("tp/syscalls/sys_exit_futex")
+int futex_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	if (!current_is_target())
+		return 0;
+	return wait_exit(ctx, ctx->ret);
+}
+
+/* futex_wait(uaddr, val, mask, flags, timeout, clockid): Linux 6.7; autoload off before. */
+SEC("tp/syscalls/sys_enter_futex_wait")
+int futex_wait_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	if (!current_is_target())
+		return 0;
+	return wait_enter(ctx->args[0], FUTEX_WAIT_BITSET, ctx->args[1], FUTEX_SYS_WAIT, 1);
+}
+
+SEC("tp/syscalls/sys_exit_futex_wait")
+int futex_wait_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	if (!current_is_target())
+		return 0;
+	return wait_exit(ctx, ctx->ret);
+}
+
+/* futex_waitv(waiters, nr_futexes, flags, timeout, clockid): struct futex_waitv is
+ * { u64 val; u64 uaddr; u32 flags; u32 reserved; }; the first waiter stands for the set. */
+SEC("tp/syscalls/sys_enter_futex_waitv")
+int futex_waitv_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	__u64 w[2] = {};
+
+	if (!current_is_target())
+		return 0;
+	if (bpf_probe_read_user(w, sizeof(w), (void *)ctx->args[0]))
+		count_loss(GS_LOSS_READ);
+	return wait_enter(w[1], FUTEX_WAIT, w[0], FUTEX_SYS_WAITV, ctx->args[1]);
+}
+
+SEC("tp/syscalls/sys_exit_futex_waitv")
+int futex_waitv_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	if (!current_is_target())
+		return 0;
+	return wait_exit(ctx, ctx->ret);
+}

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * BPF-only helpers shared by every probe family. Each object defines the same three maps; the
+ * recorder loads the first object and makes the others reuse its map fds (bpf_map__reuse_fd), so
+ * all families write into one ring buffer, filter by one tgid set and count losses in one place.
+ */
+#ifndef GAPSCOPE_BPF_H
+#define GAPSCOPE_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "gapscope.h"
+
+/* All events, in submission order. Sized by the recorder (bpf_map__set_max_entries). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);
+} events SEC(".maps");
+
+/* Target processes (tgid -> 1). Threads are covered by their tgid. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GS_MAX_TGIDS);
+	__type(key, __u32);
+	__type(value, __u32);
+} tgids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, GS_LOSS_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} losses SEC(".maps");
+
+static __always_inline void count_loss(__u32 what)
+{
+	__u64 *n = bpf_map_lookup_elem(&losses, &what);
+
+	if (n)
+		*n += 1;	/* per-CPU slot: no atomics needed */
+}
+
+static __always_inline bool is_target(__u32 tgid)
+{
+	return bpf_map_lookup_elem(&tgids, &tgid) != NULL;
+}
+
+static __always_inline bool current_is_target(void)
+{
+	return is_target(bpf_get_current_pid_tgid() >> 32);
+}
+
+/* Reserve an event of constant size; a full ring buffer is a counted loss, never silent. */
+static __always_inline void *reserve(__u32 size)
+{
+	void *ev = bpf_ringbuf_reserve(&events, size, 0);
+
+	if (!ev)
+		count_loss(GS_LOSS_RINGBUF);
+	return ev;
+}
+
+/*
+ * Waking the recorder for every event would have it preempt the very threads it records, each
+ * preemption an event that wakes it again. So events are submitted quietly and the recorder
+ * polls (every 50 ms); only a filling buffer wakes it. submit_now() is for the rare events the
+ * recorder must act on at once (a thread stopped for a late attach, a new process image).
+ */
+#define GS_WAKEUP_BYTES (512 << 10)
+
+static __always_inline void submit(void *ev)
+{
+	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= GS_WAKEUP_BYTES ?
+			      BPF_RB_FORCE_WAKEUP :
+			      BPF_RB_NO_WAKEUP;
+
+	bpf_ringbuf_submit(ev, flags);
+}
+
+static __always_inline void submit_now(void *ev)
+{
+	bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
+}
+
+static __always_inline void fill_hdr(struct gs_hdr *h, __u32 type, __u32 size, __u64 ts)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	h->type = type;
+	h->size = size;
+	h->ts = ts;
+	h->tid = (__u32)id;
+	h->tgid = id >> 32;
+	h->cpu = bpf_get_smp_processor_id();
+	h->flags = 0;
+	h->ustack_n = 0;
+	h->kstack_n = 0;
+}
+
+/* Frame-pointer user stack into st->user; a failed walk is counted and leaves 0 frames. */
+static __always_inline void take_ustack(void *ctx, struct gs_hdr *h, struct gs_stack *st)
+{
+	long n = bpf_get_stack(ctx, st->user, sizeof(st->user), BPF_F_USER_STACK);
+
+	if (n < 0) {
+		count_loss(GS_LOSS_USTACK);
+		n = 0;
+	}
+	h->ustack_n = n / sizeof(__u64);
+	h->flags |= GS_F_STACK;
+}
+
+static __always_inline void take_kstack(void *ctx, struct gs_hdr *h, struct gs_stack *st)
+{
+	long n = bpf_get_stack(ctx, st->kern, sizeof(st->kern), 0);
+
+	if (n < 0) {
+		count_loss(GS_LOSS_KSTACK);
+		n = 0;
+	}
+	h->kstack_n = n / sizeof(__u64);
+	h->flags |= GS_F_STACK;
+}
+
+/*
+ * At a function's first instruction the return address is at the stack pointer and the frame
+ * pointer still belongs to the caller, so a frame-pointer walk skips the immediate caller. Read
+ * it here so that frame survives (also inside libraries built without frame pointers).
+ */
+static __always_inline __u64 entry_caller(struct pt_regs *regs)
+{
+	__u64 ret = 0;
+
+	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)PT_REGS_SP(regs)))
+		count_loss(GS_LOSS_READ);
+	return ret;
+}
+
+#endif

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Off-CPU intervals from sched_switch, wakers from sched_waking. A thread switched out while still
+ * runnable was preempted (or yielded); one switched out in a sleeping state was blocked, and the
+ * task that woke it is the next hop of a blame chain. tp_btf gives both task_structs directly.
+ */
+#include "gapscope.bpf.h"
+#include "offcpu.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Blocked intervals at least this long carry the sleeper's kernel stack (set by the recorder). */
+const volatile __u64 stack_min_ns = 100000;
+
+#define TASK_RUNNING 0
+
+struct off_state {
+	__u64 ts;
+	__u32 state;
+	__u32 prev_state;
+	__u32 cpu;
+	__u32 pad;
+};
+
+struct wake_state {
+	__u64 ts;
+	__u32 tid;
+	__u32 tgid;
+	char comm[GS_COMM_LEN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GS_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct off_state);
+} offs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GS_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct wake_state);
+} wakers SEC(".maps");
+
+/*
+ * prev_state is the tracepoint's own argument (Linux 5.18+) rather than prev->__state: a
+ * concurrent wakeup may already have set __state back to TASK_RUNNING while the switch
+ * proceeds, which would misreport a block as a preemption.
+ */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 cpu = bpf_get_smp_processor_id();
+	__u32 prev_tid = BPF_CORE_READ(prev, pid), next_tid = BPF_CORE_READ(next, pid);
+
+	if (is_target(BPF_CORE_READ(prev, tgid))) {
+		struct off_state s = { .ts = now, .prev_state = prev_state, .cpu = cpu };
+
+		s.state = (preempt || prev_state == TASK_RUNNING) ? OFFCPU_PREEMPTED :
+								    OFFCPU_BLOCKED;
+		if (bpf_map_update_elem(&offs, &prev_tid, &s, BPF_ANY))
+			count_loss(GS_LOSS_MAP);
+	}
+
+	__u32 next_tgid = BPF_CORE_READ(next, tgid);
+
+	if (!is_target(next_tgid))
+		return 0;
+	struct off_state *s = bpf_map_lookup_elem(&offs, &next_tid);
+
+	if (!s)
+		return 0; /* first run of a new thread, or switched out before we started */
+	__u64 dur = now - s->ts;
+	bool stack = s->state == OFFCPU_BLOCKED && dur >= stack_min_ns;
+	struct offcpu_event *ev;
+
+	if (stack)
+		ev = reserve(sizeof(*ev) + sizeof(struct gs_stack));
+	else
+		ev = reserve(sizeof(*ev));
+	if (ev) {
+		struct wake_state *w = bpf_map_lookup_elem(&wakers, &next_tid);
+
+		ev->h.type = GS_EV_OFFCPU;
+		ev->h.size = sizeof(*ev);
+		ev->h.ts = s->ts;
+		ev->h.tid = next_tid;
+		ev->h.tgid = next_tgid;
+		ev->h.cpu = s->cpu;
+		ev->h.flags = 0;
+		ev->h.ustack_n = 0;
+		ev->h.kstack_n = 0;
+		ev->dur_ns = dur;
+		ev->state = s->state;
+		ev->prev_state = s->prev_state;
+		ev->waker_tid = 0;
+		ev->waker_tgid = 0;
+		ev->wake_ts = 0;
+		__builtin_memset(ev->waker_comm, 0, sizeof(ev->waker_comm));
+		/* A wakeup recorded before this thread went off-CPU belongs to an earlier sleep. */
+		if (w && w->ts >= s->ts) {
+			ev->waker_tid = w->tid;
+			ev->waker_tgid = w->tgid;
+			ev->wake_ts = w->ts;
+			__builtin_memcpy(ev->waker_comm, w->comm, sizeof(ev->waker_comm));
+		}
+		ev->on_cpu = cpu;
+		ev->pad = 0;
+		if (stack) {
+			/*
+			 * next is still inside __schedule, its kernel stack intact: where it slept
+			 * (I/O, page fault, futex, ...). Its user stack cannot be read from here
+			 * (another task's), the futex event carries that for lock waits.
+			 */
+			struct gs_stack *st = (void *)(ev + 1);
+			long n = bpf_get_task_stack(next, st->kern, sizeof(st->kern), 0);
+
+			if (n < 0) {
+				count_loss(GS_LOSS_KSTACK);
+				n = 0;
+			}
+			ev->h.size += sizeof(struct gs_stack);
+			ev->h.kstack_n = n / sizeof(__u64);
+			ev->h.flags |= GS_F_STACK;
+		}
+		submit(ev);
+	}
+	bpf_map_delete_elem(&offs, &next_tid);
+	bpf_map_delete_elem(&wakers, &next_tid);
+	return 0;
+}
+
+/* Runs in the waker's context: current is who made the sleeper runnable. */
+SEC("tp_btf/sched_waking")
+int BPF_PROG(sched_waking, struct task_struct *p)
+{
+	__u32 tid;
+	__u64 id;
+	struct wake_state w;
+
+	if (!is_target(BPF_CORE_READ(p, tgid)))
+		return 0;
+	tid = BPF_CORE_READ(p, pid);
+	id = bpf_get_current_pid_tgid();
+	w.ts = bpf_ktime_get_ns();
+	w.tid = (__u32)id;
+	w.tgid = id >> 32;
+	bpf_get_current_comm(w.comm, sizeof(w.comm));
+	if (bpf_map_update_elem(&wakers, &tid, &w, BPF_ANY))
+		count_loss(GS_LOSS_MAP);
+	return 0;
+}

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Generic function intervals: probe_entry on the first instruction, probe_return on return; the
+ * cookie is the probe id. One event per call, emitted at return with the stack taken there: the
+ * return address is then the program counter and the caller's frame pointer is restored, so the
+ * frame-pointer walk starts at the immediate caller even when the probed function (libc) has no
+ * frame pointer.
+ */
+#include "gapscope.bpf.h"
+#include "probe.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct call_key {
+	__u32 tid;
+	__u32 id;
+};
+
+struct call_state {
+	__u64 ts;
+	__u64 caller;
+	__u64 arg0;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GS_MAX_THREADS);
+	__type(key, struct call_key);
+	__type(value, struct call_state);
+} calls SEC(".maps");
+
+SEC("uprobe")
+int BPF_KPROBE(probe_entry)
+{
+	struct call_key key = { .tid = (__u32)bpf_get_current_pid_tgid(),
+				.id = bpf_get_attach_cookie(ctx) };
+	struct call_state s;
+
+	if (!current_is_target())
+		return 0;
+	s.ts = bpf_ktime_get_ns();
+	s.caller = entry_caller(ctx);
+	s.arg0 = PT_REGS_PARM1(ctx);
+	if (bpf_map_update_elem(&calls, &key, &s, BPF_ANY))
+		count_loss(GS_LOSS_MAP);
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(probe_return)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct call_key key = { .tid = (__u32)bpf_get_current_pid_tgid(),
+				.id = bpf_get_attach_cookie(ctx) };
+	struct call_state *s;
+	struct probe_event *ev;
+
+	if (!current_is_target())
+		return 0;
+	s = bpf_map_lookup_elem(&calls, &key);
+	if (!s)
+		return 0; /* entered before the probe went live */
+	ev = reserve(sizeof(*ev) + sizeof(struct gs_stack));
+	if (ev) {
+		fill_hdr(&ev->h, GS_EV_PROBE, sizeof(*ev) + sizeof(struct gs_stack), s->ts);
+		ev->h.flags |= GS_F_RET;
+		ev->id = key.id;
+		ev->pad = 0;
+		ev->dur_ns = now - s->ts;
+		ev->caller = s->caller;
+		ev->arg0 = s->arg0;
+		ev->ret = PT_REGS_RC(ctx);
+		take_ustack(ctx, &ev->h, (void *)(ev + 1));
+		submit(ev);
+	}
+	bpf_map_delete_elem(&calls, &key);
+	return 0;
+}

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: GPL-2.0
+/* gapscope: one binary, subcommands like perf and bpftool. */
+#include <stdio.h>
+#include <string.h>
+
+#include "gapscope_cmd.h"
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+} cmds[] = {
+	{ "record", cmd_record, "record a program or a running process into a trace file" },
+	{ "script", cmd_script, "print a trace, one event per line" },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: gapscope COMMAND [ARGS]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(out, "  %-8s %s\n", cmds[i].name, cmds[i].help);
+	fprintf(out, "\n'gapscope COMMAND --help' describes a command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name)) {
+			char name[64];
+
+			/* argp names the program after argv[0] in usage and errors. */
+			snprintf(name, sizeof(name), "gapscope %s", cmds[i].name);
+			argv[1] = name;
+			return cmds[i].fn(argc - 1, argv + 1);
+		}
+	fprintf(stderr, "gapscope: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The trace file: chunked, CRC-checked, appended as it goes. See trace.h for the layout. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "trace.h"
+
+#define ALIGN8(x) (((x) + 7) & ~(size_t)7)
+
+struct trace_writer {
+	int fd;
+	unsigned char *buf; /* chunk header space, then payload */
+	size_t len; /* payload bytes in buf */
+	size_t cap; /* payload capacity */
+	__u32 nrec;
+	__u64 seq;
+	__u64 bytes;
+	__u64 records;
+};
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n) {
+		ssize_t w = write(fd, c, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		c += w;
+		n -= w;
+	}
+	return 0;
+}
+
+static __u32 crc_of(__u32 crc, const void *p, size_t n)
+{
+	return crc32(crc, p, n);
+}
+
+struct trace_writer *trace__create(const char *path, bool force)
+{
+	struct trace_writer *w = calloc(1, sizeof(*w));
+	struct trace_file_hdr fh = { .version = TRACE_VERSION, .hdr_size = sizeof(fh) };
+	struct timespec ts;
+	int err;
+
+	if (!w)
+		return NULL;
+	w->cap = TRACE_CHUNK_TARGET;
+	w->buf = malloc(sizeof(struct trace_chunk_hdr) + w->cap);
+	if (!w->buf) {
+		free(w);
+		errno = ENOMEM;
+		return NULL;
+	}
+	w->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
+	if (w->fd < 0) {
+		err = errno;
+		free(w->buf);
+		free(w);
+		errno = err;
+		return NULL;
+	}
+	memcpy(fh.magic, TRACE_MAGIC, sizeof(fh.magic));
+	clock_gettime(CLOCK_REALTIME, &ts);
+	fh.created_ns = ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	fh.crc = crc_of(0, &fh, sizeof(fh));
+	err = write_all(w->fd, &fh, sizeof(fh));
+	if (err) {
+		close(w->fd);
+		free(w->buf);
+		free(w);
+		errno = -err;
+		return NULL;
+	}
+	w->bytes = sizeof(fh);
+	return w;
+}
+
+int trace__flush(struct trace_writer *w)
+{
+	struct trace_chunk_hdr *ch = (void *)w->buf;
+	int err;
+
+	if (!w->len)
+		return 0;
+	ch->magic = TRACE_CHUNK_MAGIC;
+	ch->len = w->len;
+	ch->seq = w->seq;
+	ch->nrec = w->nrec;
+	ch->crc = 0;
+	ch->crc = crc_of(0, w->buf, sizeof(*ch) + w->len);
+	err = write_all(w->fd, w->buf, sizeof(*ch) + w->len);
+	if (err)
+		return err;
+	w->bytes += sizeof(*ch) + w->len;
+	w->seq++;
+	w->len = 0;
+	w->nrec = 0;
+	return 0;
+}
+
+int trace__append(struct trace_writer *w, const void *rec, size_t size)
+{
+	size_t padded = ALIGN8(size);
+	struct gs_hdr *h;
+	int err;
+
+	if (size < sizeof(struct gs_hdr) || padded > UINT32_MAX)
+		return -EINVAL;
+	if (w->len + padded > w->cap) {
+		err = trace__flush(w);
+		if (err)
+			return err;
+		if (padded > w->cap) {
+			unsigned char *nb =
+				realloc(w->buf, sizeof(struct trace_chunk_hdr) + padded);
+
+			if (!nb)
+				return -ENOMEM;
+			w->buf = nb;
+			w->cap = padded;
+		}
+	}
+	h = (void *)(w->buf + sizeof(struct trace_chunk_hdr) + w->len);
+	memcpy(h, rec, size);
+	memset((char *)h + size, 0, padded - size);
+	h->size = padded;
+	w->len += padded;
+	w->nrec++;
+	w->records++;
+	if (w->len >= TRACE_CHUNK_TARGET)
+		return trace__flush(w);
+	return 0;
+}
+
+int trace__finish(struct trace_writer *w)
+{
+	int err;
+
+	if (!w)
+		return 0;
+	err = trace__flush(w);
+	if (close(w->fd) && !err)
+		err = -errno;
+	free(w->buf);
+	free(w);
+	return err;
+}
+
+__u64 trace__bytes(const struct trace_writer *w)
+{
+	return w->bytes + (w->len ? sizeof(struct trace_chunk_hdr) + w->len : 0);
+}
+
+__u64 trace__records(const struct trace_writer *w)
+{
+	return w->records;
+}
+
+struct trace_reader {
+	const unsigned char *data;
+	size_t size;
+	size_t off; /* next chunk header */
+	const unsigned char *rec; /* next record in the current chunk */
+	const unsigned char *rec_end;
+	struct trace_stats st;
+};
+
+static bool chunk_ok(const struct trace_reader *r, size_t off, size_t *len)
+{
+	struct trace_chunk_hdr ch;
+	__u32 crc;
+
+	if (r->size - off < sizeof(ch))
+		return false;
+	memcpy(&ch, r->data + off, sizeof(ch));
+	if (ch.magic != TRACE_CHUNK_MAGIC || ch.len % TRACE_ALIGN ||
+	    ch.len > r->size - off - sizeof(ch))
+		return false;
+	crc = ch.crc;
+	ch.crc = 0;
+	if (crc_of(crc_of(0, &ch, sizeof(ch)), r->data + off + sizeof(ch), ch.len) != crc)
+		return false;
+	*len = ch.len;
+	return true;
+}
+
+/* Whether the bytes at off could be the start of a chunk that was cut off by the end of file. */
+static bool chunk_cut(const struct trace_reader *r, size_t off)
+{
+	struct trace_chunk_hdr ch;
+
+	if (r->size - off < sizeof(ch))
+		return true;
+	memcpy(&ch, r->data + off, sizeof(ch));
+	return ch.magic == TRACE_CHUNK_MAGIC && ch.len > r->size - off - sizeof(ch);
+}
+
+struct trace_reader *trace__open(const char *path, char *err, size_t errlen)
+{
+	struct trace_reader *r;
+	struct trace_file_hdr fh;
+	struct stat st;
+	void *data;
+	__u32 crc;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) || st.st_size < (off_t)sizeof(fh)) {
+		snprintf(err, errlen, "%s: not a gapscope trace (too short)", path);
+		close(fd);
+		return NULL;
+	}
+	data = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (data == MAP_FAILED) {
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	memcpy(&fh, data, sizeof(fh));
+	crc = fh.crc;
+	fh.crc = 0;
+	if (memcmp(fh.magic, TRACE_MAGIC, sizeof(fh.magic))) {
+		snprintf(err, errlen, "%s: not a gapscope trace", path);
+		munmap(data, st.st_size);
+		return NULL;
+	}
+	if (crc_of(0, &fh, sizeof(fh)) != crc || fh.hdr_size < sizeof(fh) ||
+	    fh.hdr_size > (size_t)st.st_size || fh.hdr_size % TRACE_ALIGN) {
+		snprintf(err, errlen, "%s: corrupt trace header", path);
+		munmap(data, st.st_size);
+		return NULL;
+	}
+	if (fh.version != TRACE_VERSION) {
+		snprintf(err, errlen, "%s: trace version %u, this gapscope reads version %u", path,
+			 fh.version, TRACE_VERSION);
+		munmap(data, st.st_size);
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		snprintf(err, errlen, "out of memory");
+		munmap(data, st.st_size);
+		return NULL;
+	}
+	r->data = data;
+	r->size = st.st_size;
+	r->off = fh.hdr_size;
+	return r;
+}
+
+/*
+ * Advance to the next valid chunk; false at the end of the file. A chunk that fails its check is
+ * skipped by scanning (8-byte steps) for the next one that passes; only when none follows is a
+ * chunk header whose length runs past the end taken for what it most likely is: the chunk the
+ * recorder was writing when it stopped.
+ */
+static bool next_chunk(struct trace_reader *r)
+{
+	size_t len, bad = r->off;
+
+	if (r->off >= r->size)
+		return false;
+	if (chunk_ok(r, r->off, &len))
+		goto found;
+	for (r->off = bad + TRACE_ALIGN; r->off < r->size; r->off += TRACE_ALIGN) {
+		if (chunk_ok(r, r->off, &len)) {
+			r->st.bad_chunks++;
+			r->st.bad_bytes += r->off - bad;
+			goto found;
+		}
+	}
+	r->off = r->size;
+	if (chunk_cut(r, bad)) {
+		r->st.cut_bytes += r->size - bad;
+	} else {
+		r->st.bad_chunks++;
+		r->st.bad_bytes += r->size - bad;
+	}
+	return false;
+found:
+	r->rec = r->data + r->off + sizeof(struct trace_chunk_hdr);
+	r->rec_end = r->rec + len;
+	r->off += sizeof(struct trace_chunk_hdr) + len;
+	r->st.chunks++;
+	return true;
+}
+
+int trace__next(struct trace_reader *r, const struct gs_hdr **rec)
+{
+	for (;;) {
+		if (r->rec && r->rec_end - r->rec >= (ptrdiff_t)sizeof(struct gs_hdr)) {
+			const struct gs_hdr *h = (const void *)r->rec;
+			size_t left = r->rec_end - r->rec;
+
+			if (h->size < sizeof(*h) || h->size % TRACE_ALIGN || h->size > left ||
+			    h->size < sizeof(*h) + 8 * ((size_t)h->ustack_n + h->kstack_n)) {
+				/* The CRC was right, so the writer framed it so: drop
+				 * the rest of this chunk rather than guess. */
+				r->st.bad_chunks++;
+				r->st.bad_bytes += left;
+				r->rec = NULL;
+				continue;
+			}
+			r->rec += h->size;
+			r->st.records++;
+			if (h->type == GS_REC_END)
+				r->st.finished = true;
+			*rec = h;
+			return 1;
+		}
+		r->rec = NULL;
+		if (!next_chunk(r))
+			return 0;
+	}
+}
+
+const struct trace_stats *trace__stats(const struct trace_reader *r)
+{
+	return &r->st;
+}
+
+void trace__warn(const struct trace_reader *r, const char *path, FILE *out)
+{
+	const struct trace_stats *st = &r->st;
+
+	if (st->bad_chunks)
+		fprintf(out, "gapscope: warning: %s: %llu corrupt chunk(s) skipped (%llu bytes)\n",
+			path, (unsigned long long)st->bad_chunks,
+			(unsigned long long)st->bad_bytes);
+	if (st->cut_bytes)
+		fprintf(out,
+			"gapscope: warning: %s: trace cut off: read to the last whole chunk "
+			"(%llu bytes of an incomplete chunk ignored)\n",
+			path, (unsigned long long)st->cut_bytes);
+	if (!st->finished)
+		fprintf(out, "gapscope: warning: %s: recording did not finish (no end record)\n",
+			path);
+}
+
+void trace__close(struct trace_reader *r)
+{
+	if (!r)
+		return;
+	munmap((void *)r->data, r->size);
+	free(r);
+}

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The gapscope trace file, shared by the recorder (loader/) and the readers (reports/).
+ *
+ * Layout: a file header, then chunks appended as recording goes. A chunk is a header with a
+ * CRC32 (zlib) over header and payload, and a payload of whole records. Every record starts with
+ * struct gs_hdr (type, size, timestamp, thread); BPF events are stored as the BPF side wrote them,
+ * with stacks compacted to ustack_n user frames then kstack_n kernel frames at the record's end.
+ * Records of types >= GS_REC_CLOCK are written by the recorder (metadata).
+ *
+ * Because chunks are self-checking and appended, a recorder killed with SIGKILL leaves a trace
+ * readable up to its last whole chunk; a reader skips a corrupt chunk (and resynchronizes on the
+ * next valid one), and ignores a cut-off tail, counting both in struct trace_stats.
+ */
+#ifndef GAPSCOPE_TRACE_H
+#define GAPSCOPE_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+#include "gapscope.h"
+
+#define TRACE_MAGIC		"GAPSCOPE"
+#define TRACE_VERSION		1
+#define TRACE_CHUNK_MAGIC	0x4b434753u	/* "SGCK" little endian */
+#define TRACE_CHUNK_TARGET	(256 << 10)	/* a chunk is written at this size */
+#define TRACE_ALIGN		8
+
+struct trace_file_hdr {
+	char magic[8];
+	__u32 version;
+	__u32 hdr_size;
+	__u64 created_ns;	/* CLOCK_REALTIME */
+	__u32 flags;
+	__u32 crc;		/* crc32 of this header with crc = 0 */
+};
+
+struct trace_chunk_hdr {
+	__u32 magic;
+	__u32 len;		/* payload bytes, a multiple of 8 */
+	__u64 seq;		/* 0, 1, 2, ... */
+	__u32 nrec;
+	__u32 crc;		/* crc32 of this header with crc = 0, then of the payload */
+};
+
+/* Recorder records (metadata). */
+enum gs_rec_type {
+	GS_REC_CLOCK = 0x100,	/* struct gs_rec_clock: first record of a trace */
+	GS_REC_TARGET,		/* struct gs_rec_target */
+	GS_REC_PROBE,		/* struct gs_rec_probe: h.ts = live since */
+	GS_REC_MAP,		/* struct gs_rec_map */
+	GS_REC_KSYM,		/* struct gs_rec_ksym */
+	GS_REC_LOSSES,		/* struct gs_rec_losses: totals so far; the last one counts */
+	GS_REC_PROC_EXIT,	/* struct gs_rec_exit */
+	GS_REC_END,		/* struct gs_rec_end: the recorder finished cleanly */
+};
+
+struct gs_rec_clock {
+	struct gs_hdr h;	/* h.ts = mono_ns */
+	__u64 mono_ns;		/* CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns() */
+	__u64 real_ns;		/* CLOCK_REALTIME at the same moment */
+	__u64 boot_ns;		/* CLOCK_BOOTTIME */
+	__u32 sample_freq;
+	__u32 ncpus;
+	char host[64];
+	char kernel[64];
+};
+
+#define GS_TARGET_LAUNCH 1
+#define GS_TARGET_ATTACH 2
+
+struct gs_rec_target {
+	struct gs_hdr h;	/* h.tgid = the target */
+	__u32 mode;		/* GS_TARGET_* */
+	__u32 argc;
+	char argv[];		/* argc NUL-terminated strings */
+};
+
+enum gs_probe_family {
+	GS_PROBE_CUDA = 1,
+	GS_PROBE_LIBC,		/* malloc_trim */
+	GS_PROBE_USER,		/* --probe LIB:SYM */
+	GS_PROBE_KERNEL,	/* tracepoints and the sampler: names = "kernel", section */
+};
+
+#define GS_PROBE_F_RET	(1u << 0)	/* has a return probe */
+
+struct gs_rec_probe {
+	struct gs_hdr h;	/* h.ts = live since (0 when the attach failed) */
+	__u32 id;		/* cookie: events name their probe by it */
+	__u32 family;		/* enum gs_probe_family */
+	__u32 kind;		/* enum cu_kind for CUDA probes */
+	__s32 err;		/* 0, or -errno of the failed attach */
+	__u64 offset;		/* file offset of the symbol */
+	__u32 flags;		/* GS_PROBE_F_* */
+	__s32 pid;		/* uprobe pid filter, -1 = any process */
+	char names[];		/* library path, NUL, symbol, NUL */
+};
+
+struct gs_rec_map {
+	struct gs_hdr h;	/* h.tgid */
+	__u64 start;
+	__u64 end;
+	__u64 pgoff;
+	__u64 dev;		/* user-space dev_t (makedev(major, minor)) */
+	__u64 ino;
+	__u32 prot;		/* PROT_* */
+	__u32 build_id_len;
+	__u8 build_id[32];
+	char path[];
+};
+
+struct gs_rec_ksym {
+	struct gs_hdr h;
+	__u64 addr;
+	char name[];
+};
+
+struct gs_rec_losses {
+	struct gs_hdr h;
+	__u32 n;		/* counters that follow, enum gs_loss order */
+	__u32 pad;
+	__u64 count[];
+};
+
+struct gs_rec_exit {
+	struct gs_hdr h;	/* h.tgid = the launched target */
+	__s32 status;		/* wait status */
+	__u32 pad;
+	__u64 utime_ns;
+	__u64 stime_ns;
+};
+
+struct gs_rec_end {
+	struct gs_hdr h;
+	__u64 events;		/* BPF events written */
+	__u64 records;		/* all records before this one */
+};
+
+/* Writer. */
+struct trace_writer;
+
+struct trace_writer *trace__create(const char *path, bool force);
+int trace__append(struct trace_writer *w, const void *rec, size_t size);
+int trace__flush(struct trace_writer *w);
+int trace__finish(struct trace_writer *w);
+__u64 trace__bytes(const struct trace_writer *w);
+__u64 trace__records(const struct trace_writer *w);
+
+/* Reader. */
+struct trace_stats {
+	__u64 chunks;		/* valid chunks read */
+	__u64 records;
+	__u64 bad_chunks;	/* failed their CRC or framing: skipped */
+	__u64 bad_bytes;	/* bytes skipped for corruption */
+	__u64 cut_bytes;	/* incomplete last chunk, ignored */
+	bool finished;		/* saw GS_REC_END */
+};
+
+struct trace_reader;
+
+struct trace_reader *trace__open(const char *path, char *err, size_t errlen);
+/* 1 and *rec set: a record; 0: the end. The record stays valid until trace__close. */
+int trace__next(struct trace_reader *r, const struct gs_hdr **rec);
+const struct trace_stats *trace__stats(const struct trace_reader *r);
+/* Prints what was skipped or missing, one line each, prefixed "gapscope: warning: PATH: ". */
+void trace__warn(const struct trace_reader *r, const char *path, FILE *out);
+void trace__close(struct trace_reader *r);
+
+/* Size of the fixed part of a record (without its stack frames). */
+static inline size_t gs_fixed_size(const struct gs_hdr *h)
+{
+	size_t frames = (size_t)h->ustack_n + h->kstack_n;
+
+	return h->size >= sizeof(*h) + frames * 8 ? h->size - frames * 8 : h->size;
+}
+
+static inline const __u64 *gs_ustack(const struct gs_hdr *h)
+{
+	return (const __u64 *)((const char *)h + gs_fixed_size(h));
+}
+
+static inline const __u64 *gs_kstack(const struct gs_hdr *h)
+{
+	return gs_ustack(h) + h->ustack_n;
+}
+
+#endif

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# gapscope record refuses bad setups with one line on stderr and a non-zero exit, before starting
+# the target: existing output without -f, unwritable output, no privileges, no kernel BTF, a
+# command that does not exist, a pid that does not exist. And it passes the target's exit status
+# through: a code as a code, a signal as the same signal.
+set -eu
+. "$GAPSCOPE_ROOT/tests/lib.sh"
+need_root "loads BPF programs, drops privileges and hides BTF in a mount namespace"
+GS=$(realpath "$BUILD/gapscope")
+[ -x "$GS" ] || die "$GS not built"
+
+# expect_error NAME PATTERN CMD...: non-zero exit, exactly one stderr line matching PATTERN,
+# and the target never ran (it would have created $TMP/ran).
+expect_error() {
+	local name=$1 pattern=$2 rc=0
+	shift 2
+	"$@" >"$TMP/$name.out" 2>"$TMP/$name.err" || rc=$?
+	echo "$name: exit $rc: $(cat "$TMP/$name.err")"
+	[ "$rc" -ne 0 ] || die "$name: exit status 0"
+	assert_eq "$(wc -l <"$TMP/$name.err")" 1 "$name: stderr lines"
+	grep -q "^gapscope: $pattern" "$TMP/$name.err" || die "$name: message does not match '$pattern'"
+	[ ! -e "$TMP/ran" ] || die "$name: the target ran"
+}
+target=(touch "$TMP/ran")
+
+echo old >"$TMP/exists.gsc"
+expect_error exists "$TMP/exists.gsc exists (use -f to overwrite)" \
+	"$GS" record -o "$TMP/exists.gsc" -- "${target[@]}"
+assert_eq "$(cat "$TMP/exists.gsc")" old "an existing trace is left alone"
+
+expect_error nodir "cannot create $TMP/no/such/dir.gsc: No such file or directory" \
+	"$GS" record -o "$TMP/no/such/dir.gsc" -- "${target[@]}"
+expect_error readonly "cannot create /sys/gapscope-test.gsc: " \
+	"$GS" record -o /sys/gapscope-test.gsc -- "${target[@]}"
+
+chmod 0777 "$TMP"
+expect_error notroot "need root or CAP_BPF and CAP_PERFMON" \
+	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+	"$GS" record -o "$TMP/user.gsc" -- "${target[@]}"
+[ ! -e "$TMP/user.gsc" ] || die "notroot: output created"
+
+# No BTF: a private mount namespace where /sys/kernel/btf is an empty tmpfs.
+expect_error nobtf "kernel BTF not available" \
+	unshare -m sh -c 'mount -t tmpfs none /sys/kernel/btf && exec "$@"' sh \
+	"$GS" record -o "$TMP/nobtf.gsc" -- "${target[@]}"
+[ ! -e "$TMP/nobtf.gsc" ] || die "nobtf: output created"
+
+expect_error nocmd "cannot run gapscope-no-such-command: No such file or directory" \
+	"$GS" record -o "$TMP/nocmd.gsc" -- gapscope-no-such-command
+# A pid that cannot exist (above pid_max).
+expect_error nopid "cannot attach to pid 99999999: no such process" \
+	"$GS" record -o "$TMP/nopid.gsc" -p 99999999
+
+# Exit status: the target's code; a death by signal is the same signal for the caller.
+rc=0
+"$GS" record -o "$TMP/code.gsc" -- sh -c 'exit 7' 2>/dev/null || rc=$?
+assert_eq "$rc" 7 "exit code passed through"
+rc=0
+"$GS" record -o "$TMP/sig.gsc" -- sh -c 'kill -TERM $$' 2>/dev/null || rc=$?
+assert_eq "$rc" $((128 + 15)) "death by SIGTERM passed through"
+"$GS" script "$TMP/sig.gsc" | grep -q '^# exit pid=[0-9]* status=0xf ' || die "signal status"
+"$GS" script "$TMP/sig.gsc" | grep -q '^# end ' || die "trace not finished"
+
+# -f overwrites.
+"$GS" record -f -o "$TMP/exists.gsc" -- true 2>/dev/null
+"$GS" script "$TMP/exists.gsc" | grep -q '^# end ' || die "-f did not write a trace"
+echo ok

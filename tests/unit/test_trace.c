@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The trace file library (loader/trace.c): a round trip of records across several chunks; the
+ * trace cut at every byte offset reads exactly the whole chunks before the cut, with a warning;
+ * every single corrupted byte after the file header costs exactly the chunk it hit (or, in the
+ * last chunk, reads as a cut), is reported, and never yields a record that was not written.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "trace.c" /* one translation unit: the unit-test rule builds a single file */
+#include "testlib.h"
+
+#define NREC 23
+#define PER_CHUNK 5
+
+struct rec {
+	struct gs_hdr h;
+	__u8 payload[64];
+};
+
+static struct rec recs[NREC];
+static size_t rec_size[NREC]; /* as written; the trace pads to 8 */
+static size_t chunk_end[NREC / PER_CHUNK + 2]; /* file offset where each chunk ends */
+static int nchunks;
+
+static void make_records(void)
+{
+	for (int i = 0; i < NREC; i++) {
+		size_t payload = (i * 7) % 61;
+
+		memset(&recs[i], 0, sizeof(recs[i]));
+		recs[i].h.type = i == NREC - 1 ? GS_REC_END : 1 + i % 11;
+		recs[i].h.ts = 1000000ull * i + 17;
+		recs[i].h.tid = 100 + i;
+		recs[i].h.tgid = 100;
+		for (size_t b = 0; b < payload; b++)
+			recs[i].payload[b] = (__u8)(i * 31 + b);
+		rec_size[i] = sizeof(struct gs_hdr) + payload;
+		recs[i].h.size = rec_size[i];
+	}
+}
+
+static void write_trace(const char *path)
+{
+	struct trace_writer *w = trace__create(path, true);
+
+	CHECK(w, "create %s", path);
+	nchunks = 0;
+	for (int i = 0; i < NREC; i++) {
+		CHECK_EQ_U64(trace__append(w, &recs[i], rec_size[i]), 0);
+		if (i % PER_CHUNK == PER_CHUNK - 1 || i == NREC - 1) {
+			CHECK_EQ_U64(trace__flush(w), 0);
+			chunk_end[nchunks++] = trace__bytes(w);
+		}
+	}
+	CHECK_EQ_U64(trace__records(w), NREC);
+	CHECK_EQ_U64(trace__finish(w), 0);
+}
+
+static bool same(const struct gs_hdr *h, int i)
+{
+	return h->size == ((rec_size[i] + 7) & ~7ul) && h->type == recs[i].h.type &&
+	       !memcmp((const char *)h + 8, (const char *)&recs[i] + 8, rec_size[i] - 8);
+}
+
+/* Reads a trace; returns how many records, checking each against recs[] in order, skipping
+ * the records of chunk `skip` (or none when -1). */
+static int read_all(const char *path, int skip, struct trace_stats *st)
+{
+	struct trace_reader *r;
+	const struct gs_hdr *h;
+	char err[256];
+	int n = 0, want = 0;
+
+	r = trace__open(path, err, sizeof(err));
+	if (!r)
+		return -1;
+	while (trace__next(r, &h) > 0) {
+		if (skip >= 0 && want / PER_CHUNK == skip)
+			want = (skip + 1) * PER_CHUNK;
+		CHECK(want < NREC, "more records than written in %s", path);
+		CHECK(same(h, want), "record %d differs in %s", want, path);
+		want++;
+		n++;
+	}
+	*st = *trace__stats(r);
+	trace__close(r);
+	return n;
+}
+
+static void copy_prefix(const char *src, const char *dst, size_t len, long flip)
+{
+	static char buf[1 << 16];
+	int in = open(src, O_RDONLY), out = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ssize_t n = read(in, buf, sizeof(buf));
+
+	CHECK(in >= 0 && out >= 0 && n > 0, "copy %s", src);
+	if ((size_t)n > len)
+		n = len;
+	if (flip >= 0 && flip < n)
+		buf[flip] ^= 0x5a;
+	CHECK(write(out, buf, n) == n, "write %s", dst);
+	close(in);
+	close(out);
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/gs-test-trace.XXXXXX", path[256], cut[256];
+	struct trace_stats st;
+	struct stat sb;
+	char err[256];
+
+	CHECK(mkdtemp(dir), "mkdtemp");
+	snprintf(path, sizeof(path), "%s/t.gsc", dir);
+	snprintf(cut, sizeof(cut), "%s/cut.gsc", dir);
+	make_records();
+	write_trace(path);
+	CHECK(stat(path, &sb) == 0, "stat");
+	CHECK_EQ_U64(sb.st_size, chunk_end[nchunks - 1]);
+
+	/* Round trip. */
+	CHECK_EQ_U64(read_all(path, -1, &st), NREC);
+	CHECK_EQ_U64(st.chunks, nchunks);
+	CHECK_EQ_U64(st.bad_chunks + st.cut_bytes, 0);
+	CHECK(st.finished, "end record seen");
+
+	/* An existing file is refused without force. */
+	CHECK(trace__create(path, false) == NULL, "refuses to overwrite");
+
+	/* Cut at every offset: exactly the whole chunks before the cut survive. */
+	for (size_t len = 0; len < (size_t)sb.st_size; len++) {
+		int whole = 0, n;
+
+		copy_prefix(path, cut, len, -1);
+		n = read_all(cut, -1, &st);
+		if (len < sizeof(struct trace_file_hdr)) {
+			CHECK(n == -1, "a %zu-byte file opens", len);
+			continue;
+		}
+		while (whole < nchunks && chunk_end[whole] <= len)
+			whole++;
+		CHECK(n == (whole == nchunks ? NREC : whole * PER_CHUNK),
+		      "cut at %zu: %d records, %d whole chunks", len, n, whole);
+		CHECK(!st.finished, "cut at %zu reads as finished", len);
+		size_t boundary = whole ? chunk_end[whole - 1] : sizeof(struct trace_file_hdr);
+
+		CHECK_EQ_U64(st.cut_bytes, len - boundary);
+		CHECK_EQ_U64(st.bad_chunks, 0);
+	}
+
+	/* One corrupted byte anywhere: the header is refused, a chunk is skipped and reported. */
+	for (long off = 0; off < sb.st_size; off++) {
+		int chunk = 0, n, expect;
+
+		copy_prefix(path, cut, sb.st_size, off);
+		if (off < (long)sizeof(struct trace_file_hdr)) {
+			CHECK(trace__open(cut, err, sizeof(err)) == NULL,
+			      "corrupt header byte %ld accepted", off);
+			continue;
+		}
+		while (chunk_end[chunk] <= (size_t)off)
+			chunk++;
+		n = read_all(cut, chunk, &st);
+		expect = NREC - (chunk == nchunks - 1 ? NREC - chunk * PER_CHUNK : PER_CHUNK);
+		CHECK(n == expect, "byte %ld (chunk %d): %d records, expected %d", off, chunk, n,
+		      expect);
+		CHECK(st.bad_chunks == 1 || (chunk == nchunks - 1 && st.cut_bytes),
+		      "byte %ld: corruption not reported", off);
+	}
+
+	/* The warning names what happened. */
+	copy_prefix(path, cut, sb.st_size - 3, -1);
+	{
+		struct trace_reader *r = trace__open(cut, err, sizeof(err));
+		const struct gs_hdr *h;
+		char *text = NULL;
+		size_t tlen = 0;
+		FILE *mem = open_memstream(&text, &tlen);
+
+		CHECK(r, "%s", err);
+		while (trace__next(r, &h) > 0)
+			;
+		trace__warn(r, "cut.gsc", mem);
+		fclose(mem);
+		CHECK(strstr(text, "cut off"), "warning: %s", text);
+		CHECK(strstr(text, "did not finish"), "warning: %s", text);
+		free(text);
+		trace__close(r);
+	}
+
+	unlink(cut);
+	unlink(path);
+	rmdir(dir);
+	TEST_PASS();
+}
