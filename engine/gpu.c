@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gpu.h"
@@ -88,7 +89,14 @@ struct gpu_dev {
 	 * g and g^-1 (2^max_log2n each). */
 	CUdeviceptr tw_fwd, tw_inv, coset, coset_inv;
 	uint64_t launches; /* atomic */
+	/* An event recorded once, and the CLOCK_MONOTONIC time its synchronize returned: any later
+	 * event of the context maps to anchor_ns + elapsed(anchor, event). */
+	CUevent anchor;
+	uint64_t anchor_ns;
 };
+
+/* Synchronize calls made through this layer, by driver function (atomic). */
+static uint64_t sync_calls[GPU_NSYNC];
 
 struct gpu_work {
 	struct gpu_dev *dev;
@@ -96,7 +104,22 @@ struct gpu_work {
 	CUstream stream;
 	CUevent ev[GPU_NSTAGES + 1];
 	CUdeviceptr a, b, c;
+	/* host CLOCK_MONOTONIC around each synchronous copy of the last submit */
+	unsigned nsync;
+	uint64_t copy_ns[3][2];
 };
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void count_sync(enum gpu_sync k)
+{
+	__atomic_fetch_add(&sync_calls[k], 1, __ATOMIC_RELAXED);
+}
 
 /* ---- errors ------------------------------------------------------------------------------ */
 
@@ -336,6 +359,12 @@ struct gpu_dev *gpu__open(int ordinal, unsigned max_log2n)
 	launch_powers(dev, s, dev->coset, g, n);
 	launch_powers(dev, s, dev->coset_inv, fr_inv(g), n);
 	CU("tables", cuStreamSynchronize, s);
+	count_sync(GPU_SYNC_STREAM);
+	CU("anchor", cuEventCreate, &dev->anchor, CU_EVENT_DEFAULT);
+	CU("anchor", cuEventRecord, dev->anchor, s);
+	CU("anchor", cuEventSynchronize, dev->anchor);
+	count_sync(GPU_SYNC_EVENT);
+	dev->anchor_ns = mono_ns();
 	CU("tables", cuStreamDestroy, s);
 	return dev;
 }
@@ -345,6 +374,7 @@ void gpu__close(struct gpu_dev *dev)
 	if (!dev)
 		return;
 	CU("", cuCtxSetCurrent, dev->ctx);
+	CU("anchor", cuEventDestroy, dev->anchor);
 	CU("twiddles", cuMemFree, dev->tw_fwd);
 	CU("twiddles", cuMemFree, dev->tw_inv);
 	CU("coset table", cuMemFree, dev->coset);
@@ -373,7 +403,8 @@ void *gpu__host_alloc(struct gpu_dev *dev, size_t bytes)
 {
 	void *p;
 	CU("", cuCtxSetCurrent, dev->ctx);
-	CU("pinned buffer", cuMemHostAlloc, &p, bytes, 0);
+	/* portable: pinned for every device's context, so any GPU's worker may copy from it */
+	CU("pinned buffer", cuMemHostAlloc, &p, bytes, CU_MEMHOSTALLOC_PORTABLE);
 	return p;
 }
 
@@ -419,6 +450,7 @@ void gpu__work_free(struct gpu_work *w)
 		return;
 	CU("", cuCtxSetCurrent, w->dev->ctx);
 	CU("worker", cuStreamSynchronize, w->stream);
+	count_sync(GPU_SYNC_STREAM);
 	CU("a", cuMemFree, w->a);
 	CU("b", cuMemFree, w->b);
 	CU("c", cuMemFree, w->c);
@@ -445,10 +477,15 @@ void gpu__hpoly_submit(struct gpu_work *w, const fr_t *a, const fr_t *b, const f
 
 	CU("", cuCtxSetCurrent, dev->ctx);
 	mark(w, GPU_STAGE_H2D);
+	w->nsync = 0;
 	for (int i = 0; i < 3; i++) {
-		if (copy == GPU_COPY_SYNC)
+		if (copy == GPU_COPY_SYNC) {
+			w->copy_ns[i][0] = mono_ns();
 			CU(names[i], cuMemcpyHtoD, d[i], in[i], bytes);
-		else
+			w->copy_ns[i][1] = mono_ns();
+			w->nsync++;
+			count_sync(GPU_SYNC_MEMCPY);
+		} else
 			CU(names[i], cuMemcpyHtoDAsync, d[i], in[i], bytes, w->stream);
 	}
 
@@ -488,11 +525,35 @@ void gpu__hpoly_wait(struct gpu_work *w, struct gpu_times *t)
 {
 	CU("", cuCtxSetCurrent, w->dev->ctx);
 	CU("worker", cuStreamSynchronize, w->stream);
+	count_sync(GPU_SYNC_STREAM);
 	if (!t)
 		return;
 	for (int i = 0; i < GPU_NSTAGES; i++)
 		CU(gpu__stage_name(i), cuEventElapsedTime, &t->ms[i], w->ev[i], w->ev[i + 1]);
 	CU("total", cuEventElapsedTime, &t->total_ms, w->ev[0], w->ev[GPU_NSTAGES]);
+	for (int i = 0; i <= GPU_NSTAGES; i++) {
+		float ms;
+		CU("anchor", cuEventElapsedTime, &ms, w->dev->anchor, w->ev[i]);
+		t->mono_ns[i] = w->dev->anchor_ns + (uint64_t)((double)ms * 1e6);
+	}
+	t->nsync = w->nsync;
+	memcpy(t->copy_ns, w->copy_ns, sizeof(t->copy_ns));
+}
+
+uint64_t gpu__sync_calls(enum gpu_sync k)
+{
+	return k < GPU_NSYNC ? __atomic_load_n(&sync_calls[k], __ATOMIC_RELAXED) : 0;
+}
+
+const char *gpu__sync_name(enum gpu_sync k)
+{
+	static const char *const names[GPU_NSYNC] = {
+		[GPU_SYNC_STREAM] = "cuStreamSynchronize",
+		[GPU_SYNC_EVENT] = "cuEventSynchronize",
+		[GPU_SYNC_CTX] = "cuCtxSynchronize",
+		[GPU_SYNC_MEMCPY] = "cuMemcpyHtoD",
+	};
+	return k < GPU_NSYNC ? names[k] : "?";
 }
 
 void gpu__ntt(struct gpu_work *w, fr_t *x, unsigned log2m, bool inverse)
@@ -508,6 +569,7 @@ void gpu__ntt(struct gpu_work *w, fr_t *x, unsigned log2m, bool inverse)
 	ntt(w, w->a, log2m, inverse);
 	CU("ntt", cuMemcpyDtoHAsync, x, w->a, bytes, w->stream);
 	CU("ntt", cuStreamSynchronize, w->stream);
+	count_sync(GPU_SYNC_STREAM);
 }
 
 const char *gpu__stage_name(enum gpu_stage s)

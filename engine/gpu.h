@@ -41,7 +41,19 @@ enum gpu_stage {
 struct gpu_times {
 	float ms[GPU_NSTAGES];
 	float total_ms;
+	/* CLOCK_MONOTONIC of each stage's start event (and [GPU_NSTAGES] the end), from the device's
+	 * anchor event: exact on simcuda, within the anchor's synchronize latency on a GPU. */
+	uint64_t mono_ns[GPU_NSTAGES + 1];
+	/* host CLOCK_MONOTONIC start/end of each synchronous copy call (GPU_COPY_SYNC) */
+	unsigned nsync;
+	uint64_t copy_ns[3][2];
 };
+
+/* Calls that block the host until the device is done, counted by this layer (exact counts, for
+ * comparison with a profiler's).  GPU_SYNC_MEMCPY: synchronous cuMemcpyHtoD calls. */
+enum gpu_sync { GPU_SYNC_STREAM, GPU_SYNC_EVENT, GPU_SYNC_CTX, GPU_SYNC_MEMCPY, GPU_NSYNC };
+uint64_t gpu__sync_calls(enum gpu_sync k);
+const char *gpu__sync_name(enum gpu_sync k);
 
 /* How a, b, c reach the device: async copies (from pinned memory: gpu__host_alloc), or
  * synchronous cuMemcpyHtoD calls from wherever they are (the `pageable` scenario). */

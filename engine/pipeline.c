@@ -1,144 +1,1047 @@
 // SPDX-License-Identifier: MIT
 /*
- * The engine's run loop.  For now a plain sequential loop over partitions: synthesize a, b, c,
- * run the H-polynomial on a GPU, verify.  The proving pipeline of DESIGN.md (priority queues,
- * dispatcher with a memory budget, synthesis workers, GPU workers sharing a per-GPU mutex,
- * finalizers, scenarios, --truth) replaces this file's loop; the pieces it needs are in gpu.h
- * (devices, workers, submit/wait), synth.h, verify.h.
+ * The proving pipeline of DESIGN.md ("zkengine"), pthreads in the roles of async tasks:
+ *
+ *   dispatcher ──(memory budget)──▶ synthesis queue ──▶ synth-N ──▶ GPU queue ──▶ gpu-worker-N
+ *        gpu-worker: tracker lock twice, prove_start (tail-N thread, per-GPU mutex, GPU section),
+ *                    then a finalizer-N per partition: join the tail, verify, drop the
+ *                    reservation, process_partition_result (tracker lock, malloc_trim(0)).
+ *
+ * Both queues are priority queues keyed (job_seq, partition).  The scenarios change only the
+ * mechanism named in zkengine.h; every stall is real work or a real wait, never a sleep.
+ * --truth writes what the engine knows about its own stalls (see truth_* below).
  */
+#include <malloc.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
 
-#include "synth.h"
+#include "rng.h"
 #include "verify.h"
 #include "zkengine.h"
 
 #define MSG_LEN 1024
+#define PARTS_PER_JOB 4
 
 /* Random streams: partition p uses stream p; the checks use streams above every partition. */
 #define STREAM_NTT_CHECK (1ULL << 62)
 #define STREAM_TAU (1ULL << 61)
 
-static void print_header(void)
+/* ---- sizing ------------------------------------------------------------------------------ */
+
+/* How big each piece of work is.  The simulator's GPU is a CPU thread ~1000x slower than an
+ * H200, so the host-side work is sized per backend to keep the same proportions: synthesis a
+ * little slower than the GPU section per thread, stalls of tens of ms. */
+struct sizing {
+	unsigned temps;		/* synthesis temporaries per partition (heap fragmentation) */
+	unsigned temp_min, temp_max; /* their sizes, bytes */
+	unsigned synth_rounds;	/* passes of field products over each temporary */
+	uint64_t tail_ops;	/* field multiplications of the b_g2 MSM stand-in */
+	uint64_t host_ops;	/* of the host-side prep and post-processing, each */
+	unsigned inflight;	/* memory budget, in partitions */
+	unsigned hogs;		/* oversubscribed: CPU-bound threads beyond the pipeline's */
+};
+
+static struct sizing sizing_for(const struct zk_opts *o, enum gpu_backend b, unsigned cpus)
 {
+	struct sizing s = {
+		.temps = 2600,
+		.temp_min = 6 << 10,
+		.temp_max = 20 << 10,
+		.synth_rounds = 1,
+		.tail_ops = 200000,
+		.host_ops = 150000,
+		.inflight = o->synth_threads + 2 * o->gpus * o->gpu_workers,
+		.hogs = (b == GPU_CUDA ? 2 : 8) * cpus,
+	};
+	if (b == GPU_CUDA) {
+		s.tail_ops = 400000;
+		s.host_ops = 60000;
+	}
+	if (o->scenario == SCENARIO_GPU_LOCK_WIDE)
+		s.host_ops *= 2;
+	return s;
+}
+
+/* ---- time, threads, truth ---------------------------------------------------------------- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void name_thread(const char *fmt, unsigned i)
+{
+	char name[16];
+	snprintf(name, sizeof(name), fmt, i);
+	pthread_setname_np(pthread_self(), name);
+}
+
+/* Time this thread spent runnable but not running (schedstat's run_delay), ns. */
+static uint64_t run_delay_ns(void)
+{
+	unsigned long long run = 0, wait = 0;
+	FILE *f = fopen("/proc/thread-self/schedstat", "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu %llu", &run, &wait) != 2)
+		wait = 0;
+	fclose(f);
+	return wait;
+}
+
+static struct {
+	pthread_mutex_t mu;
+	FILE *f;
+} truth = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+/* One JSON line: kind, this thread's tid and name, the interval, then `extra` (",\"k\":v..."). */
+static void __attribute__((format(printf, 4, 5)))
+truth_stall(const char *kind, uint64_t start, uint64_t end, const char *extra, ...)
+{
+	if (!truth.f)
+		return;
+	char comm[16] = "", more[512] = "";
+	pthread_getname_np(pthread_self(), comm, sizeof(comm));
+	if (extra) {
+		va_list ap;
+		va_start(ap, extra);
+		vsnprintf(more, sizeof(more), extra, ap);
+		va_end(ap);
+	}
+	pthread_mutex_lock(&truth.mu);
+	fprintf(truth.f,
+		"{\"kind\":\"%s\",\"tid\":%d,\"comm\":\"%s\",\"start_ns\":%llu,\"end_ns\":%llu,"
+		"\"ns\":%llu%s}\n",
+		kind, gettid(), comm, (unsigned long long)start, (unsigned long long)end,
+		(unsigned long long)(end - start), more);
+	pthread_mutex_unlock(&truth.mu);
+}
+
+static void __attribute__((format(printf, 1, 2))) truth_line(const char *fmt, ...)
+{
+	if (!truth.f)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	pthread_mutex_lock(&truth.mu);
+	vfprintf(truth.f, fmt, ap);
+	fputc('\n', truth.f);
+	pthread_mutex_unlock(&truth.mu);
+	va_end(ap);
+}
+
+/* ---- partitions and their buffers -------------------------------------------------------- */
+
+struct bufs {
+	fr_t *a, *b, *c, *h;
+	struct bufs *next;
+};
+
+struct gpu_ctx;
+
+struct part {
+	struct part *next; /* in a queue */
+	unsigned job, idx; /* (job_seq, partition): the queues' key; idx numbers it in the run */
+	struct bufs *buf;
+	bool abc_held;     /* a, b, c still needed (by --verify) after the GPU section */
+	void **keep;       /* witness records, kept until the result is processed */
+	unsigned nkeep;
+	struct gpu_ctx *gpu;
+	struct gpu_times t;
+	pthread_t tail;
+	fr_t tail_out, prep_out, post_out;
+};
+
+/* The pinned buffers are reused (pinning is expensive); pageable ones come from the heap. */
+static struct {
+	pthread_mutex_t mu;
+	struct bufs *free;
+	struct gpu_dev *dev; /* the context that pins them (portable: every device uses them) */
+	bool pageable;
+	size_t bytes;
+} pool = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static void __attribute__((noreturn)) oom(void)
+{
+	fprintf(stderr, "zkengine: out of memory (or out of threads)\n");
+	exit(1);
+}
+
+static void *xmalloc(size_t n)
+{
+	void *p = malloc(n);
+	if (!p)
+		oom();
+	return p;
+}
+
+/* Fresh pageable memory of its own (as a large malloc would get), so the scenario leaves the
+ * heap's fragmentation as it is in every other scenario. */
+static void *pageable_alloc(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		oom();
+	return p;
+}
+
+static struct bufs *bufs_get(void)
+{
+	pthread_mutex_lock(&pool.mu);
+	struct bufs *b = pool.free;
+	if (b)
+		pool.free = b->next;
+	pthread_mutex_unlock(&pool.mu);
+	if (b)
+		return b;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		oom();
+	fr_t **v[4] = { &b->a, &b->b, &b->c, &b->h };
+	for (int i = 0; i < 4; i++)
+		*v[i] = pool.pageable ? pageable_alloc(pool.bytes) : gpu__host_alloc(pool.dev, pool.bytes);
+	return b;
+}
+
+static void bufs_put(struct bufs *b)
+{
+	if (pool.pageable) {
+		munmap(b->a, pool.bytes);
+		munmap(b->b, pool.bytes);
+		munmap(b->c, pool.bytes);
+		munmap(b->h, pool.bytes);
+		free(b);
+		return;
+	}
+	pthread_mutex_lock(&pool.mu);
+	b->next = pool.free;
+	pool.free = b;
+	pthread_mutex_unlock(&pool.mu);
+}
+
+/* ---- priority queues keyed (job_seq, partition) ------------------------------------------ */
+
+struct pq {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct part *head; /* sorted by key */
+	bool closed;
+};
+
+static void pq_init(struct pq *q)
+{
+	pthread_mutex_init(&q->mu, NULL);
+	pthread_cond_init(&q->cv, NULL);
+	q->head = NULL;
+	q->closed = false;
+}
+
+static bool key_less(const struct part *x, const struct part *y)
+{
+	return x->job < y->job || (x->job == y->job && x->idx < y->idx);
+}
+
+static void pq_push(struct pq *q, struct part *p)
+{
+	pthread_mutex_lock(&q->mu);
+	struct part **pp = &q->head;
+	while (*pp && !key_less(p, *pp))
+		pp = &(*pp)->next;
+	p->next = *pp;
+	*pp = p;
+	pthread_cond_signal(&q->cv);
+	pthread_mutex_unlock(&q->mu);
+}
+
+static void pq_close(struct pq *q)
+{
+	pthread_mutex_lock(&q->mu);
+	q->closed = true;
+	pthread_cond_broadcast(&q->cv);
+	pthread_mutex_unlock(&q->mu);
+}
+
+/* The item with the smallest key; blocks while the queue is empty and open (NULL once closed
+ * and drained).  *waited_from is set to when the wait began, 0 if the caller did not wait. */
+static struct part *pq_pop(struct pq *q, uint64_t *waited_from)
+{
+	*waited_from = 0;
+	pthread_mutex_lock(&q->mu);
+	while (!q->head && !q->closed) {
+		if (!*waited_from)
+			*waited_from = now_ns();
+		pthread_cond_wait(&q->cv, &q->mu);
+	}
+	struct part *p = q->head;
+	if (p)
+		q->head = p->next;
+	pthread_mutex_unlock(&q->mu);
+	return p;
+}
+
+/* ---- memory budget: counter + condvar, released in two parts ----------------------------- */
+
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	size_t total, used;
+} budget = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+
+static void budget_reserve(size_t bytes)
+{
+	pthread_mutex_lock(&budget.mu);
+	while (budget.used + bytes > budget.total)
+		pthread_cond_wait(&budget.cv, &budget.mu);
+	budget.used += bytes;
+	pthread_mutex_unlock(&budget.mu);
+}
+
+static void budget_release(size_t bytes)
+{
+	pthread_mutex_lock(&budget.mu);
+	budget.used -= bytes;
+	pthread_cond_broadcast(&budget.cv);
+	pthread_mutex_unlock(&budget.mu);
+}
+
+/* ---- the engine's shared state ----------------------------------------------------------- */
+
+/* The job tracker: which jobs failed, how many workers prove, how many partitions are done.
+ * Static and global, as in the seed's engine: GPU workers take it twice before every prove,
+ * finalizers to record a result. */
+static pthread_mutex_t tracker_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	unsigned busy_workers;
+	unsigned done;
+	unsigned failed_jobs;
+} tracker;
+
+/* One per device, on the heap: its context's device, its mutex, its workers' stage times. */
+struct gpu_ctx {
+	int ordinal;
+	struct gpu_dev *dev;
+	pthread_mutex_t lock; /* the per-GPU mutex: one GPU section at a time */
+	pthread_mutex_t stats_mu;
+	uint64_t *busy;	      /* [2 * nbusy]: kernel-stage intervals from the events */
+	unsigned nbusy;
+};
+
+struct worker {
+	unsigned id;
+	struct gpu_ctx *gpu;
+	struct gpu_work *work;
+	pthread_t thread;
+};
+
+static struct {
+	const struct zk_opts *o;
+	struct sizing sz;
+	size_t vec_bytes, res_abc, res_rest;
+	struct pq synth_q, gpu_q;
+	unsigned synth_live; /* under synth_q.mu: the last one out closes the GPU queue */
+	pthread_mutex_t done_mu;
+	pthread_cond_t done_cv;
+	unsigned finished;
+	atomic_int status;
+	atomic_uint_fast64_t trims, trim_ns, trim_max_ns;
+	atomic_bool stop_hogs;
+	bool print_rows;
+} E = { .done_mu = PTHREAD_MUTEX_INITIALIZER, .done_cv = PTHREAD_COND_INITIALIZER };
+
+static bool scenario(enum zk_scenario s)
+{
+	return E.o->scenario == s;
+}
+
+/* ---- CPU work ---------------------------------------------------------------------------- */
+
+/* A dependent chain of field products over x: host-side work that cannot be skipped. */
+static fr_t field_chain(const fr_t *x, uint64_t n, uint64_t ops, fr_t acc)
+{
+	for (uint64_t i = 0; i < ops; i++)
+		acc = fr_add(fr_mul(acc, x[(i * 2654435761u) & (n - 1)]), x[i & (n - 1)]);
+	return acc;
+}
+
+/*
+ * Witness synthesis: a, b from many intermediate witness blocks, c = a*b.  Each block is a heap
+ * temporary of a varied size, filled with field elements (every page touched), and leaves
+ * behind a small witness record that lives until the partition's result is processed.  The
+ * temporaries are freed together at the end, so the heap is left with many page-spanning free
+ * chunks pinned apart by live records: the fragmentation that makes malloc_trim(0) slow.
+ */
+static void synthesize(struct part *p, struct rng *g)
+{
+	const struct sizing *sz = &E.sz;
+	uint64_t n = E.vec_bytes / sizeof(fr_t);
+	unsigned nt = sz->temps;
+	uint64_t rows = (n + nt - 1) / nt;
+	fr_t **temps = xmalloc(nt * sizeof(*temps));
+	fr_t *a = p->buf->a, *b = p->buf->b, *c = p->buf->c;
+
+	p->keep = xmalloc(nt * sizeof(*p->keep));
+	p->nkeep = nt;
+	for (unsigned j = 0; j < nt; j++) {
+		size_t bytes = sz->temp_min + rng__next(g) % (sz->temp_max - sz->temp_min);
+		uint64_t m = bytes / sizeof(fr_t);
+		fr_t *t = temps[j] = xmalloc(m * sizeof(fr_t));
+		for (uint64_t k = 0; k < m; k++)
+			t[k] = rng__fr(g);
+		/* the block's constraints: products along the block, in place */
+		for (unsigned r = 0; r < sz->synth_rounds; r++)
+			for (uint64_t k = 0; k + 1 < m; k++)
+				t[k] = fr_mul(t[k], t[k + 1]);
+		for (uint64_t i = j * rows; i < (j + 1) * rows && i < n; i++) {
+			a[i] = t[(i * 7 + 3) % m];
+			b[i] = fr_add(t[(i * 13 + 5) % m], t[i % m]);
+			c[i] = fr_mul(a[i], b[i]);
+		}
+		size_t rec = 48 + rng__next(g) % 400;
+		unsigned char *r = p->keep[j] = xmalloc(rec);
+		memcpy(r, &t[0], 32);
+		memset(r + 32, (int)j, rec - 32);
+	}
+	for (unsigned j = 0; j < nt; j++)
+		free(temps[j]);
+	free(temps);
+}
+
+/* ---- the stages -------------------------------------------------------------------------- */
+
+static void *dispatcher_main(void *arg)
+{
+	name_thread("dispatcher", 0);
+	const struct zk_opts *o = E.o;
+	for (unsigned i = 0; i < o->partitions; i++) {
+		budget_reserve(E.res_abc + E.res_rest);
+		struct part *p = calloc(1, sizeof(*p));
+		if (!p)
+			oom();
+		p->job = i / PARTS_PER_JOB;
+		p->idx = i;
+		pq_push(&E.synth_q, p);
+	}
+	pq_close(&E.synth_q);
+	return NULL;
+}
+
+static void *synth_main(void *arg)
+{
+	name_thread("synth-%u", (unsigned)(uintptr_t)arg);
+	for (;;) {
+		uint64_t waited;
+		struct part *p = pq_pop(&E.synth_q, &waited);
+		if (!p)
+			break;
+		struct rng g;
+		rng__init(&g, E.o->seed, p->idx);
+		p->buf = bufs_get();
+		p->abc_held = true;
+		synthesize(p, &g);
+		pq_push(&E.gpu_q, p);
+	}
+	pthread_mutex_lock(&E.synth_q.mu);
+	bool last = --E.synth_live == 0;
+	pthread_mutex_unlock(&E.synth_q.mu);
+	if (last)
+		pq_close(&E.gpu_q);
+	return NULL;
+}
+
+/* The b_g2 MSM stand-in: CPU field work that outlives the GPU section. */
+static void *tail_main(void *arg)
+{
+	struct part *p = arg;
+	name_thread("tail-%u", p->idx);
+	uint64_t n = E.vec_bytes / sizeof(fr_t);
+	p->tail_out = field_chain(p->buf->b, n, E.sz.tail_ops, fr_one());
+	return NULL;
+}
+
+static void __attribute__((noinline)) gpu_lock_acquire(struct gpu_ctx *g)
+{
+	pthread_mutex_lock(&g->lock);
+}
+
+static void __attribute__((noinline)) gpu_lock_release(struct gpu_ctx *g)
+{
+	pthread_mutex_unlock(&g->lock);
+}
+
+/* Host-side work around the GPU section: preparing the inputs, post-processing h. */
+static void __attribute__((noinline)) host_prepare_inputs(struct part *p)
+{
+	uint64_t n = E.vec_bytes / sizeof(fr_t);
+	p->prep_out = field_chain(p->buf->a, n, E.sz.host_ops, p->buf->c[0]);
+}
+
+static void __attribute__((noinline)) host_postprocess(struct part *p)
+{
+	uint64_t n = E.vec_bytes / sizeof(fr_t);
+	p->post_out = field_chain(p->buf->h, n, E.sz.host_ops, p->prep_out);
+}
+
+/* Segment of a worker's timeline: if it was runnable-not-running in it, say so in the truth. */
+struct seg {
+	uint64_t t, delay;
+};
+
+static void seg_mark(struct seg *s, const char *where)
+{
+	uint64_t t = now_ns(), d = run_delay_ns();
+	if (s->t && d - s->delay >= 1000000)
+		truth_stall("preempted", s->t, t, ",\"runnable_ns\":%llu,\"where\":\"%s\"",
+			    (unsigned long long)(d - s->delay), where);
+	s->t = t;
+	s->delay = d;
+}
+
+/* Split proving, part one: start the tail, run the GPU section under the per-GPU mutex, and
+ * return while the tail still runs. */
+static void prove_start(struct worker *w, struct part *p, struct seg *seg)
+{
+	struct gpu_ctx *g = w->gpu;
+	bool wide = scenario(SCENARIO_GPU_LOCK_WIDE);
+	enum gpu_copy copy = scenario(SCENARIO_PAGEABLE) ? GPU_COPY_SYNC : GPU_COPY_ASYNC;
+
+	if (pthread_create(&p->tail, NULL, tail_main, p)) {
+		fprintf(stderr, "zkengine: cannot start a tail thread\n");
+		exit(1);
+	}
+	p->gpu = g;
+	uint64_t t0, t1;
+	if (wide) {
+		gpu_lock_acquire(g);
+		seg_mark(seg, "gpu_lock");
+		t0 = now_ns();
+		host_prepare_inputs(p);
+		t1 = now_ns();
+		truth_stall("gpu_lock_hold", t0, t1, ",\"gpu\":%d,\"phase\":\"prepare\",\"partition\":%u",
+			    g->ordinal, p->idx);
+	} else {
+		host_prepare_inputs(p);
+		seg_mark(seg, "prepare");
+		gpu_lock_acquire(g);
+	}
+	seg_mark(seg, "gpu_lock");
+	gpu__hpoly_submit(w->work, p->buf->a, p->buf->b, p->buf->c, p->buf->h, copy);
+	seg_mark(seg, "submit");
+	gpu__hpoly_wait(w->work, &p->t);
+	if (wide) {
+		t0 = now_ns();
+		host_postprocess(p);
+		t1 = now_ns();
+		truth_stall("gpu_lock_hold", t0, t1, ",\"gpu\":%d,\"phase\":\"postprocess\",\"partition\":%u",
+			    g->ordinal, p->idx);
+		gpu_lock_release(g);
+	} else {
+		gpu_lock_release(g);
+		host_postprocess(p);
+	}
+	seg_mark(seg, "postprocess");
+
+	for (unsigned i = 0; i < p->t.nsync; i++)
+		truth_stall("sync_memcpy", p->t.copy_ns[i][0], p->t.copy_ns[i][1],
+			    ",\"gpu\":%d,\"call\":\"cuMemcpyHtoD\",\"bytes\":%zu,\"partition\":%u",
+			    g->ordinal, E.vec_bytes, p->idx);
+	pthread_mutex_lock(&g->stats_mu);
+	g->busy = realloc(g->busy, 2 * (g->nbusy + 1) * sizeof(*g->busy));
+	if (!g->busy)
+		oom();
+	g->busy[2 * g->nbusy] = p->t.mono_ns[GPU_STAGE_INTT];
+	g->busy[2 * g->nbusy + 1] = p->t.mono_ns[GPU_STAGE_D2H];
+	g->nbusy++;
+	pthread_mutex_unlock(&g->stats_mu);
+	truth_line("{\"kind\":\"partition\",\"partition\":%u,\"job\":%u,\"gpu\":%d,\"tid\":%d,"
+		   "\"gpu_start_ns\":%llu,\"kernels_start_ns\":%llu,\"kernels_end_ns\":%llu,"
+		   "\"gpu_end_ns\":%llu,\"gpu_ms\":%.3f}",
+		   p->idx, p->job, g->ordinal, gettid(), (unsigned long long)p->t.mono_ns[0],
+		   (unsigned long long)p->t.mono_ns[GPU_STAGE_INTT],
+		   (unsigned long long)p->t.mono_ns[GPU_STAGE_D2H],
+		   (unsigned long long)p->t.mono_ns[GPU_NSTAGES], p->t.total_ms);
+}
+
+/*
+ * Recording a partition's result: under the tracker lock, as the seed's engine does, then
+ * malloc_trim(0) to hand the freed synthesis memory back.  tracker-trim trims while still
+ * holding the lock; every other scenario makes the same call after releasing it.
+ */
+static void __attribute__((noinline)) process_partition_result(struct part *p)
+{
+	bool under_lock = scenario(SCENARIO_TRACKER_TRIM);
+
+	pthread_mutex_lock(&tracker_lock);
+	tracker.done++;
+	tracker.busy_workers--;
+	for (unsigned j = 0; j < p->nkeep; j++)
+		free(p->keep[j]);
+	free(p->keep);
+	p->keep = NULL;
+	if (!under_lock)
+		pthread_mutex_unlock(&tracker_lock);
+	uint64_t t0 = now_ns();
+	malloc_trim(0);
+	uint64_t t1 = now_ns();
+	if (under_lock)
+		pthread_mutex_unlock(&tracker_lock);
+
+	uint64_t d = t1 - t0, max = atomic_load(&E.trim_max_ns);
+	atomic_fetch_add(&E.trims, 1);
+	atomic_fetch_add(&E.trim_ns, d);
+	while (d > max && !atomic_compare_exchange_weak(&E.trim_max_ns, &max, d))
+		;
+	truth_stall("malloc_trim", t0, t1, ",\"tracker_lock_held\":%s,\"partition\":%u",
+		    under_lock ? "true" : "false", p->idx);
+}
+
+static void print_row(const struct part *p, const char *verdict)
+{
+	flockfile(stdout);
+	printf("%4u %3d", p->idx, p->gpu->ordinal);
+	for (int s = 0; s < GPU_NSTAGES; s++)
+		printf(" %10.3f", p->t.ms[s]);
+	printf(" %10.3f %s\n", p->t.total_ms, verdict);
+	fflush(stdout);
+	funlockfile(stdout);
+}
+
+static void *finalizer_main(void *arg)
+{
+	struct part *p = arg;
+	name_thread("finalizer-%u", p->idx);
+	pthread_join(p->tail, NULL);
+
+	/* assemble: the stand-in proof combines the tail's output with the processed h */
+	fr_t proof = fr_add(p->tail_out, p->post_out);
+	(void)proof;
+	const char *verdict = "-";
+	if (E.o->verify) {
+		char msg[MSG_LEN];
+		struct rng g;
+		rng__init(&g, E.o->seed, STREAM_TAU + p->idx);
+		if (verify__hpoly(p->buf->a, p->buf->b, p->buf->c, p->buf->h, E.o->log2n, &g, msg,
+				  sizeof(msg))) {
+			fprintf(stderr, "zkengine: verification FAILED in partition %u: %s\n",
+				p->idx, msg);
+			verdict = "FAILED";
+			atomic_store(&E.status, 1);
+		} else {
+			verdict = "ok";
+		}
+	}
+	print_row(p, verdict);
+	bufs_put(p->buf);
+	budget_release(E.res_rest);
+	process_partition_result(p);
+	free(p);
+
+	pthread_mutex_lock(&E.done_mu);
+	E.finished++;
+	pthread_cond_broadcast(&E.done_cv);
+	pthread_mutex_unlock(&E.done_mu);
+	return NULL;
+}
+
+static void *gpu_worker_main(void *arg)
+{
+	struct worker *w = arg;
+	bool first = true;
+	name_thread("gpu-worker-%u", w->id);
+	for (;;) {
+		uint64_t waited;
+		struct part *p = pq_pop(&E.gpu_q, &waited);
+		if (!p)
+			break;
+		uint64_t got = now_ns();
+		if (waited && got - waited >= 1000000)
+			truth_stall("cond_wait_work", waited, got,
+				    ",\"gpu\":%d,\"queue\":\"gpu\",\"partition\":%u,"
+				    "\"startup\":%s",
+				    w->gpu->ordinal, p->idx, first ? "true" : "false");
+		first = false;
+		struct seg seg = { 0, 0 };
+		seg_mark(&seg, "");
+
+		/* two acquisitions of the tracker lock before every prove, as in the seed */
+		pthread_mutex_lock(&tracker_lock);
+		bool failed = tracker.failed_jobs != 0;
+		pthread_mutex_unlock(&tracker_lock);
+		seg_mark(&seg, "tracker_check");
+		if (failed)
+			continue; /* never: no job fails here, but the check is the point */
+		pthread_mutex_lock(&tracker_lock);
+		tracker.busy_workers++;
+		pthread_mutex_unlock(&tracker_lock);
+		seg_mark(&seg, "tracker_busy");
+
+		prove_start(w, p, &seg);
+		/* partial release: the a/b/c share of the reservation goes back now (the buffers
+		 * themselves only after --verify read them) */
+		budget_release(E.res_abc);
+
+		pthread_t fin;
+		pthread_attr_t attr;
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		if (pthread_create(&fin, &attr, finalizer_main, p)) {
+			fprintf(stderr, "zkengine: cannot start a finalizer thread\n");
+			exit(1);
+		}
+		pthread_attr_destroy(&attr);
+	}
+	return NULL;
+}
+
+/* oversubscribed: a CPU-bound pool (the seed's rayon threads) beyond the machine's cores */
+static void *hog_main(void *arg)
+{
+	name_thread("msm-pool-%u", (unsigned)(uintptr_t)arg);
+	fr_t x = fr_from_u64(3 + (uintptr_t)arg), acc = fr_one();
+	while (!atomic_load_explicit(&E.stop_hogs, memory_order_relaxed))
+		for (int i = 0; i < 4096; i++)
+			acc = fr_mul(acc, x);
+	return (void *)(uintptr_t)acc.l[0];
+}
+
+/* ---- results ----------------------------------------------------------------------------- */
+
+static int cmp_u64pair(const void *x, const void *y)
+{
+	const uint64_t *a = x, *b = y;
+	return a[0] < b[0] ? -1 : a[0] > b[0];
+}
+
+/* Busy fraction of a set of intervals within [their first start, their last end]. */
+static double busy_pct(uint64_t *iv, unsigned n, uint64_t *busy_ns)
+{
+	if (!n)
+		return 0;
+	qsort(iv, n, 2 * sizeof(*iv), cmp_u64pair);
+	uint64_t busy = 0, s = iv[0], e = iv[1], first = iv[0], last = iv[1];
+	for (unsigned i = 1; i < n; i++) {
+		uint64_t a = iv[2 * i], b = iv[2 * i + 1];
+		if (b > last)
+			last = b;
+		if (a > e) {
+			busy += e - s;
+			s = a;
+			e = b;
+		} else if (b > e) {
+			e = b;
+		}
+	}
+	busy += e - s;
+	*busy_ns = busy;
+	return last > first ? 100.0 * (double)busy / (double)(last - first) : 0;
+}
+
+/* simcuda's exact kernel intervals (SIMCUDA_TRACE) as merged busy intervals per device; gaps
+ * shorter than SIM_BRIDGE_NS (launch handoffs between back-to-back kernels) are bridged. */
+#define SIM_BRIDGE_NS 100000ull
+static void truth_sim_busy(const char *path, uint64_t since, unsigned ngpu)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	uint64_t **iv = calloc(ngpu, sizeof(*iv));
+	unsigned *n = calloc(ngpu, sizeof(*n)), *cap = calloc(ngpu, sizeof(*cap));
+	char line[512];
+	while (fgets(line, sizeof(line), f)) {
+		int d;
+		unsigned long long s, e;
+		const char *p = strstr(line, "\"start_ns\":");
+		const char *q = strstr(line, "\"end_ns\":");
+		if (sscanf(line, "{\"device\":%d", &d) != 1 || !p || !q || d < 0 ||
+		    (unsigned)d >= ngpu)
+			continue;
+		if (sscanf(p, "\"start_ns\":%llu", &s) != 1 || sscanf(q, "\"end_ns\":%llu", &e) != 1 ||
+		    s < since)
+			continue;
+		if (n[d] == cap[d]) {
+			cap[d] = cap[d] ? 2 * cap[d] : 1024;
+			iv[d] = realloc(iv[d], 2 * cap[d] * sizeof(**iv));
+			if (!iv[d])
+				oom();
+		}
+		iv[d][2 * n[d]] = s;
+		iv[d][2 * n[d] + 1] = e;
+		n[d]++;
+	}
+	fclose(f);
+	for (unsigned d = 0; d < ngpu; d++) {
+		if (!n[d])
+			continue;
+		qsort(iv[d], n[d], 2 * sizeof(uint64_t), cmp_u64pair);
+		uint64_t s = iv[d][0], e = iv[d][1];
+		unsigned k = 1;
+		for (unsigned i = 1; i <= n[d]; i++) {
+			if (i < n[d] && iv[d][2 * i] <= e + SIM_BRIDGE_NS) {
+				if (iv[d][2 * i + 1] > e)
+					e = iv[d][2 * i + 1];
+				k++;
+				continue;
+			}
+			truth_line("{\"kind\":\"gpu_busy\",\"gpu\":%u,\"start_ns\":%llu,\"end_ns\":%llu,"
+				   "\"kernels\":%u,\"source\":\"simcuda\"}",
+				   d, (unsigned long long)s, (unsigned long long)e, k);
+			if (i < n[d]) {
+				s = iv[d][2 * i];
+				e = iv[d][2 * i + 1];
+				k = 1;
+			}
+		}
+		free(iv[d]);
+	}
+	free(iv);
+	free(n);
+	free(cap);
+}
+
+/* ---- run --------------------------------------------------------------------------------- */
+
+static unsigned cpus_online(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (unsigned)n : 1;
+}
+
+int pipeline__run(const struct zk_opts *opts)
+{
+	struct zk_opts o = *opts;
+	unsigned cpus = cpus_online();
+	char sim_trace[4096] = "";
+	bool own_trace = false;
+
+	/* The simulator's exact kernel times are the GPU truth: have simcuda write them. */
+	if (o.truth && o.device != GPU_CUDA) {
+		const char *t = getenv("SIMCUDA_TRACE");
+		if (t && *t) {
+			snprintf(sim_trace, sizeof(sim_trace), "%s", t);
+		} else {
+			snprintf(sim_trace, sizeof(sim_trace), "%s.simcuda-trace", o.truth);
+			unlink(sim_trace);
+			setenv("SIMCUDA_TRACE", sim_trace, 1);
+			own_trace = true;
+		}
+	}
+	enum gpu_backend b = gpu__init(o.device);
+	int count = gpu__count();
+	if ((int)o.gpus > count) {
+		fprintf(stderr, "zkengine: --gpus %u: only %d device%s\n", o.gpus, count,
+			count == 1 ? "" : "s");
+		return 2;
+	}
+	/* scenario defaults for what the command line left open */
+	if (!o.synth_threads)
+		o.synth_threads = o.scenario == SCENARIO_STARVED ? 1
+				  : b == GPU_CUDA			? (cpus > 4 ? cpus - 2 : 2)
+									: 4;
+	if (o.truth) {
+		truth.f = fopen(o.truth, "we");
+		if (!truth.f) {
+			fprintf(stderr, "zkengine: --truth %s: %m\n", o.truth);
+			return 1;
+		}
+	}
+	E.o = &o;
+	E.sz = sizing_for(&o, b, cpus);
+	E.vec_bytes = ((size_t)1 << o.log2n) * sizeof(fr_t);
+	E.res_abc = 3 * E.vec_bytes;
+	E.res_rest = E.vec_bytes + (size_t)E.sz.temps * (E.sz.temp_min + E.sz.temp_max) / 2;
+	budget.total = (size_t)E.sz.inflight * (E.res_abc + E.res_rest);
+	pq_init(&E.synth_q);
+	pq_init(&E.gpu_q);
+	/* the synthesis temporaries stay in the arenas (not mmap), whatever was freed before */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
+
+	unsigned ngpu = o.gpus, nworkers = ngpu * o.gpu_workers;
+	struct gpu_ctx **gpus = calloc(ngpu, sizeof(*gpus));
+	struct worker *workers = calloc(nworkers, sizeof(*workers));
+	if (!gpus || !workers)
+		oom();
+	for (unsigned i = 0; i < ngpu; i++) {
+		struct gpu_ctx *g = gpus[i] = calloc(1, sizeof(*g));
+		if (!g)
+			oom();
+		g->ordinal = (int)i;
+		g->dev = gpu__open((int)i, o.log2n);
+		pthread_mutex_init(&g->lock, NULL);
+		pthread_mutex_init(&g->stats_mu, NULL);
+	}
+	for (unsigned i = 0; i < nworkers; i++) {
+		workers[i].id = i;
+		workers[i].gpu = gpus[i / o.gpu_workers];
+		workers[i].work = gpu__work_new(workers[i].gpu->dev, o.log2n);
+	}
+	pool.dev = gpus[0]->dev;
+	pool.pageable = o.scenario == SCENARIO_PAGEABLE;
+	pool.bytes = E.vec_bytes;
+
+	printf("zkengine: device %s (%s), %u of %d GPU%s: %s\n", gpu__backend_name(b),
+	       gpu__driver_path(), ngpu, count, count == 1 ? "" : "s", gpu__name(gpus[0]->dev));
+	printf("zkengine: %u partitions of 2^%u points, scenario %s, seed %#llx (--seed to "
+	       "reproduce)\n",
+	       o.partitions, o.log2n, zk_scenario_name(o.scenario), (unsigned long long)o.seed);
+	printf("zkengine: %u synthesis threads, %u GPU workers per GPU, budget %u partitions, "
+	       "%u CPUs\n",
+	       o.synth_threads, o.gpu_workers, E.sz.inflight, cpus);
+	truth_line("{\"kind\":\"meta\",\"pid\":%d,\"scenario\":\"%s\",\"backend\":\"%s\","
+		   "\"gpus\":%u,\"gpu_workers\":%u,\"synth_threads\":%u,\"partitions\":%u,"
+		   "\"log2n\":%u,\"cpus\":%u,\"clock\":\"CLOCK_MONOTONIC\",\"gpu_busy_bridge_ns\":%llu}",
+		   getpid(), zk_scenario_name(o.scenario), gpu__backend_name(b), ngpu,
+		   o.gpu_workers, o.synth_threads, o.partitions, o.log2n, cpus,
+		   b == GPU_SIM ? SIM_BRIDGE_NS : 0ull);
+
+	if (o.verify) {
+		char msg[MSG_LEN];
+		for (unsigned i = 0; i < ngpu; i++) {
+			struct rng g;
+			rng__init(&g, o.seed, STREAM_NTT_CHECK + i);
+			if (verify__ntt(workers[i * o.gpu_workers].work, o.log2n, &g, msg,
+					sizeof(msg))) {
+				fprintf(stderr, "zkengine: verification FAILED on GPU %u: %s\n", i,
+					msg);
+				return 1;
+			}
+		}
+		printf("zkengine: NTT of 2^%u points equals the GMP DFT, inverse after forward "
+		       "is the identity\n",
+		       o.log2n < 10 ? o.log2n : 10);
+	}
+
 	printf("%4s %3s", "part", "gpu");
 	for (int s = 0; s < GPU_NSTAGES; s++)
 		printf(" %10s", gpu__stage_name(s));
 	printf(" %10s %s\n", "total", "verify");
-}
+	fflush(stdout);
 
-static void print_times(unsigned p, int gpu, const struct gpu_times *t, const char *verdict)
-{
-	printf("%4u %3d", p, gpu);
-	for (int s = 0; s < GPU_NSTAGES; s++)
-		printf(" %10.3f", t->ms[s]);
-	printf(" %10.3f %s\n", t->total_ms, verdict);
-}
+	uint64_t t_start = now_ns();
+	unsigned nhogs = o.scenario == SCENARIO_OVERSUBSCRIBED ? E.sz.hogs : 0;
+	pthread_t *hogs = calloc(nhogs ? nhogs : 1, sizeof(*hogs));
+	pthread_t disp, *synth = calloc(o.synth_threads, sizeof(*synth));
+	if (!hogs || !synth)
+		oom();
+	for (unsigned i = 0; i < nhogs; i++)
+		pthread_create(&hogs[i], NULL, hog_main, (void *)(uintptr_t)i);
+	E.synth_live = o.synth_threads;
+	for (unsigned i = 0; i < o.synth_threads; i++)
+		if (pthread_create(&synth[i], NULL, synth_main, (void *)(uintptr_t)i))
+			oom();
+	for (unsigned i = 0; i < nworkers; i++)
+		if (pthread_create(&workers[i].thread, NULL, gpu_worker_main, &workers[i]))
+			oom();
+	if (pthread_create(&disp, NULL, dispatcher_main, NULL))
+		oom();
 
-int pipeline__run(const struct zk_opts *o)
-{
-	enum gpu_backend b = gpu__init(o->device);
-	int count = gpu__count();
-	if ((int)o->gpus > count) {
-		fprintf(stderr, "zkengine: --gpus %u: only %d device%s\n", o->gpus, count,
-			count == 1 ? "" : "s");
-		return 2;
-	}
-	if (o->truth) {
-		fprintf(stderr, "zkengine: --truth: not written by this build yet (the pipeline "
-				"writes it)\n");
-		return 2;
-	}
-	if (o->scenario != SCENARIO_FIXED)
-		fprintf(stderr, "zkengine: note: scenario %s needs the pipeline; running the plain "
-				"loop\n",
-			zk_scenario_name(o->scenario));
+	pthread_join(disp, NULL);
+	for (unsigned i = 0; i < o.synth_threads; i++)
+		pthread_join(synth[i], NULL);
+	for (unsigned i = 0; i < nworkers; i++)
+		pthread_join(workers[i].thread, NULL);
+	pthread_mutex_lock(&E.done_mu);
+	while (E.finished < o.partitions)
+		pthread_cond_wait(&E.done_cv, &E.done_mu);
+	pthread_mutex_unlock(&E.done_mu);
+	uint64_t t_end = now_ns();
+	atomic_store(&E.stop_hogs, true);
+	for (unsigned i = 0; i < nhogs; i++)
+		pthread_join(hogs[i], NULL);
+	if (nhogs)
+		truth_line("{\"kind\":\"oversubscribe\",\"threads\":%u,\"cpus\":%u,"
+			   "\"start_ns\":%llu,\"end_ns\":%llu}",
+			   nhogs, cpus, (unsigned long long)t_start, (unsigned long long)t_end);
 
-	uint64_t n = 1ULL << o->log2n;
-	size_t bytes = n * sizeof(fr_t);
-	unsigned ngpu = o->gpus;
-	struct gpu_dev **dev = calloc(ngpu, sizeof(*dev));
-	struct gpu_work **work = calloc(ngpu, sizeof(*work));
-	fr_t **buf = calloc(4 * (size_t)ngpu, sizeof(*buf));
-	if (!dev || !work || !buf) {
-		fprintf(stderr, "zkengine: out of memory\n");
-		return 1;
+	int status = atomic_load(&E.status);
+	if (o.verify && !status)
+		printf("verification passed (%u partitions)\n", o.partitions);
+
+	/*
+	 * Tear the workers down before counting: freeing a worker synchronizes its stream, and the
+	 * counts printed below must equal every driver call the engine made (a recorder's trace is
+	 * checked against them).
+	 */
+	for (unsigned i = 0; i < nworkers; i++)
+		gpu__work_free(workers[i].work);
+	for (struct bufs *p = pool.free, *next; p; p = next) {
+		next = p->next;
+		gpu__host_free(pool.dev, p->a);
+		gpu__host_free(pool.dev, p->b);
+		gpu__host_free(pool.dev, p->c);
+		gpu__host_free(pool.dev, p->h);
+		free(p);
 	}
+
+	double secs = (double)(t_end - t_start) / 1e9;
+	uint64_t launches = 0;
+	for (unsigned i = 0; i < ngpu; i++)
+		launches += gpu__launches(gpus[i]->dev);
+	uint64_t trims = atomic_load(&E.trims);
+	printf("partitions done: %u\n", E.finished);
+	printf("throughput: %.2f partitions/s\n", secs > 0 ? E.finished / secs : 0);
+	printf("launches: %llu\n", (unsigned long long)launches);
+	printf("malloc_trim calls: %llu\n", (unsigned long long)trims);
+	printf("malloc_trim ms: mean %.1f, max %.1f\n",
+	       trims ? (double)atomic_load(&E.trim_ns) / 1e6 / (double)trims : 0.0,
+	       (double)atomic_load(&E.trim_max_ns) / 1e6);
+	for (int k = 0; k < GPU_NSYNC; k++)
+		printf("sync calls %s: %llu\n", gpu__sync_name(k),
+		       (unsigned long long)gpu__sync_calls(k));
+	char sync_json[256];
+	snprintf(sync_json, sizeof(sync_json),
+		 "{\"cuStreamSynchronize\":%llu,\"cuEventSynchronize\":%llu,"
+		 "\"cuCtxSynchronize\":%llu,\"cuMemcpyHtoD\":%llu}",
+		 (unsigned long long)gpu__sync_calls(GPU_SYNC_STREAM),
+		 (unsigned long long)gpu__sync_calls(GPU_SYNC_EVENT),
+		 (unsigned long long)gpu__sync_calls(GPU_SYNC_CTX),
+		 (unsigned long long)gpu__sync_calls(GPU_SYNC_MEMCPY));
 	for (unsigned i = 0; i < ngpu; i++) {
-		dev[i] = gpu__open((int)i, o->log2n);
-		work[i] = gpu__work_new(dev[i], o->log2n);
-		for (int j = 0; j < 4; j++)
-			buf[4 * i + j] = gpu__host_alloc(dev[i], bytes);
-	}
-	printf("zkengine: device %s (%s), %u of %d GPU%s: %s\n", gpu__backend_name(b),
-	       gpu__driver_path(), ngpu, count, count == 1 ? "" : "s", gpu__name(dev[0]));
-	printf("zkengine: %u partitions of 2^%u points, scenario %s, seed %#llx (--seed to "
-	       "reproduce)\n",
-	       o->partitions, o->log2n, zk_scenario_name(o->scenario),
-	       (unsigned long long)o->seed);
-
-	char msg[MSG_LEN];
-	int status = 0;
-	if (o->verify) {
-		for (unsigned i = 0; i < ngpu && !status; i++) {
-			struct rng g;
-			rng__init(&g, o->seed, STREAM_NTT_CHECK + i);
-			if (verify__ntt(work[i], o->log2n, &g, msg, sizeof(msg))) {
-				fprintf(stderr, "zkengine: verification FAILED on GPU %u: %s\n", i,
-					msg);
-				status = 1;
-			}
-		}
-		if (!status)
-			printf("zkengine: NTT of 2^%u points equals the GMP DFT, inverse after "
-			       "forward is the identity\n",
-			       o->log2n < 10 ? o->log2n : 10);
-	}
-
-	if (!status)
-		print_header();
-	for (unsigned p = 0; p < o->partitions && !status; p++) {
-		unsigned i = p % ngpu;
-		fr_t *a = buf[4 * i], *bb = buf[4 * i + 1], *c = buf[4 * i + 2];
-		fr_t *h = buf[4 * i + 3];
-		struct rng g;
-		struct gpu_times t;
-
-		rng__init(&g, o->seed, p);
-		synth__abc(&g, a, bb, c, n);
-		gpu__hpoly_submit(work[i], a, bb, c, h, GPU_COPY_ASYNC);
-		gpu__hpoly_wait(work[i], &t);
-
-		const char *verdict = "-";
-		if (o->verify) {
-			rng__init(&g, o->seed, STREAM_TAU + p);
-			if (verify__hpoly(a, bb, c, h, o->log2n, &g, msg, sizeof(msg))) {
-				fprintf(stderr,
-					"zkengine: verification FAILED in partition %u: %s\n", p,
-					msg);
-				verdict = "FAILED";
-				status = 1;
-			} else {
-				verdict = "ok";
-			}
-		}
-		print_times(p, i, &t, verdict);
-		fflush(stdout);
-	}
-
-	if (o->verify && !status)
-		printf("verification passed (%u partitions)\n", o->partitions);
-	for (unsigned i = 0; i < ngpu; i++) {
+		struct gpu_ctx *g = gpus[i];
+		uint64_t busy = 0;
+		double pct = busy_pct(g->busy, g->nbusy, &busy);
+		printf("gpu %u busy: %.1f%% (%u partitions, %.1f ms of kernels)\n", i, pct,
+		       g->nbusy, (double)busy / 1e6);
 		printf("zkengine: GPU %u: %llu kernel launches\n", i,
-		       (unsigned long long)gpu__launches(dev[i]));
-		for (int j = 0; j < 4; j++)
-			gpu__host_free(dev[i], buf[4 * i + j]);
-		gpu__work_free(work[i]);
-		gpu__close(dev[i]);
+		       (unsigned long long)gpu__launches(g->dev));
+		truth_line("{\"kind\":\"gpu_summary\",\"gpu\":%u,\"busy_pct\":%.2f,\"busy_ns\":%llu,"
+			   "\"partitions\":%u,\"launches\":%llu}",
+			   i, pct, (unsigned long long)busy, g->nbusy,
+			   (unsigned long long)gpu__launches(g->dev));
+		if (b == GPU_CUDA)
+			for (unsigned k = 0; k < g->nbusy; k++)
+				truth_line("{\"kind\":\"gpu_busy\",\"gpu\":%u,\"start_ns\":%llu,"
+					   "\"end_ns\":%llu,\"source\":\"events\"}",
+					   i, (unsigned long long)g->busy[2 * k],
+					   (unsigned long long)g->busy[2 * k + 1]);
 	}
-	free(buf);
-	free(work);
-	free(dev);
+
+	for (unsigned i = 0; i < ngpu; i++) {
+		gpu__close(gpus[i]->dev);
+		free(gpus[i]->busy);
+		free(gpus[i]);
+	}
+	if (truth.f) {
+		if (b == GPU_SIM && *sim_trace)
+			truth_sim_busy(sim_trace, t_start, ngpu);
+		truth_line("{\"kind\":\"counts\",\"partitions\":%u,\"launches\":%llu,"
+			   "\"malloc_trim\":%llu,\"sync\":%s,\"wall_ns\":%llu}",
+			   E.finished, (unsigned long long)launches, (unsigned long long)trims,
+			   sync_json, (unsigned long long)(t_end - t_start));
+		fclose(truth.f);
+		if (own_trace)
+			unlink(sim_trace);
+	}
+	free(gpus);
+	free(workers);
+	free(hogs);
+	free(synth);
 	return status;
 }

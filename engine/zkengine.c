@@ -52,11 +52,11 @@ enum {
 
 static const struct argp_option options[] = {
 	{ "device", OPT_DEVICE, "DEV", 0, "auto (default), cuda or sim", 0 },
-	{ "partitions", OPT_PARTITIONS, "N", 0, "partitions to prove (default 8)", 0 },
-	{ "log2n", OPT_LOG2N, "K", 0, "domain of 2^K points per partition, 4..26 (default 12)", 0 },
+	{ "partitions", OPT_PARTITIONS, "N", 0, "partitions to prove (default 16)", 0 },
+	{ "log2n", OPT_LOG2N, "K", 0, "domain of 2^K points per partition, 4..26 (default 13)", 0 },
 	{ "gpus", OPT_GPUS, "G", 0, "GPUs to use (default 1)", 0 },
 	{ "gpu-workers", OPT_GPU_WORKERS, "W", 0, "GPU worker threads per GPU (default 2)", 0 },
-	{ "synth-threads", OPT_SYNTH, "T", 0, "synthesis threads (default 2)", 0 },
+	{ "synth-threads", OPT_SYNTH, "T", 0, "synthesis threads (default: 1 for starved, else 4 on simcuda, CPUs - 2 on a GPU)", 0 },
 	{ "scenario", OPT_SCENARIO, "NAME", 0, "cause of GPU idle to reproduce (default fixed)", 0 },
 	{ "verify", OPT_VERIFY, NULL, 0, "check every result against the GMP reference", 0 },
 	{ "truth", OPT_TRUTH, "FILE", 0, "write the engine's ground truth (JSON lines) to FILE",
@@ -68,11 +68,11 @@ static const struct argp_option options[] = {
 /* Defaults in one place. */
 static struct zk_opts env = {
 	.device = GPU_AUTO,
-	.partitions = 8,
-	.log2n = 12,
+	.partitions = 16,
+	.log2n = 13,
 	.gpus = 1,
 	.gpu_workers = 2,
-	.synth_threads = 2,
+	.synth_threads = 0, /* by scenario and machine: see pipeline.c */
 	.scenario = SCENARIO_FIXED,
 };
 static bool seed_given;

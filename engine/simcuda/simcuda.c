@@ -62,9 +62,18 @@ struct sim_device {
 	int primary_refs;
 };
 
+/* The driver's staging area for copies from pageable host memory: two pinned bounce buffers,
+ * used in turn by one copy at a time (a second copier waits for the staging lock). */
+#define SIM_STAGE_CHUNK (64u << 10)
+struct staging {
+	pthread_mutex_t mu;
+	unsigned char *buf[2];
+};
+
 struct CUctx_st {
 	uint32_t magic;
 	struct sim_device *dev;
+	struct staging stage;
 	pthread_mutex_t mu; /* guards streams */
 	struct CUstream_st *streams; /* every live stream, the NULL stream first */
 	struct CUstream_st *null_stream;
@@ -427,6 +436,13 @@ static void *stream_worker(void *arg)
 {
 	struct CUstream_st *s = arg;
 
+	/* This thread stands in for the device's engines: named as simcuda's, not after whichever
+	 * engine thread created the stream.  It competes for the CPU like any thread, so the
+	 * simulated device slows down (its kernels stretch) when the host is overloaded. */
+	char name[16];
+	snprintf(name, sizeof(name), "simcuda-dev%d", s->ctx->dev->ordinal);
+	pthread_setname_np(pthread_self(), name);
+
 	pthread_mutex_lock(&s->mu);
 	for (;;) {
 		while (!s->head && !s->stopping)
@@ -727,6 +743,14 @@ API CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 		c->magic = MAGIC_CTX;
 		c->dev = d;
 		pthread_mutex_init(&c->mu, NULL);
+		pthread_mutex_init(&c->stage.mu, NULL);
+		for (int i = 0; i < 2; i++) {
+			c->stage.buf[i] = aligned_alloc(4096, SIM_STAGE_CHUNK);
+			if (!c->stage.buf[i]) {
+				pthread_mutex_unlock(&sim.mu);
+				return CUDA_ERROR_OUT_OF_MEMORY;
+			}
+		}
 		CUresult rc = stream_new(c, CU_STREAM_DEFAULT, &c->null_stream);
 		if (rc == CUDA_SUCCESS && !live_add(c))
 			rc = CUDA_ERROR_OUT_OF_MEMORY; /* the stream thread idles forever: rare */
@@ -911,6 +935,59 @@ API CUresult cuMemFreeHost(void *p)
 	return CUDA_SUCCESS;
 }
 
+/* Enqueue one DMA of bytes from src to dst on s; returns its sequence number, 0 on ENOMEM. */
+static uint64_t dma(struct CUstream_st *s, void *dst, const void *src, size_t bytes)
+{
+	struct op *op = op_new(OP_COPY);
+	if (!op)
+		return 0;
+	op->copy.dst = dst;
+	op->copy.src = src;
+	op->copy.bytes = bytes;
+	return enqueue(s, op);
+}
+
+/*
+ * A copy between pageable host memory and the device, as the driver does it: the DMA engine can
+ * only reach pinned memory, so the calling thread copies the data chunk by chunk through the
+ * context's two pinned bounce buffers (CPU memcpy into one while the DMA of the other runs),
+ * and returns when the last chunk has landed.  Real work on the calling thread, and a wait per
+ * chunk for the engine: why a pageable copy costs what pinned copies do not.
+ */
+static CUresult staged_copy(struct CUstream_st *s, void *dst, const void *src, size_t bytes,
+			    bool to_device)
+{
+	struct staging *st = &s->ctx->stage;
+	uint64_t pending[2] = { 0, 0 };
+	CUresult rc = CUDA_SUCCESS;
+
+	pthread_mutex_lock(&st->mu);
+	for (size_t off = 0, i = 0; off < bytes; off += SIM_STAGE_CHUNK, i ^= 1) {
+		size_t len = bytes - off < SIM_STAGE_CHUNK ? bytes - off : SIM_STAGE_CHUNK;
+		if (pending[i])
+			stream_wait_seq(s, pending[i]); /* this bounce buffer's last DMA is done */
+		if (to_device) {
+			memcpy(st->buf[i], (const char *)src + off, len);
+			pending[i] = dma(s, (char *)dst + off, st->buf[i], len);
+		} else {
+			uint64_t seq = dma(s, st->buf[i], (const char *)src + off, len);
+			if (seq)
+				stream_wait_seq(s, seq);
+			memcpy((char *)dst + off, st->buf[i], len);
+			pending[i] = 0;
+		}
+		if (to_device && !pending[i]) {
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+			break;
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		if (pending[i])
+			stream_wait_seq(s, pending[i]);
+	pthread_mutex_unlock(&st->mu);
+	return rc;
+}
+
 static CUresult copy(void *dst, const void *src, size_t bytes, CUstream h, bool async,
 		     const void *host)
 {
@@ -924,16 +1001,14 @@ static CUresult copy(void *dst, const void *src, size_t bytes, CUstream h, bool 
 	const void *dev = host == src ? dst : src;
 	if (!range_has(&sim.device_mem, dev, bytes) || !host)
 		return CUDA_ERROR_INVALID_VALUE;
-	struct op *op = op_new(OP_COPY);
-	if (!op)
+	/* Synchronous and asynchronous copies from pageable memory are staged and return when
+	 * done; async ones from pinned memory return at once, sync ones when the DMA is done. */
+	if (!range_has(&sim.pinned_mem, host, bytes))
+		return staged_copy(s, dst, src, bytes, host == src);
+	uint64_t seq = dma(s, dst, src, bytes);
+	if (!seq)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	op->copy.dst = dst;
-	op->copy.src = src;
-	op->copy.bytes = bytes;
-	uint64_t seq = enqueue(s, op);
-	/* Synchronous copies return when done; so do async ones from pageable memory, which the
-	 * driver stages through a pinned buffer before returning. */
-	if (!async || !range_has(&sim.pinned_mem, host, bytes))
+	if (!async)
 		stream_wait_seq(s, seq);
 	return CUDA_SUCCESS;
 }

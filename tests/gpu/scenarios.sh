@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The pipeline's six scenarios on the GPU machine (issue 3): every scenario at log2n 22 (LOG2N)
+# with --verify and --truth; per-partition GPU time (CUDA events) and GPU busy %, a short table
+# last.  Output goes to $OUT when set (else build/gpu-scenarios).
+#
+# Uses build/zkengine when GMP's header is present, else a carried build/zkengine-portable
+# (`make zkengine-portable` here, carry build/ there), as tests/gpu/foundation.sh does.  Sizing
+# that depends on the machine (synthesis threads, the oversubscribed pool) scales with nproc
+# inside the engine.  Output of a run on the H200 is kept in tests/gpu/scenarios-h200/.
+set -eu
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+OUT=${OUT:-$BUILD/gpu-scenarios}
+LOG2N=${LOG2N:-22}
+PARTITIONS=${PARTITIONS:-12}
+BUDGET_S=${BUDGET_S:-330} # stop starting scenarios after this many seconds
+DEVICE=${DEVICE:-cuda}     # DEVICE=sim tries the script on a machine without a GPU
+mkdir -p "$OUT"
+summary=$OUT/scenarios.txt
+: >"$summary"
+say() { echo "$@" | tee -a "$summary"; }
+
+say "== machine"
+say "kernel $(uname -r), $(nproc) CPUs"
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true; } 2>&1 |
+	tee -a "$summary"
+
+if [ -f /usr/include/gmp.h ] || [ -f /usr/include/x86_64-linux-gnu/gmp.h ]; then
+	nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+	make -j"$(nproc)" CUDA_HOME="$(dirname "$(dirname "$nvcc")")" NVCC="$nvcc" \
+		"$BUILD/zkengine" 2>&1 | tail -n 20
+	ZK=$BUILD/zkengine
+elif [ -x "$BUILD/zkengine-portable" ]; then
+	ZK=$BUILD/zkengine-portable
+else
+	say "no GMP headers and no $BUILD/zkengine-portable: run 'make zkengine-portable' and carry build/"
+	exit 1
+fi
+say "engine: $ZK"
+
+t0=$(date +%s) status=0
+ran=()
+for s in fixed tracker-trim gpu-lock-wide starved pageable oversubscribed; do
+	if [ $(($(date +%s) - t0)) -gt "$BUDGET_S" ]; then
+		say "== $s: skipped (time budget of ${BUDGET_S}s spent)"
+		continue
+	fi
+	say "== $s: --device $DEVICE --log2n $LOG2N --partitions $PARTITIONS --verify"
+	rc=0 start=$(date +%s%N)
+	"$ZK" --device "$DEVICE" --scenario "$s" --log2n "$LOG2N" --partitions "$PARTITIONS" --verify \
+		--truth "$OUT/$s.truth.jsonl" >"$OUT/$s.txt" 2>&1 || rc=$?
+	end=$(date +%s%N)
+	tail -n 14 "$OUT/$s.txt"
+	say "$s: exit $rc, $(((end - start) / 1000000)) ms wall"
+	[ "$rc" -eq 0 ] || status=1
+	ran+=("$s")
+done
+
+say ""
+say "== per-partition GPU time (ms, CUDA events: h2d .. d2h) and GPU busy"
+for s in "${ran[@]}"; do
+	f=$OUT/$s.txt
+	# columns of the engine's table: part gpu h2d intt coset_ntt quotient intt_h d2h total verify
+	awk -v s="$s" '$1 ~ /^[0-9]+$/ && NF == 10 { n++; t += $9; k += $4 + $5 + $6 + $7;
+		if ($10 == "ok") ok++ }
+		/^gpu [0-9]+ busy:/ { busy = $4 }
+		/^throughput:/ { thr = $2 }
+		/^malloc_trim ms:/ { trim = $4 " " $5 " " $6 }
+		END { printf "%-15s parts %3d ok %3d  gpu ms/part %7.2f (kernels %7.2f)  busy %7s  %6s part/s  trim ms %s\n",
+			s, n, ok, n ? t / n : 0, n ? k / n : 0, busy, thr, trim }' "$f"
+done | tee -a "$summary"
+
+say ""
+say "== ground truth per scenario (from --truth: stall kind, count, total ms)"
+for s in "${ran[@]}"; do
+	[ -s "$OUT/$s.truth.jsonl" ] || continue
+	python3 - "$OUT/$s.truth.jsonl" "$s" <<'PY' 2>&1 | tee -a "$summary" || true
+import collections, json, sys
+n, ms = collections.Counter(), collections.Counter()
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    k = r["kind"]
+    if k == "malloc_trim":
+        k += "(under tracker)" if r["tracker_lock_held"] else "(outside)"
+    if k == "cond_wait_work" and r.get("startup"):
+        continue
+    if "ns" in r:
+        n[k] += 1
+        ms[k] += (r["runnable_ns"] if k == "preempted" else r["ns"]) / 1e6
+print("%-15s " % sys.argv[2] + ", ".join("%s %d/%.0fms" % (k, n[k], ms[k]) for k in sorted(n)))
+PY
+done
+exit "$status"
