@@ -13,7 +13,12 @@ if [ -x "$BUILD/gapscope" ] && "$BUILD/gapscope" record --help >/dev/null 2>&1 &
 		"$BUILD/gapscope" report "$out/trace.gsc" -o "$out/report"
 		cat "$out/report/summary.txt"
 	else
-		"$BUILD/gapscope" script "$out/trace.gsc" | head -n 40
+		# Until `gapscope report` exists: what the trace holds, event by event kind.
+		echo "== $out/trace.gsc: events by kind"
+		"$BUILD/gapscope" script "$out/trace.gsc" |
+			awk '$4 ~ /^[0-9.]+:$/ { n[$5]++ } END { for (k in n) printf "%8d  %s\n", n[k], k }' |
+			sort -rn
+		echo "(one event per line: $BUILD/gapscope script $out/trace.gsc)"
 	fi
 else
 	"${engine[@]}"
