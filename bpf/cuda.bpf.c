@@ -183,7 +183,7 @@ static __always_inline int name_return(struct pt_regs *regs, __u32 fn, __u64 now
 
 	if (!s)
 		return 0;
-	ev = reserve(sizeof(*ev));
+	ev = reserve(sizeof(*ev), GS_EV_CU_NAME);
 	if (ev) {
 		__builtin_memcpy(ev, &s->ev, sizeof(*ev));
 		ev->h.flags |= GS_F_RET;
@@ -228,7 +228,7 @@ int BPF_KPROBE(cu_entry)
 	}
 
 	/* Entry-only: the event is complete now; the stack is the one at the first instruction. */
-	struct cu_event *ev = reserve(sizeof(*ev) + sizeof(struct gs_stack));
+	struct cu_event *ev = reserve(sizeof(*ev) + sizeof(struct gs_stack), GS_EV_CUDA);
 
 	if (!ev)
 		return 0;
@@ -261,7 +261,7 @@ int BPF_KRETPROBE(cu_return)
 
 	/* The stack at return starts at the caller's return address with the caller's frame
 	 * pointer restored: a complete frame-pointer chain, no frame missing. */
-	ev = reserve(sizeof(*ev) + sizeof(struct gs_stack));
+	ev = reserve(sizeof(*ev) + sizeof(struct gs_stack), GS_EV_CUDA);
 	if (ev) {
 		__builtin_memcpy(ev, &s->ev, sizeof(*ev));
 		ev->h.size = sizeof(*ev) + sizeof(struct gs_stack);

@@ -87,9 +87,9 @@ static __always_inline int wait_exit(void *ctx, long ret)
 	now = bpf_ktime_get_ns();
 	dur = now - s->ts;
 	if (dur >= wait_stack_ns)
-		ev = reserve(sizeof(*ev) + sizeof(struct gs_stack));
+		ev = reserve(sizeof(*ev) + sizeof(struct gs_stack), GS_EV_FUTEX);
 	else
-		ev = reserve(sizeof(*ev));
+		ev = reserve(sizeof(*ev), GS_EV_FUTEX);
 	if (ev) {
 		fill_hdr(&ev->h, GS_EV_FUTEX, sizeof(*ev), s->ts);
 		ev->uaddr = s->uaddr;

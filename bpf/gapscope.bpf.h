@@ -34,6 +34,14 @@ struct {
 	__type(value, __u64);
 } losses SEC(".maps");
 
+/* Ring-buffer losses by event type (GS_EV_*): what a full buffer cost, kind by kind. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, GS_EV_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost_types SEC(".maps");
+
 static __always_inline void count_loss(__u32 what)
 {
 	__u64 *n = bpf_map_lookup_elem(&losses, &what);
@@ -52,13 +60,21 @@ static __always_inline bool current_is_target(void)
 	return is_target(bpf_get_current_pid_tgid() >> 32);
 }
 
-/* Reserve an event of constant size; a full ring buffer is a counted loss, never silent. */
-static __always_inline void *reserve(__u32 size)
+/*
+ * Reserve an event of constant size; a full ring buffer is a counted loss, never silent, counted
+ * also by event type so that "generated = recorded + lost" can be checked per kind.
+ */
+static __always_inline void *reserve(__u32 size, __u32 type)
 {
 	void *ev = bpf_ringbuf_reserve(&events, size, 0);
 
-	if (!ev)
+	if (!ev) {
+		__u64 *n = bpf_map_lookup_elem(&lost_types, &type);
+
 		count_loss(GS_LOSS_RINGBUF);
+		if (n)
+			*n += 1;
+	}
 	return ev;
 }
 

@@ -78,9 +78,9 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	struct offcpu_event *ev;
 
 	if (stack)
-		ev = reserve(sizeof(*ev) + sizeof(struct gs_stack));
+		ev = reserve(sizeof(*ev) + sizeof(struct gs_stack), GS_EV_OFFCPU);
 	else
-		ev = reserve(sizeof(*ev));
+		ev = reserve(sizeof(*ev), GS_EV_OFFCPU);
 	if (ev) {
 		struct wake_state *w = bpf_map_lookup_elem(&wakers, &next_tid);
 

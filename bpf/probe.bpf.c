@@ -60,7 +60,7 @@ int BPF_KRETPROBE(probe_return)
 	s = bpf_map_lookup_elem(&calls, &key);
 	if (!s)
 		return 0; /* entered before the probe went live */
-	ev = reserve(sizeof(*ev) + sizeof(struct gs_stack));
+	ev = reserve(sizeof(*ev) + sizeof(struct gs_stack), GS_EV_PROBE);
 	if (ev) {
 		fill_hdr(&ev->h, GS_EV_PROBE, sizeof(*ev) + sizeof(struct gs_stack), s->ts);
 		ev->h.flags |= GS_F_RET;

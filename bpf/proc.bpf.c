@@ -21,6 +21,14 @@ char LICENSE[] SEC("license") = "GPL";
 #define SIGSTOP 19
 
 const volatile bool follow_children = false;
+/*
+ * Only a process the recorder launched (and whose parent it is) may be stopped for a late attach:
+ * a stop is visible to the job-control parent of a process we merely attached to, and would
+ * outlive a recorder killed at the wrong moment. Launch mode runs a guardian that sends SIGCONT
+ * should the recorder die (loader/record.c); in -p mode a late library is attached without
+ * stopping, and the trace says from when its probes were live.
+ */
+const volatile bool stop_for_attach = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -64,7 +72,7 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 		if (bpf_map_update_elem(&tgids, &ctgid, &one, BPF_ANY))
 			count_loss(GS_LOSS_MAP);
 	}
-	ev = reserve(sizeof(*ev));
+	ev = reserve(sizeof(*ev), GS_EV_FORK);
 	if (!ev)
 		return 0;
 	fill_hdr(&ev->h, GS_EV_FORK, sizeof(*ev), bpf_ktime_get_ns());
@@ -84,7 +92,7 @@ int BPF_PROG(proc_exit, struct task_struct *task, bool group_dead)
 
 	if (!is_target(tgid))
 		return 0;
-	ev = reserve(sizeof(*ev));
+	ev = reserve(sizeof(*ev), GS_EV_EXIT);
 	if (ev) {
 		fill_hdr(&ev->h, GS_EV_EXIT, sizeof(*ev), bpf_ktime_get_ns());
 		ev->h.tid = BPF_CORE_READ(task, pid);
@@ -108,7 +116,7 @@ int BPF_PROG(proc_rename, struct task_struct *task, const char *comm)
 
 	if (!is_target(tgid))
 		return 0;
-	ev = reserve(sizeof(*ev));
+	ev = reserve(sizeof(*ev), GS_EV_COMM);
 	if (!ev)
 		return 0;
 	fill_hdr(&ev->h, GS_EV_COMM, sizeof(*ev), bpf_ktime_get_ns());
@@ -127,7 +135,7 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 
 	if (!is_target(tgid))
 		return 0;
-	ev = reserve(sizeof(*ev));
+	ev = reserve(sizeof(*ev), GS_EV_EXEC);
 	if (!ev)
 		return 0;
 	fill_hdr(&ev->h, GS_EV_EXEC, sizeof(*ev), bpf_ktime_get_ns());
@@ -214,7 +222,7 @@ int mmap_exit(struct trace_event_raw_sys_exit *ctx)
 	f = fd_file(a->fd);
 	if (!f)
 		goto out;
-	ev = reserve(sizeof(*ev));
+	ev = reserve(sizeof(*ev), GS_EV_MMAP);
 	if (!ev)
 		goto out;
 	fill_hdr(&ev->h, GS_EV_MMAP, sizeof(*ev), bpf_ktime_get_ns());
@@ -236,7 +244,7 @@ int mmap_exit(struct trace_event_raw_sys_exit *ctx)
 	bpf_loop(PROC_WATCH_MAX, match_one, &m, 0);
 	if (m.hit) {
 		ev->flags |= MMAP_F_WATCHED;
-		if (!bpf_map_lookup_elem(&attached, &key)) {
+		if (stop_for_attach && !bpf_map_lookup_elem(&attached, &key)) {
 			/* Signal before the event is visible, so the recorder's SIGCONT can never
 			 * precede the SIGSTOP. */
 			if (bpf_send_signal_thread(SIGSTOP))

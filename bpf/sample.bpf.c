@@ -17,7 +17,7 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 
 	if (!current_is_target())
 		return 0;
-	ev = reserve(sizeof(*ev) + sizeof(struct gs_stack));
+	ev = reserve(sizeof(*ev) + sizeof(struct gs_stack), GS_EV_SAMPLE);
 	if (!ev)
 		return 0;
 	fill_hdr(&ev->h, GS_EV_SAMPLE, sizeof(*ev) + sizeof(struct gs_stack), bpf_ktime_get_ns());

@@ -20,6 +20,7 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -71,7 +72,12 @@ static struct env {
 } env = {
 	.output = "gapscope.gsc",
 	.freq = 499,
-	.ringbuf_mb = 64,
+	/*
+	 * The ring buffer's pages are mapped twice into the recorder (the data area wraps) and all
+	 * count as resident: 32 MiB is 64 MB of RSS. At the 512 KiB wakeup mark it still holds
+	 * tens of milliseconds of the fastest storm this recorder can drain (tests/bench).
+	 */
+	.ringbuf_mb = 32,
 };
 
 enum {
@@ -118,7 +124,7 @@ static const struct argp_option opts[] = {
 	{ "nvml", OPT_NVML, NULL, 0, "NVML utilization samples (not yet supported)", 0 },
 	{ "archive", OPT_ARCHIVE, NULL, 0, "Keep binaries for offline reports (not yet supported)",
 	  0 },
-	{ "ringbuf-mb", OPT_RINGBUF, "MB", 0, "Ring buffer size in MiB (default 64)", 0 },
+	{ "ringbuf-mb", OPT_RINGBUF, "MB", 0, "Ring buffer size in MiB (default 32)", 0 },
 	{ "verbose", 'v', NULL, 0, "libbpf debug output", 0 },
 	{},
 };
@@ -389,6 +395,24 @@ static void write_losses(struct recorder *r)
 	}
 	l->count[GS_LOSS_ATTACH] = r->attach_failed;
 	append(r, l, size);
+
+	/* The ring-buffer losses again, by event type. */
+	size_t tsize = sizeof(struct gs_rec_lost_types) + GS_EV_MAX * sizeof(__u64);
+	struct gs_rec_lost_types *t = calloc(1, tsize);
+
+	fd = bpf_map__fd(r->proc->maps.lost_types);
+	if (t) {
+		hdr_init(&t->h, GS_REC_LOST_TYPES, tsize, r->target);
+		t->n = GS_EV_MAX;
+		for (__u32 i = 0; i < GS_EV_MAX; i++) {
+			if (bpf_map_lookup_elem(fd, &i, vals))
+				continue;
+			for (int c = 0; c < ncpus; c++)
+				t->count[i] += vals[c];
+		}
+		append(r, t, tsize);
+		free(t);
+	}
 out:
 	free(l);
 	free(vals);
@@ -967,9 +991,9 @@ static bool tracepoint_exists(const char *cat, const char *name)
 
 static int share_maps(struct recorder *r, struct bpf_object *obj)
 {
-	static const char *const shared[] = { "events", "tgids", "losses" };
+	static const char *const shared[] = { "events", "tgids", "losses", "lost_types" };
 
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++) {
 		struct bpf_map *m = bpf_object__find_map_by_name(obj, shared[i]);
 		struct bpf_map *src = bpf_object__find_map_by_name(r->proc->obj, shared[i]);
 		int err;
@@ -1012,6 +1036,7 @@ static int open_load(struct recorder *r)
 		fprintf(stderr, "gapscope: no uprobe_multi links (Linux < 6.6): one link per probe\n");
 	}
 	r->proc->rodata->follow_children = env.follow_children;
+	r->proc->rodata->stop_for_attach = env.cmd != NULL;
 	bpf_map__set_max_entries(r->proc->maps.events, env.ringbuf_mb << 20);
 	err = proc_bpf__load(r->proc);
 	if (err)
@@ -1068,6 +1093,23 @@ static int attach_static(struct recorder *r)
 	if (err) {
 		fprintf(stderr, "gapscope: cannot attach tracepoints: %s\n", strerror(-err));
 		return err;
+	}
+
+	/*
+	 * The skeletons' tracepoint links join ours, so that detach_all() lets go of them in
+	 * parallel too: each waits for a grace period when destroyed, and one after the other in
+	 * *_bpf__destroy() they made a detach take half a second.
+	 */
+	struct bpf_object_skeleton *skels[] = { r->proc->skeleton, r->futex->skeleton,
+						 r->offcpu->skeleton };
+	for (size_t i = 0; i < sizeof(skels) / sizeof(skels[0]); i++) {
+		for (int p = 0; p < skels[i]->prog_cnt; p++) {
+			struct bpf_prog_skeleton *ps =
+				(void *)((char *)skels[i]->progs + p * skels[i]->prog_skel_sz);
+
+			if (ps->link && *ps->link && !add_link(r, *ps->link))
+				*ps->link = NULL;
+		}
 	}
 
 	struct bpf_object *objs[] = { r->proc->obj, r->futex->obj, r->offcpu->obj };
@@ -1292,6 +1334,115 @@ static void attach_mapped(struct recorder *r, pid_t pid)
 	fclose(f);
 }
 
+/*
+ * The guardian. A launched target is stopped (SIGSTOP from BPF) while the recorder attaches to a
+ * library it maps late; a recorder killed in that moment (SIGKILL, OOM) would leave it stopped
+ * for good. So before any BPF object exists (it must hold no BPF fd, or it would keep the
+ * programs alive) the recorder forks this tiny process: it receives a pidfd of the target over a
+ * socket and blocks reading that socket. A clean recorder says 'q' first; an EOF without it means
+ * the recorder died: SIGCONT to the target (through the pidfd, so never to a reused pid).
+ */
+struct guardian {
+	pid_t pid;
+	int sock;
+};
+
+static void guardian_main(int sock)
+{
+	char c = 0, ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &c, 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+			      .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *cm;
+	int pidfd = -1;
+	ssize_t n;
+
+	while ((n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+		;
+	if (n <= 0)
+		_exit(0); /* the recorder went before it started a target */
+	cm = CMSG_FIRSTHDR(&msg);
+	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+		memcpy(&pidfd, CMSG_DATA(cm), sizeof(int));
+	while ((n = read(sock, &c, 1)) < 0 && errno == EINTR)
+		;
+	if ((n <= 0 || c != 'q') && pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, pidfd, SIGCONT, NULL, 0);
+	_exit(0);
+}
+
+static int guardian__start(struct guardian *g)
+{
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return -errno;
+	g->pid = fork();
+	if (g->pid < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return -errno;
+	}
+	if (g->pid == 0) {
+		close(sv[0]);
+		/* Nothing of the recorder's but the socket: no trace fd, no terminal input. */
+		if (sv[1] != 3) {
+			dup2(sv[1], 3);
+			close(sv[1]);
+		}
+		syscall(SYS_close_range, 4, ~0u, 0);
+		guardian_main(3);
+	}
+	close(sv[1]);
+	g->sock = sv[0];
+	return 0;
+}
+
+static int guardian__watch(struct guardian *g, pid_t target)
+{
+	int pidfd = syscall(SYS_pidfd_open, target, 0), err = 0;
+	char c = 'p', ctl[CMSG_SPACE(sizeof(int))] = {};
+	struct iovec iov = { &c, 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+			      .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+
+	if (pidfd < 0)
+		return -errno;
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &pidfd, sizeof(int));
+	if (sendmsg(g->sock, &msg, MSG_NOSIGNAL) != 1)
+		err = -errno;
+	close(pidfd);
+	return err;
+}
+
+/* Clean end: every stopped thread got its SIGCONT already; the guardian leaves quietly. */
+static void guardian__stop(struct guardian *g)
+{
+	if (g->pid <= 0)
+		return;
+	if (write(g->sock, "q", 1) != 1) {
+		/* it is gone already */
+	}
+	close(g->sock);
+	while (waitpid(g->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	g->pid = 0;
+}
+
+/* While recording, on a terminal only: one line, rewritten every second. */
+static void status_line(struct recorder *r, __u64 elapsed_ns, double rate, __u64 lost)
+{
+	fprintf(stderr, "\rgapscope: recording %s%d: %.0f s, %.1fk events/s, %llu events, "
+		"%llu lost\033[K",
+		r->launched ? "" : "pid ", r->target, elapsed_ns / 1e9, rate / 1e3,
+		(unsigned long long)r->events, (unsigned long long)lost);
+	fflush(stderr);
+}
+
 static bool proc_exists(pid_t pid)
 {
 	char p[64];
@@ -1310,6 +1461,7 @@ int cmd_record(int argc, char **argv)
 		.doc = doc,
 	};
 	struct recorder rec = { .uprobe_pid = -1 }, *r = &rec;
+	struct guardian guard = {};
 	sigset_t mask, orig_mask;
 	int sfd = -1, tfd = -1, go_fd = -1, exec_fd = -1, err = 0;
 	bool created = false, released = false;
@@ -1386,6 +1538,10 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	}
 
+	if (env.cmd && (err = guardian__start(&guard))) {
+		fprintf(stderr, "gapscope: cannot start the guardian: %s\n", strerror(-err));
+		goto cleanup;
+	}
 	err = open_load(r);
 	if (err)
 		goto cleanup;
@@ -1399,6 +1555,12 @@ int cmd_record(int argc, char **argv)
 			goto cleanup;
 		}
 		r->launched = true;
+		err = guardian__watch(&guard, r->target);
+		if (err) {
+			fprintf(stderr, "gapscope: cannot start the guardian: %s\n",
+				strerror(-err));
+			goto cleanup;
+		}
 	} else {
 		r->target = env.pid;
 	}
@@ -1432,6 +1594,12 @@ int cmd_record(int argc, char **argv)
 				"gapscope: warning: pid %d has no libcuda mapped (yet): "
 				"recording its host side\n",
 				r->target);
+		/* Threads started while the tracepoints were being attached. */
+		snapshot_threads(r, r->target);
+		/* Everything about the attach is on disk before we say so (tests read it). */
+		if (r->tw && trace__flush(r->tw))
+			fprintf(stderr, "gapscope: cannot write %s\n", env.output);
+		fprintf(stderr, "gapscope: recording pid %d (Ctrl-C to stop)\n", r->target);
 	}
 	r->live = true;
 	start_ns = now_ns(CLOCK_MONOTONIC);
@@ -1475,7 +1643,8 @@ int cmd_record(int argc, char **argv)
 		{ .fd = pidfd, .events = POLLIN },
 	};
 	unsigned int ticks = 0;
-	bool stop = false;
+	bool stop = false, tty = isatty(STDERR_FILENO);
+	__u64 last_events = 0, last_ns = start_ns;
 
 	while (!stop) {
 		if (poll(pfd, 4, -1) < 0 && errno != EINTR) {
@@ -1524,6 +1693,15 @@ int cmd_record(int argc, char **argv)
 					fprintf(stderr, "gapscope: cannot write %s\n", env.output);
 				if (ticks % 20 == 0)
 					write_losses(r);
+				if (tty && ticks % 20 == 0) {
+					__u64 t = now_ns(CLOCK_MONOTONIC), kinds[GS_LOSS_MAX];
+
+					status_line(r, t - start_ns,
+						    (r->events - last_events) * 1e9 / (t - last_ns),
+						    total_losses(r, kinds));
+					last_events = r->events;
+					last_ns = t;
+				}
 			}
 			if (env.duration &&
 			    now_ns(CLOCK_MONOTONIC) - start_ns >= env.duration * 1e9) {
@@ -1537,6 +1715,8 @@ int cmd_record(int argc, char **argv)
 	}
 	if (pidfd >= 0)
 		close(pidfd);
+	if (tty && ticks >= 20)
+		fputs("\r\033[K", stderr); /* the status line gives way to the summary */
 
 	finish(r);
 	if (r->launched && r->target_gone)
@@ -1581,6 +1761,7 @@ cleanup:
 	if (r->launched && !r->target_gone)
 		waitpid(r->target, &r->status, 0);
 	cleanup(r);
+	guardian__stop(&guard);
 	if (sfd >= 0)
 		close(sfd);
 	if (tfd >= 0)

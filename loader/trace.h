@@ -55,6 +55,7 @@ enum gs_rec_type {
 	GS_REC_LOSSES,		/* struct gs_rec_losses: totals so far; the last one counts */
 	GS_REC_PROC_EXIT,	/* struct gs_rec_exit */
 	GS_REC_END,		/* struct gs_rec_end: the recorder finished cleanly */
+	GS_REC_LOST_TYPES,	/* struct gs_rec_lost_types: ring-buffer losses by event type */
 };
 
 struct gs_rec_clock {
@@ -121,6 +122,13 @@ struct gs_rec_ksym {
 struct gs_rec_losses {
 	struct gs_hdr h;
 	__u32 n;		/* counters that follow, enum gs_loss order */
+	__u32 pad;
+	__u64 count[];
+};
+
+struct gs_rec_lost_types {
+	struct gs_hdr h;
+	__u32 n;		/* counters that follow, indexed by enum gs_event_type */
 	__u32 pad;
 	__u64 count[];
 };

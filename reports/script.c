@@ -127,6 +127,7 @@ static void strmap__free(struct strmap *m)
 		free(m->vals[i]);
 	free(m->keys);
 	free(m->vals);
+	*m = (struct strmap){};
 }
 
 /* ---- state built while reading ------------------------------------------------------------- */
@@ -528,7 +529,8 @@ static void print_record(const struct gs_hdr *h)
 		else {
 			printf(" live-since=");
 			print_time(h->ts);
-			printf("%s\n", (p->flags & GS_PROBE_F_RET) ? " +return" : "");
+			printf("%s off=0x%llx\n", (p->flags & GS_PROBE_F_RET) ? " +return" : "",
+			       (unsigned long long)p->offset);
 		}
 		break;
 	}
@@ -593,6 +595,26 @@ static void print_record(const struct gs_hdr *h)
 		putchar('\n');
 		break;
 	}
+	case GS_REC_LOST_TYPES: {
+		NEED(struct gs_rec_lost_types);
+		const struct gs_rec_lost_types *l = (const void *)h;
+		__u64 n = (fixed - sizeof(*l)) / 8;
+		static const char *const names[GS_EV_MAX] = {
+			[GS_EV_CUDA] = "cuda",	 [GS_EV_CU_NAME] = "cu_name", [GS_EV_FUTEX] = "futex",
+			[GS_EV_OFFCPU] = "offcpu", [GS_EV_SAMPLE] = "sample",   [GS_EV_PROBE] = "probe",
+			[GS_EV_FORK] = "fork",	 [GS_EV_EXIT] = "exit",	      [GS_EV_COMM] = "comm",
+			[GS_EV_EXEC] = "exec",	 [GS_EV_MMAP] = "mmap",
+		};
+
+		if (env.no_meta)
+			break;
+		printf("# lost-by-type");
+		for (__u64 i = 1; i < l->n && i < n; i++)
+			printf(" %s=%llu", i < GS_EV_MAX && names[i] ? names[i] : "other",
+			       (unsigned long long)l->count[i]);
+		putchar('\n');
+		break;
+	}
 	case GS_REC_PROC_EXIT: {
 		NEED(struct gs_rec_exit);
 		const struct gs_rec_exit *x = (const void *)h;
@@ -630,6 +652,7 @@ int cmd_script(int argc, char **argv)
 	struct trace_reader *r;
 	char err[512];
 
+	memset(&env, 0, sizeof(env));
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 1;
 	r = trace__open(env.file, err, sizeof(err));
@@ -651,5 +674,12 @@ int cmd_script(int argc, char **argv)
 	for (size_t i = 0; i < nksyms; i++)
 		free(ksyms[i].name);
 	free(ksyms);
+	/* Ready for another file in the same process (the fuzz target reads many). */
+	maps = NULL;
+	nmaps = 0;
+	ksyms = NULL;
+	nksyms = 0;
+	ksyms_sorted = true;
+	memset(&env, 0, sizeof(env));
 	return 0;
 }

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Issue 5 on the GPU machine (H200), with the portable binaries carried from a dev machine:
+#   here:  make -j2 all zkengine-portable      (carry build/)
+#   there: OUT=$OUT tests/gpu/record.sh
+# Cases: zkengine --device cuda under record; a runtime-API loop built here by nvcc (static
+# cudart), default stream and --default-stream per-thread; a PyTorch loop attached with -p; the
+# overhead ratio on zkengine (interleaved, with and without record). Each case's trace text and
+# logs go to $OUT; a short table is printed last. Output of a run is kept in tests/gpu/record-h200/.
+set -u
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+OUT=${OUT:-$BUILD/gpu-record}
+GS=$PWD/$BUILD/gapscope-portable
+ZK=$PWD/$BUILD/zkengine-portable
+REPS=${REPS:-5}
+mkdir -p "$OUT"
+exec > >(tee "$OUT/log.txt") 2>&1
+T=$OUT/table.txt
+: >"$T"
+row() { printf '%-26s %-34s %-14s %-14s %s\n' "$@" | tee -a "$T"; }
+count() { grep -c -- "$1" "$2" 2>/dev/null || true; }
+
+echo "== machine"
+uname -r; nproc; nvidia-smi -L 2>&1 | head -2; ldconfig -p | grep 'libcuda\.so\.1 ' | head -1
+[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing || true
+ls -la "$GS" "$ZK" || exit 1
+nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+row case metric trace expected ok
+
+# -- 1. zkengine --device cuda, launched under record.
+"$GS" record -f -o "$OUT/zk.gsc" -- "$ZK" --device cuda --partitions 4 --log2n 22 --verify \
+	>"$OUT/zk.out" 2>"$OUT/zk.err"
+echo "zkengine under record: exit $?"; cat "$OUT/zk.out" "$OUT/zk.err" | tail -25
+"$GS" script --no-stacks "$OUT/zk.gsc" >"$OUT/zk.txt" 2>"$OUT/zk.script.err"
+l=$(sed -n 's/^launches: \([0-9]*\)$/\1/p' "$OUT/zk.out")
+lt=$(count 'cuda:cuLaunchKernel ' "$OUT/zk.txt")
+row zkengine cuLaunchKernel "$lt" "${l:-?}" "$([ "$lt" = "$l" ] && echo yes || echo NO)"
+row zkengine "launches without kernel name" "$(count 'cuLaunchKernel kernel=? ' "$OUT/zk.txt")" 0 -
+row zkengine verified "$(grep -c '^verification passed' "$OUT/zk.out")" 1 -
+for s in cuStreamSynchronize cuEventSynchronize; do
+	e=$(sed -n "s/^sync calls $s: \([0-9]*\)$/\1/p" "$OUT/zk.out")
+	row zkengine "$s" "$(count "cuda:$s " "$OUT/zk.txt")" "${e:-?}(+teardown)" -
+done
+row zkengine losses "$(sed -n 's/^# losses total=\([0-9]*\).*/\1/p' "$OUT/zk.txt" | tail -1)" 0 -
+
+# -- 2. runtime-API loop, nvcc-built, static cudart.
+for mode in default per-thread; do
+	flags=""; sfx=""
+	[ "$mode" = per-thread ] && { flags="--default-stream per-thread"; sfx=_ptsz; }
+	"$nvcc" -O2 -arch=sm_90 $flags tests/gpu/progs/rt_loop.cu -o "$OUT/rt_loop_$mode" \
+		>"$OUT/rt_$mode.build" 2>&1 || { echo "nvcc failed"; cat "$OUT/rt_$mode.build"; }
+	"$GS" record -f -o "$OUT/rt_$mode.gsc" -- "$OUT/rt_loop_$mode" 200 >"$OUT/rt_$mode.out" \
+		2>"$OUT/rt_$mode.err"
+	cat "$OUT/rt_$mode.out"; tail -3 "$OUT/rt_$mode.err"
+	"$GS" script --no-stacks "$OUT/rt_$mode.gsc" >"$OUT/rt_$mode.txt" 2>/dev/null
+	f=$OUT/rt_$mode.txt
+	ln=$(count "cuda:cuLaunchKernel$sfx kernel=[^?]*saxpy" "$f")
+	row "rt_loop $mode" "cuLaunchKernel$sfx (named saxpy)" "$ln" 200 "$([ "$ln" = 200 ] && echo yes || echo NO)"
+	c=$(count "cuda:cuMemcpyHtoDAsync_v2$sfx " "$f")
+	row "rt_loop $mode" "cuMemcpyHtoDAsync_v2$sfx" "$c" 200 "$([ "$c" = 200 ] && echo yes || echo NO)"
+	c=$(count "cuda:cuStreamSynchronize$sfx " "$f")
+	row "rt_loop $mode" "cuStreamSynchronize$sfx" "$c" 100 "$([ "$c" = 100 ] && echo yes || echo NO)"
+	c=$(count "cuda:cuEventSynchronize " "$f")
+	row "rt_loop $mode" "cuEventSynchronize" "$c" 100 "$([ "$c" = 100 ] && echo yes || echo NO)"
+	c=$(count "cuda:cuEventRecord$sfx " "$f")
+	row "rt_loop $mode" "cuEventRecord$sfx" "$c" 200 "$([ "$c" = 200 ] && echo yes || echo NO)"
+	grep -o 'cuda:cu[A-Za-z0-9_]*' "$f" | sort | uniq -c | sort -rn >"$OUT/rt_$mode.hits"
+done
+
+# -- 3. PyTorch loop, attached with -p once it runs.
+rm -f "$OUT/torch.ready"
+python3 tests/gpu/progs/torch_loop.py --seconds 25 --ready "$OUT/torch.ready" >"$OUT/torch.out" 2>&1 &
+tp=$!
+for _ in $(seq 600); do [ -s "$OUT/torch.ready" ] && break; kill -0 $tp 2>/dev/null || break; sleep 0.2; done
+if [ -s "$OUT/torch.ready" ]; then
+	"$GS" record -f -o "$OUT/torch.gsc" -p "$tp" --duration 5 2>"$OUT/torch.err"
+	echo "torch record: exit $?"; cat "$OUT/torch.err"
+	wait $tp; echo "torch exit $?"; cat "$OUT/torch.out"
+	"$GS" script --no-stacks "$OUT/torch.gsc" >"$OUT/torch.txt" 2>/dev/null
+	f=$OUT/torch.txt
+	grep -o 'cuda:cu[A-Za-z0-9_]*' "$f" | sort | uniq -c | sort -rn >"$OUT/torch.hits"
+	cat "$OUT/torch.hits" | head -20
+	row torch "cuLaunchKernelEx" "$(count 'cuda:cuLaunchKernelEx ' "$f")" ">0" -
+	row torch "cuLaunchKernel(Ex) named" "$(count 'cuda:cuLaunchKernel\(Ex\)\? kernel=[^?]' "$f")" ">0" -
+	row torch "cuLaunchKernel(Ex) kernel=?" "$(count 'cuda:cuLaunchKernel\(Ex\)\? kernel=? ' "$f")" - -
+	row torch "cuCtxSynchronize_v2" "$(count 'cuda:cuCtxSynchronize_v2 ' "$f")" ">0" -
+	row torch "cuStreamSynchronize" "$(count 'cuda:cuStreamSynchronize ' "$f")" ">0" -
+	row torch "target still ran after detach" "$(grep -c 'torch_loop: [0-9]* steps' "$OUT/torch.out")" 1 -
+else
+	echo "torch_loop never became ready"; cat "$OUT/torch.out"; kill $tp 2>/dev/null
+	row torch ready no yes NO
+fi
+
+# -- 4. Overhead on zkengine (no --verify: GPU throughput only), interleaved after one warm-up
+# run of each (the first run of a process on the GPU pays for the driver's caches).
+: >"$OUT/overhead.txt"
+"$ZK" --device cuda --partitions 8 --log2n 22 --seed 1 >/dev/null 2>&1
+"$GS" record -f -o "$OUT/ovh.gsc" -- "$ZK" --device cuda --partitions 8 --log2n 22 --seed 1 \
+	>/dev/null 2>&1
+for i in $(seq "$REPS"); do
+	p=$("$ZK" --device cuda --partitions 8 --log2n 22 --seed 1 2>/dev/null |
+		sed -n 's/^throughput: \([0-9.]*\).*/\1/p')
+	r=$("$GS" record -f -o "$OUT/ovh.gsc" -- "$ZK" --device cuda --partitions 8 --log2n 22 \
+		--seed 1 2>/dev/null | sed -n 's/^throughput: \([0-9.]*\).*/\1/p')
+	echo "rep $i plain $p recorded $r" | tee -a "$OUT/overhead.txt"
+done
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+mp=$(awk '{print $4}' "$OUT/overhead.txt" | median)
+mr=$(awk '{print $6}' "$OUT/overhead.txt" | median)
+ratio=$(awk -v p="$mp" -v r="$mr" 'BEGIN { if (p > 0) printf "%.3f", r / p; else print "?" }')
+row zkengine-overhead "recorded/plain (median of $REPS)" "$ratio" ">=0.98" -
+# Few files come back from the machine: the small ones in one archive, the traces' text cut.
+for f in zk rt_default rt_per-thread torch; do
+	[ -f "$OUT/$f.txt" ] && { echo "==== $f"; head -n 400 "$OUT/$f.txt"; } >>"$OUT/script-heads.txt"
+done
+(cd "$OUT" && rm -f ./*.gsc rt_loop_* &&
+	small=$(ls | grep -v -x -e outputs.tar.gz -e log.txt -e table.txt -e script-heads.txt) &&
+	tar czf outputs.tar.gz $small && rm -f $small) || echo "packing the outputs failed"
+echo
+echo "== gapscope record on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
+cat "$T"
