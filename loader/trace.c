@@ -100,6 +100,8 @@ int trace__flush(struct trace_writer *w)
 	ch->len = w->len;
 	ch->seq = w->seq;
 	ch->nrec = w->nrec;
+	ch->pad = 0;
+	ch->hcrc = crc_of(0, ch, TRACE_CHUNK_HCRC_BYTES);
 	ch->crc = 0;
 	ch->crc = crc_of(0, w->buf, sizeof(*ch) + w->len);
 	err = write_all(w->fd, w->buf, sizeof(*ch) + w->len);
@@ -206,7 +208,8 @@ static bool chunk_cut(const struct trace_reader *r, size_t off)
 	if (r->size - off < sizeof(ch))
 		return true;
 	memcpy(&ch, r->data + off, sizeof(ch));
-	return ch.magic == TRACE_CHUNK_MAGIC && ch.len > r->size - off - sizeof(ch);
+	return ch.magic == TRACE_CHUNK_MAGIC && ch.len > r->size - off - sizeof(ch) &&
+	       crc_of(0, &ch, TRACE_CHUNK_HCRC_BYTES) == ch.hcrc;
 }
 
 struct trace_reader *trace__open(const char *path, char *err, size_t errlen)

@@ -3,7 +3,7 @@
  * The gapscope trace file, shared by the recorder (loader/) and the readers (reports/).
  *
  * Layout: a file header, then chunks appended as recording goes. A chunk is a header with a
- * CRC32 (zlib) over header and payload, and a payload of whole records. Every record starts with
+ * CRC32 (zlib) over header and payload (and one over the header alone), and a payload of whole records. Every record starts with
  * struct gs_hdr (type, size, timestamp, thread); BPF events are stored as the BPF side wrote them,
  * with stacks compacted to ustack_n user frames then kstack_n kernel frames at the record's end.
  * Records of types >= GS_REC_CLOCK are written by the recorder (metadata).
@@ -43,7 +43,15 @@ struct trace_chunk_hdr {
 	__u64 seq;		/* 0, 1, 2, ... */
 	__u32 nrec;
 	__u32 crc;		/* crc32 of this header with crc = 0, then of the payload */
+	__u32 hcrc;		/* crc32 of magic..nrec alone */
+	__u32 pad;
 };
+
+/*
+ * hcrc lets a reader tell a cut-off chunk (its header intact, its length past the end of the
+ * file) from a chunk whose header was damaged (a bad length must not pass for a cut).
+ */
+#define TRACE_CHUNK_HCRC_BYTES	offsetof(struct trace_chunk_hdr, crc)
 
 /* Recorder records (metadata). */
 enum gs_rec_type {

@@ -33,7 +33,7 @@ env = dict(os.environ, ASAN_OPTIONS="exitcode=99:detect_leaks=1",
            UBSAN_OPTIONS="halt_on_error=1:exitcode=98:print_stacktrace=1")
 
 # Chunks: (offset, payload length) from the intact file. File header 32 bytes, chunk header 24.
-FH, CH = 32, 24
+FH, CH = 32, 32
 chunks, off = [], FH
 while off + CH <= len(data):
     magic, ln = struct.unpack_from("<II", data, off)
