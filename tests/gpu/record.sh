@@ -39,7 +39,8 @@ row zkengine "launches without kernel name" "$(count 'cuLaunchKernel kernel=? ' 
 row zkengine verified "$(grep -c '^verification passed' "$OUT/zk.out")" 1 -
 for s in cuStreamSynchronize cuEventSynchronize; do
 	e=$(sed -n "s/^sync calls $s: \([0-9]*\)$/\1/p" "$OUT/zk.out")
-	row zkengine "$s" "$(count "cuda:$s " "$OUT/zk.txt")" "${e:-?}(+teardown)" -
+	t=$(count "cuda:$s " "$OUT/zk.txt")
+	row zkengine "$s" "$t" "${e:-?}" "$([ "$t" = "$e" ] && echo yes || echo NO)"
 done
 row zkengine losses "$(sed -n 's/^# losses total=\([0-9]*\).*/\1/p' "$OUT/zk.txt" | tail -1)" 0 -
 
