@@ -2,7 +2,8 @@
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
-BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.skel.h,$(BPF_SRCS))
+# Skeletons: the recorder's linked object (below) and the tool-chain smoke test.
+BPF_SKELS := $(BUILD)/bpf/smoke.skel.h
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Wno-unused-function \
 	      -Ivmlinux/$(ARCH) -Ibpf -MMD -MP
@@ -16,3 +17,23 @@ $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
 all: $(BPF_SKELS)
+
+# The recorder loads every probe family as one object: the families (all but smoke) linked by
+# bpftool into build/bpf/record.bpf.o, skeleton struct record_bpf. One object means one parse of
+# the kernel's BTF at load (libbpf parses it per object: ~50 ms each) and no map fd sharing.
+# The shared maps are weak in gapscope.bpf.h; other map names must differ between families.
+# Linked in this order (the order of the kernel probes in a trace), any new family last.
+RECORD_BPF_FIRST := $(patsubst %,$(BUILD)/bpf/%.bpf.o,proc futex offcpu sample probe cuda)
+RECORD_BPF_OBJS := $(RECORD_BPF_FIRST) \
+		   $(filter-out $(RECORD_BPF_FIRST) $(BUILD)/bpf/smoke.bpf.o,$(BPF_OBJS))
+
+$(BUILD)/bpf/record.bpf.o: $(RECORD_BPF_OBJS) | $(BUILD)/bpf/
+	$(call msg,BPF-LINK,$(notdir $@))
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(BUILD)/bpf/record.skel.h: $(BUILD)/bpf/record.bpf.o
+	$(call msg,GEN-SKEL,$(notdir $@))
+	$(Q)$(BPFTOOL) gen skeleton $< name record_bpf > $@
+
+BPF_SKELS += $(BUILD)/bpf/record.skel.h
+all: $(BUILD)/bpf/record.skel.h

@@ -62,6 +62,46 @@ struct {
 	__type(value, struct name_state);
 } name_scratch SEC(".maps");
 
+/*
+ * Kernel handles of the targets already seen, {tgid, handle} -> how they got their name (H_*):
+ * a launch looks its handle up here (one hash lookup), and only a handle not here is read
+ * (*(handle + 8), cuda.h), once.
+ */
+enum { H_LOOKUP = 1, H_LOOKUP_DISAGREED, H_BY_HANDLE, H_UNNAMED };
+
+struct handle_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 handle;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct handle_key);
+	__type(value, __u32);
+} cu_handles SEC(".maps");
+
+/* Per attached libcuda (cu_fn_desc.lib): calibration counts and the off switch. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CU_MAX_LIBS);
+	__type(key, __u32);
+	__type(value, struct cu_handle_stats);
+} cu_libs SEC(".maps");
+
+struct two_names {
+	char a[CU_NAME_LEN];
+	char b[CU_NAME_LEN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct two_names);
+} name_pair SEC(".maps");
+
 /* Argument i (1-based) of a function at its first instruction (x86-64 SysV: six registers, then
  * the stack above the return address). */
 static __always_inline __u64 arg(struct pt_regs *regs, __u32 i)
@@ -151,6 +191,128 @@ static __always_inline void decode_args(struct pt_regs *regs, const struct cu_fn
 	}
 }
 
+/*
+ * The string *(handle + CU_HANDLE_NAME_OFF) points to, into buf: bpf_probe_read_user_str's
+ * length (with the NUL), or < 0. Failed reads here are not losses: a layout that is not the
+ * driver's reads nothing.
+ */
+static __always_inline long handle_str(__u64 handle, char *buf)
+{
+	__u64 p = 0;
+
+	if (!handle || bpf_probe_read_user(&p, sizeof(p), (void *)(handle + CU_HANDLE_NAME_OFF)) ||
+	    !p)
+		return -1;
+	return bpf_probe_read_user_str(buf, CU_NAME_LEN, (void *)p);
+}
+
+/*
+ * A C identifier or a mangled C++ name ([A-Za-z_][A-Za-z0-9_.$]*), NUL-terminated in the buffer.
+ * A name that fills the buffer is cut to CU_NAME_LEN - 1 characters, exactly as the lookup
+ * probes cut the names they capture: template kernels (PyTorch, cuBLAS) are often longer, and a
+ * cut mangled name still tells them apart far better than none.
+ */
+static __always_inline bool symbol_like(const char *s, long n)
+{
+	if (n < 2 || n > CU_NAME_LEN)
+		return false;
+	for (int i = 0; i < CU_NAME_LEN; i++) {
+		char c = s[i];
+
+		if (!c)
+			return i == n - 1;
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_')
+			continue;
+		if (i > 0 && ((c >= '0' && c <= '9') || c == '.' || c == '$'))
+			continue;
+		return false;
+	}
+	return false;
+}
+
+static __always_inline bool same_str(const char *a, const char *b)
+{
+	for (int i = 0; i < CU_NAME_LEN; i++) {
+		if (a[i] != b[i])
+			return false;
+		if (!a[i])
+			return true;
+	}
+	return true;
+}
+
+static __always_inline void mark_handle(__u64 handle, __u32 how, __u64 flags)
+{
+	struct handle_key k = { .tgid = bpf_get_current_pid_tgid() >> 32, .handle = handle };
+
+	bpf_map_update_elem(&cu_handles, &k, &how, flags);
+}
+
+/* A lookup's name against *(handle + 8): counted, and the first disagreement turns names from
+ * handles off for the library. Returns the CU_NF_CAL_* flag. */
+static __always_inline __u16 calibrate(__u32 lib, bool agree)
+{
+	struct cu_handle_stats *st = bpf_map_lookup_elem(&cu_libs, &lib);
+
+	if (st) {
+		if (agree) {
+			__sync_fetch_and_add(&st->agree, 1);
+		} else {
+			__sync_fetch_and_add(&st->disagree, 1);
+			st->off = 1;
+		}
+	}
+	return agree ? CU_NF_CAL_AGREE : CU_NF_CAL_DISAGREE;
+}
+
+/*
+ * A launch (or cuKernelGetFunction) of a handle no lookup named: read its name from the handle,
+ * once, and put it in the trace as a cu_name_event marked CU_NF_BY_HANDLE, ahead of the event
+ * that uses it. Returns how the handle is named (H_*), 0 when it is not (yet).
+ */
+static __always_inline __u32 name_by_handle(__u64 handle, __u32 lib, __u32 fn, __u32 kind,
+					     __u64 ts)
+{
+	struct handle_key k = { .tgid = bpf_get_current_pid_tgid() >> 32, .handle = handle };
+	struct cu_handle_stats *st;
+	struct cu_name_event *ev;
+	__u32 *how, v;
+	long n;
+
+	if (!handle)
+		return 0;
+	how = bpf_map_lookup_elem(&cu_handles, &k);
+	if (how)
+		return *how;
+	st = bpf_map_lookup_elem(&cu_libs, &lib);
+	if (!st || st->off)
+		return 0;
+	ev = reserve(sizeof(*ev), GS_EV_CU_NAME);
+	if (!ev)
+		return 0;	/* counted; the next launch tries again */
+	fill_hdr(&ev->h, GS_EV_CU_NAME, sizeof(*ev), ts);
+	ev->h.flags = CU_NF_BY_HANDLE;
+	ev->fn = fn;
+	ev->kind = kind;
+	ev->handle = handle;
+	ev->owner = 0;
+	ev->dur_ns = 0;
+	ev->ret = 0;
+	ev->pad = 0;
+	n = handle_str(handle, ev->name);
+	if (n > 0 && symbol_like(ev->name, n)) {
+		v = H_BY_HANDLE;
+		__sync_fetch_and_add(&st->named, 1);
+		submit(ev);
+	} else {
+		v = H_UNNAMED;
+		__sync_fetch_and_add(&st->rejected, 1);
+		bpf_ringbuf_discard(ev, BPF_RB_NO_WAKEUP);
+	}
+	bpf_map_update_elem(&cu_handles, &k, &v, BPF_NOEXIST);
+	return v;
+}
+
 static __always_inline int name_entry(struct pt_regs *regs, const struct cu_fn_desc *d, __u32 fn,
 				      __u64 ts)
 {
@@ -191,9 +353,62 @@ static __always_inline int name_return(struct pt_regs *regs, __u32 fn, __u64 now
 		ev->ret = PT_REGS_RC(regs);
 		if (s->out && bpf_probe_read_user(&ev->handle, sizeof(ev->handle), (void *)s->out))
 			count_loss(GS_LOSS_READ);
+		if (!ev->ret && ev->handle && ev->name[0]) {
+			/* A name the lookup gave: calibrate the handle's against it. */
+			__u32 zero = 0, lib;
+			struct two_names *t = bpf_map_lookup_elem(&name_pair, &zero);
+			const struct cu_fn_desc *d = bpf_map_lookup_elem(&cu_fns, &fn);
+			__u32 how = H_LOOKUP;
+
+			if (t && d) {
+				lib = d->lib;
+				ev->h.flags |= calibrate(lib, handle_str(ev->handle, t->a) > 0 &&
+								      same_str(t->a, ev->name));
+				if (ev->h.flags & CU_NF_CAL_DISAGREE)
+					how = H_LOOKUP_DISAGREED;
+			}
+			mark_handle(ev->handle, how, BPF_ANY);
+		}
 		submit(ev);
 	}
 	bpf_map_delete_elem(&name_calls, &key);
+	return 0;
+}
+
+/*
+ * cuKernelGetFunction returned FUNC for KERNEL. A kernel a lookup named and the kernel's
+ * *(handle + 8) confirmed: check that the function's *(handle + 8) is the kernel's too. A kernel no lookup named: name the kernel from its handle (the reader passes the name
+ * on to the function, as for a looked-up kernel). Either way launches of FUNC need no read.
+ */
+static __always_inline __u16 kernel_function(__u64 out, __u64 kernel, __u32 fn, __u64 ts)
+{
+	struct handle_key k = { .tgid = bpf_get_current_pid_tgid() >> 32, .handle = kernel };
+	const struct cu_fn_desc *d = bpf_map_lookup_elem(&cu_fns, &fn);
+	struct two_names *t;
+	__u64 func = 0;
+	__u32 zero = 0, *how, lib;
+	__u16 flags = 0;
+
+	if (!d || bpf_probe_read_user(&func, sizeof(func), (void *)out) || !func)
+		return 0;
+	lib = d->lib;
+	how = bpf_map_lookup_elem(&cu_handles, &k);
+	if (how && *how == H_LOOKUP) {
+		t = bpf_map_lookup_elem(&name_pair, &zero);
+		if (!t)
+			return 0;
+		flags = calibrate(lib, handle_str(kernel, t->a) > 0 && handle_str(func, t->b) > 0 &&
+					       same_str(t->a, t->b));
+		mark_handle(func, H_LOOKUP, BPF_ANY);
+		return flags;
+	}
+	if (how && *how == H_LOOKUP_DISAGREED) {
+		/* Counted already: the kernel's own name was contradicted. */
+		mark_handle(func, H_LOOKUP, BPF_ANY);
+		return 0;
+	}
+	if (name_by_handle(kernel, lib, fn, CU_K_KERNEL_FUNCTION, ts) == H_BY_HANDLE)
+		mark_handle(func, H_BY_HANDLE, BPF_ANY);
 	return 0;
 }
 
@@ -227,6 +442,10 @@ int BPF_KPROBE(cu_entry)
 		return 0;
 	}
 
+	if (d->kind == CU_K_LAUNCH)
+		name_by_handle(d->layout == CU_L_LAUNCH_EX ? arg(ctx, 2) : arg(ctx, d->a_handle),
+			       d->lib, fn, CU_K_LAUNCH, ts);
+
 	/* Entry-only: the event is complete now; the stack is the one at the first instruction. */
 	struct cu_event *ev = reserve(sizeof(*ev) + sizeof(struct gs_stack), GS_EV_CUDA);
 
@@ -252,12 +471,15 @@ int BPF_KRETPROBE(cu_return)
 	struct call_key key = { .tid = (__u32)bpf_get_current_pid_tgid(), .fn = fn };
 	struct call_state *s;
 	struct cu_event *ev;
+	__u16 cal_flags = 0;
 
 	if (!current_is_target())
 		return 0;
 	s = bpf_map_lookup_elem(&calls, &key);
 	if (!s)
 		return name_return(ctx, fn, now);
+	if (s->ev.kind == CU_K_KERNEL_FUNCTION && s->out && !PT_REGS_RC(ctx))
+		cal_flags = kernel_function(s->out, s->ev.aux, fn, now);
 
 	/* The stack at return starts at the caller's return address with the caller's frame
 	 * pointer restored: a complete frame-pointer chain, no frame missing. */
@@ -265,7 +487,7 @@ int BPF_KRETPROBE(cu_return)
 	if (ev) {
 		__builtin_memcpy(ev, &s->ev, sizeof(*ev));
 		ev->h.size = sizeof(*ev) + sizeof(struct gs_stack);
-		ev->h.flags |= GS_F_RET;
+		ev->h.flags |= GS_F_RET | cal_flags;
 		ev->dur_ns = now - s->ev.h.ts;
 		ev->ret = PT_REGS_RC(ctx);
 		if (s->out) {

@@ -64,7 +64,8 @@ struct cu_fn_desc {
 	__u8 a_out;	/* pointer the call writes a handle to */
 	__u8 a_name;	/* const char *name */
 	__u8 a_aux;	/* second handle: kernel, device, waited event */
-	__u8 pad[3];
+	__u8 lib;	/* which attached libcuda (index into cu_libs, < CU_MAX_LIBS) */
+	__u8 pad[2];
 };
 
 struct cu_event {
@@ -95,6 +96,32 @@ struct cu_name_event {
 	__s32 ret;
 	__u32 pad;
 	char name[CU_NAME_LEN];
+};
+
+/*
+ * Naming a kernel from its handle, for handles whose lookup ran before the probes were live
+ * (record -p). Driver 580 keeps the kernel's name at *(const char **)(handle + 8) for a CUfunction
+ * (cuModuleGetFunction, cuKernelGetFunction) and a CUkernel (cuLibraryGetKernel), as seen on an
+ * H200 (tests/gpu/progs/handle_layout.c). That is no ABI: the BPF side checks it against every
+ * lookup it does see (calibration) and stops reading handles of a library as soon as one
+ * disagrees; a name read from a handle is accepted only if it looks like a symbol.
+ */
+#define CU_HANDLE_NAME_OFF	8
+#define CU_MAX_LIBS		16
+
+/* gs_hdr flags of cu_name_event (and of the cu_event of cuKernelGetFunction). */
+#define CU_NF_BY_HANDLE		(1u << 8)  /* name read from *(handle + 8), not from a lookup */
+#define CU_NF_CAL_AGREE		(1u << 9)  /* a lookup's name equals *(handle + 8) */
+#define CU_NF_CAL_DISAGREE	(1u << 10) /* it does not: handles of this library stay unnamed */
+
+/* Per attached libcuda, in the cu_libs map; summed into the trace (GS_REC_CU_HANDLES). */
+struct cu_handle_stats {
+	__u64 agree;	/* lookups whose name *(handle + 8) confirmed */
+	__u64 disagree;	/* lookups whose name it contradicted (or that had none there) */
+	__u64 named;	/* handles named by reading *(handle + 8) */
+	__u64 rejected;	/* handles whose *(handle + 8) was unreadable or no symbol-like name */
+	__u32 off;	/* set at the first disagreement: no more names from handles */
+	__u32 pad;
 };
 
 #endif

@@ -113,62 +113,66 @@ static __always_inline int wait_exit(void *ctx, long ret)
 	return 0;
 }
 
-SEC("tp/syscalls/sys_enter_futex")
-int futex_enter(struct trace_event_raw_sys_enter *ctx)
-{
-	__u32 op = ctx->args[1] & FUTEX_CMD_MASK;
+/*
+ * The generic raw syscall tracepoints, not tp/syscalls/sys_{enter,exit}_futex*: those are perf
+ * events underneath, and each one's detach waits for its own RCU-tasks grace periods under the
+ * kernel's event_mutex (~50 ms apiece, one after the other: 0.4 s per recorder exit for the
+ * syscall tracepoints). The kernel runs the generic tracepoint for every syscall as soon as any
+ * syscall tracepoint is on, so the dispatch on the syscall number here, first, adds little.
+ */
+#if defined(__TARGET_ARCH_arm64)
+#define NR_futex 98
+#define SYSCALL_NR(regs) ((regs)->syscallno) /* tp_btf: a trusted pointer */
+#else
+#define NR_futex 202
+#define SYSCALL_NR(regs) ((regs)->orig_ax) /* tp_btf: a trusted pointer */
+#endif
+#define NR_futex_waitv 449	/* Linux 5.16 */
+#define NR_futex_wait 455	/* Linux 6.7: futex_wait(uaddr, val, mask, flags, timeout, clockid) */
 
-	if (op != FUTEX_WAIT && op != FUTEX_WAIT_BITSET && op != FUTEX_LOCK_PI &&
-	    op != FUTEX_LOCK_PI2 && op != FUTEX_WAIT_REQUEUE_PI)
-		return 0;
-	if (!current_is_target())
-		return 0;
-	return wait_enter(ctx->args[0], op, ctx->args[2], FUTEX_SYS_FUTEX, 1);
+SEC("tp_btf/sys_enter")
+int BPF_PROG(futex_sys_enter, struct pt_regs *regs, long id)
+{
+	if (id == NR_futex) {
+		__u32 op = PT_REGS_PARM2_CORE_SYSCALL(regs) & FUTEX_CMD_MASK;
+
+		if (op != FUTEX_WAIT && op != FUTEX_WAIT_BITSET && op != FUTEX_LOCK_PI &&
+		    op != FUTEX_LOCK_PI2 && op != FUTEX_WAIT_REQUEUE_PI)
+			return 0;
+		if (!current_is_target())
+			return 0;
+		return wait_enter(PT_REGS_PARM1_CORE_SYSCALL(regs), op,
+				  PT_REGS_PARM3_CORE_SYSCALL(regs), FUTEX_SYS_FUTEX, 1);
+	}
+	if (id == NR_futex_wait) {
+		if (!current_is_target())
+			return 0;
+		return wait_enter(PT_REGS_PARM1_CORE_SYSCALL(regs), FUTEX_WAIT_BITSET,
+				  PT_REGS_PARM2_CORE_SYSCALL(regs), FUTEX_SYS_WAIT, 1);
+	}
+	if (id == NR_futex_waitv) {
+		/* futex_waitv(waiters, nr_futexes, flags, timeout, clockid): struct futex_waitv
+		 * is { u64 val; u64 uaddr; u32 flags; u32 reserved; }; the first waiter stands
+		 * for the set. */
+		__u64 w[2] = {};
+
+		if (!current_is_target())
+			return 0;
+		if (bpf_probe_read_user(w, sizeof(w), (void *)PT_REGS_PARM1_CORE_SYSCALL(regs)))
+			count_loss(GS_LOSS_READ);
+		return wait_enter(w[1], FUTEX_WAIT, w[0], FUTEX_SYS_WAITV,
+				  PT_REGS_PARM2_CORE_SYSCALL(regs));
+	}
+	return 0;
 }
 
-SEC("tp/syscalls/sys_exit_futex")
-int futex_exit(struct trace_event_raw_sys_exit *ctx)
+/* Only a thread with a wait in the map gets past the lookup: no tgid check needed. */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(futex_sys_exit, struct pt_regs *regs, long ret)
 {
-	if (!current_is_target())
-		return 0;
-	return wait_exit(ctx, ctx->ret);
-}
+	long id = SYSCALL_NR(regs);
 
-/* futex_wait(uaddr, val, mask, flags, timeout, clockid): Linux 6.7; autoload off before. */
-SEC("tp/syscalls/sys_enter_futex_wait")
-int futex_wait_enter(struct trace_event_raw_sys_enter *ctx)
-{
-	if (!current_is_target())
+	if (id != NR_futex && id != NR_futex_wait && id != NR_futex_waitv)
 		return 0;
-	return wait_enter(ctx->args[0], FUTEX_WAIT_BITSET, ctx->args[1], FUTEX_SYS_WAIT, 1);
-}
-
-SEC("tp/syscalls/sys_exit_futex_wait")
-int futex_wait_exit(struct trace_event_raw_sys_exit *ctx)
-{
-	if (!current_is_target())
-		return 0;
-	return wait_exit(ctx, ctx->ret);
-}
-
-/* futex_waitv(waiters, nr_futexes, flags, timeout, clockid): struct futex_waitv is
- * { u64 val; u64 uaddr; u32 flags; u32 reserved; }; the first waiter stands for the set. */
-SEC("tp/syscalls/sys_enter_futex_waitv")
-int futex_waitv_enter(struct trace_event_raw_sys_enter *ctx)
-{
-	__u64 w[2] = {};
-
-	if (!current_is_target())
-		return 0;
-	if (bpf_probe_read_user(w, sizeof(w), (void *)ctx->args[0]))
-		count_loss(GS_LOSS_READ);
-	return wait_enter(w[1], FUTEX_WAIT, w[0], FUTEX_SYS_WAITV, ctx->args[1]);
-}
-
-SEC("tp/syscalls/sys_exit_futex_waitv")
-int futex_waitv_exit(struct trace_event_raw_sys_exit *ctx)
-{
-	if (!current_is_target())
-		return 0;
-	return wait_exit(ctx, ctx->ret);
+	return wait_exit(ctx, ret);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * BPF-only helpers shared by every probe family. Each object defines the same three maps; the
- * recorder loads the first object and makes the others reuse its map fds (bpf_map__reuse_fd), so
- * all families write into one ring buffer, filter by one tgid set and count losses in one place.
+ * BPF-only helpers shared by every probe family. Each object defines the same shared maps, weak:
+ * the build links the families into one object (bpf/bpf.mk, `bpftool gen object`), where each
+ * becomes a single map, so all families write into one ring buffer, filter by one tgid set and
+ * count losses in one place, and the recorder loads one object (one parse of the kernel's BTF).
  */
 #ifndef GAPSCOPE_BPF_H
 #define GAPSCOPE_BPF_H
@@ -17,7 +18,7 @@
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 16 << 20);
-} events SEC(".maps");
+} events SEC(".maps") __weak;
 
 /* Target processes (tgid -> 1). Threads are covered by their tgid. */
 struct {
@@ -25,14 +26,14 @@ struct {
 	__uint(max_entries, GS_MAX_TGIDS);
 	__type(key, __u32);
 	__type(value, __u32);
-} tgids SEC(".maps");
+} tgids SEC(".maps") __weak;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, GS_LOSS_MAX);
 	__type(key, __u32);
 	__type(value, __u64);
-} losses SEC(".maps");
+} losses SEC(".maps") __weak;
 
 /* Ring-buffer losses by event type (GS_EV_*): what a full buffer cost, kind by kind. */
 struct {
@@ -40,7 +41,7 @@ struct {
 	__uint(max_entries, GS_EV_MAX);
 	__type(key, __u32);
 	__type(value, __u64);
-} lost_types SEC(".maps");
+} lost_types SEC(".maps") __weak;
 
 static __always_inline void count_loss(__u32 what)
 {

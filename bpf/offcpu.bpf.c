@@ -52,11 +52,15 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
+	/*
+	 * This runs at every context switch of the machine: tp_btf's task pointers are trusted,
+	 * so their fields are plain loads here, no helper calls.
+	 */
 	__u64 now = bpf_ktime_get_ns();
 	__u32 cpu = bpf_get_smp_processor_id();
-	__u32 prev_tid = BPF_CORE_READ(prev, pid), next_tid = BPF_CORE_READ(next, pid);
+	__u32 prev_tid = prev->pid, next_tid = next->pid;
 
-	if (is_target(BPF_CORE_READ(prev, tgid))) {
+	if (is_target(prev->tgid)) {
 		struct off_state s = { .ts = now, .prev_state = prev_state, .cpu = cpu };
 
 		s.state = (preempt || prev_state == TASK_RUNNING) ? OFFCPU_PREEMPTED :
@@ -65,7 +69,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 			count_loss(GS_LOSS_MAP);
 	}
 
-	__u32 next_tgid = BPF_CORE_READ(next, tgid);
+	__u32 next_tgid = next->tgid;
 
 	if (!is_target(next_tgid))
 		return 0;
@@ -141,9 +145,9 @@ int BPF_PROG(sched_waking, struct task_struct *p)
 	__u64 id;
 	struct wake_state w;
 
-	if (!is_target(BPF_CORE_READ(p, tgid)))
+	if (!is_target(p->tgid))
 		return 0;
-	tid = BPF_CORE_READ(p, pid);
+	tid = p->pid;
 	id = bpf_get_current_pid_tgid();
 	w.ts = bpf_ktime_get_ns();
 	w.tid = (__u32)id;

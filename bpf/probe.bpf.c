@@ -27,7 +27,7 @@ struct {
 	__uint(max_entries, GS_MAX_THREADS);
 	__type(key, struct call_key);
 	__type(value, struct call_state);
-} calls SEC(".maps");
+} probe_calls SEC(".maps"); /* not "calls": cuda.bpf.c has one, linked together */
 
 SEC("uprobe")
 int BPF_KPROBE(probe_entry)
@@ -41,7 +41,7 @@ int BPF_KPROBE(probe_entry)
 	s.ts = bpf_ktime_get_ns();
 	s.caller = entry_caller(ctx);
 	s.arg0 = PT_REGS_PARM1(ctx);
-	if (bpf_map_update_elem(&calls, &key, &s, BPF_ANY))
+	if (bpf_map_update_elem(&probe_calls, &key, &s, BPF_ANY))
 		count_loss(GS_LOSS_MAP);
 	return 0;
 }
@@ -57,7 +57,7 @@ int BPF_KRETPROBE(probe_return)
 
 	if (!current_is_target())
 		return 0;
-	s = bpf_map_lookup_elem(&calls, &key);
+	s = bpf_map_lookup_elem(&probe_calls, &key);
 	if (!s)
 		return 0; /* entered before the probe went live */
 	ev = reserve(sizeof(*ev) + sizeof(struct gs_stack), GS_EV_PROBE);
@@ -73,6 +73,6 @@ int BPF_KRETPROBE(probe_return)
 		take_ustack(ctx, &ev->h, (void *)(ev + 1));
 		submit(ev);
 	}
-	bpf_map_delete_elem(&calls, &key);
+	bpf_map_delete_elem(&probe_calls, &key);
 	return 0;
 }

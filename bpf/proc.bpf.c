@@ -148,19 +148,35 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 	return 0;
 }
 
-SEC("tp/syscalls/sys_enter_mmap")
-int mmap_enter(struct trace_event_raw_sys_enter *ctx)
-{
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct mmap_args a = {
-		.len = ctx->args[1],
-		.prot = ctx->args[2],
-		.fd = ctx->args[4],
-		.pgoff = ctx->args[5],
-	};
+/*
+ * The generic raw syscall tracepoints rather than tp/syscalls/sys_{enter,exit}_mmap, whose
+ * detach costs tens of milliseconds each (futex.bpf.c says why).
+ */
+#if defined(__TARGET_ARCH_arm64)
+#define NR_mmap 222
+#define SYS_PARM6(regs) BPF_CORE_READ(regs, regs[5])
+#define MMAP_SYSCALL_NR(regs) ((regs)->syscallno) /* tp_btf: a trusted pointer */
+#else
+#define NR_mmap 9
+#define SYS_PARM6(regs) BPF_CORE_READ(regs, r9)
+#define MMAP_SYSCALL_NR(regs) ((regs)->orig_ax) /* tp_btf: a trusted pointer */
+#endif
 
+SEC("tp_btf/sys_enter")
+int BPF_PROG(mmap_sys_enter, struct pt_regs *regs, long id)
+{
+	__u32 tid;
+	struct mmap_args a;
+
+	if (id != NR_mmap)
+		return 0;
+	a.prot = PT_REGS_PARM3_CORE_SYSCALL(regs);
+	a.fd = PT_REGS_PARM5_CORE_SYSCALL(regs);
 	if (!(a.prot & PROT_EXEC) || a.fd < 0 || !current_is_target())
 		return 0;
+	a.len = PT_REGS_PARM2_CORE_SYSCALL(regs);
+	a.pgoff = SYS_PARM6(regs);
+	tid = (__u32)bpf_get_current_pid_tgid();
 	if (bpf_map_update_elem(&mmaps, &tid, &a, BPF_ANY))
 		count_loss(GS_LOSS_MAP);
 	return 0;
@@ -203,21 +219,24 @@ static long match_one(__u32 i, struct match_ctx *m)
 	return 0;
 }
 
-SEC("tp/syscalls/sys_exit_mmap")
-int mmap_exit(struct trace_event_raw_sys_exit *ctx)
+SEC("tp_btf/sys_exit")
+int BPF_PROG(mmap_sys_exit, struct pt_regs *regs, long ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
-	struct mmap_args *a = bpf_map_lookup_elem(&mmaps, &tid);
+	struct mmap_args *a;
 	struct mmap_event *ev;
 	struct file_key key;
 	struct match_ctx m;
 	struct file *f;
 	struct inode *inode;
 
+	if (MMAP_SYSCALL_NR(regs) != NR_mmap)
+		return 0;
+	a = bpf_map_lookup_elem(&mmaps, &tid);
 	if (!a)
 		return 0;
-	if (ctx->ret < 0 && ctx->ret > -4096)
+	if (ret < 0 && ret > -4096)
 		goto out;
 	f = fd_file(a->fd);
 	if (!f)
@@ -229,7 +248,7 @@ int mmap_exit(struct trace_event_raw_sys_exit *ctx)
 	inode = BPF_CORE_READ(f, f_inode);
 	key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
 	key.ino = BPF_CORE_READ(inode, i_ino);
-	ev->addr = ctx->ret;
+	ev->addr = ret;
 	ev->len = a->len;
 	ev->pgoff = a->pgoff;
 	ev->dev = key.dev;

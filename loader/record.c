@@ -40,12 +40,7 @@
 #include "cuda.h"
 #include "futex.h"
 #include "proc.h"
-#include "cuda.skel.h"
-#include "futex.skel.h"
-#include "offcpu.skel.h"
-#include "probe.skel.h"
-#include "proc.skel.h"
-#include "sample.skel.h"
+#include "record.skel.h"
 #include "cuda_fns.h"
 #include "elfx.h"
 #include "gapscope_cmd.h"
@@ -213,12 +208,12 @@ struct map_seen {
 };
 
 struct recorder {
-	struct proc_bpf *proc;
-	struct cuda_bpf *cuda;
-	struct futex_bpf *futex;
-	struct offcpu_bpf *offcpu;
-	struct sample_bpf *sample;
-	struct probe_bpf *probe;
+	/*
+	 * Every probe family in one object (bpf/bpf.mk links them): the family names are the one
+	 * skeleton under the name of the family a map or program comes from.
+	 */
+	struct record_bpf *skel;
+	struct record_bpf *proc, *cuda, *futex, *offcpu, *sample, *probe;
 	struct ring_buffer *rb;
 	struct trace_writer *tw;
 
@@ -238,6 +233,8 @@ struct recorder {
 	struct map_seen *maps;
 	size_t nmaps, capmaps;
 	struct ksyms *ksyms;
+	pthread_t ksyms_thread;	/* reading them, while ksyms_loading */
+	bool ksyms_loading;
 
 	pid_t target;
 	bool launched;
@@ -358,6 +355,31 @@ static void write_probe(struct recorder *r, __u32 id, __u32 family, __u32 kind, 
 	free(p);
 }
 
+static bool is_cuda_lib(const char *name);
+
+/* Kernel names from handles (bpf/cuda.h): the calibration and fallback counts so far. */
+static void write_cu_handles(struct recorder *r)
+{
+	struct gs_rec_cu_handles c = {};
+	int fd = bpf_map__fd(r->cuda->maps.cu_libs);
+
+	hdr_init(&c.h, GS_REC_CU_HANDLES, sizeof(c), r->target);
+	for (__u32 i = 0; i < CU_MAX_LIBS; i++) {
+		struct cu_handle_stats st;
+
+		if (bpf_map_lookup_elem(fd, &i, &st))
+			continue;
+		c.agree += st.agree;
+		c.disagree += st.disagree;
+		c.named += st.named;
+		c.rejected += st.rejected;
+		c.libs_off += !!st.off;
+	}
+	for (size_t i = 0; i < r->nlibs; i++)
+		c.libs += is_cuda_lib(r->libs[i].path);
+	append(r, &c, sizeof(c));
+}
+
 static void write_losses(struct recorder *r)
 {
 	int ncpus = libbpf_num_possible_cpus();
@@ -378,20 +400,16 @@ static void write_losses(struct recorder *r)
 	}
 	/* Runs the kernel skipped because another BPF program was active on the CPU (a sample
 	 * that fires inside a uprobe program, for example). */
-	struct bpf_object *objs[] = { r->proc->obj,  r->cuda->obj,   r->futex->obj,
-				      r->offcpu->obj, r->sample->obj, r->probe->obj };
-	for (size_t o = 0; o < sizeof(objs) / sizeof(objs[0]); o++) {
-		struct bpf_program *prog;
+	struct bpf_program *prog;
 
-		bpf_object__for_each_program(prog, objs[o]) {
-			struct bpf_prog_info info = {};
-			__u32 len = sizeof(info);
+	bpf_object__for_each_program(prog, r->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
 
-			if (bpf_program__fd(prog) < 0)
-				continue;
-			if (!bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
-				l->count[GS_LOSS_RECURSION] += info.recursion_misses;
-		}
+		if (bpf_program__fd(prog) < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+			l->count[GS_LOSS_RECURSION] += info.recursion_misses;
 	}
 	l->count[GS_LOSS_ATTACH] = r->attach_failed;
 	append(r, l, size);
@@ -413,6 +431,7 @@ static void write_losses(struct recorder *r)
 		append(r, t, tsize);
 		free(t);
 	}
+	write_cu_handles(r);
 out:
 	free(l);
 	free(vals);
@@ -646,6 +665,9 @@ static int cuda_sym(const struct elfx_sym *s, void *ctx)
 		return 0;
 	p->kind = d.kind;
 	p->ret = d.flags & CU_F_RET;
+	/* The library being attached is the last one added (attach_file); past CU_MAX_LIBS,
+	 * libraries share the last slot, so a disagreement in one turns names off for all. */
+	d.lib = r->nlibs - 1 < CU_MAX_LIBS ? r->nlibs - 1 : CU_MAX_LIBS - 1;
 	p->err = bpf_map_update_elem(bpf_map__fd(r->cuda->maps.cu_fns), &p->id, &d, BPF_ANY);
 	return 0;
 }
@@ -884,9 +906,28 @@ static void handle_mmap(struct recorder *r, const struct mmap_event *ev)
 	scan_maps(r, ev->h.tgid);
 }
 
+static void *ksyms_worker(void *arg)
+{
+	return ksyms__load();
+}
+
+/* The kernel's symbols, read by a thread started before the BPF load (~50 ms, off the path
+ * to "recording"); the first kernel stack waits for it. */
+static struct ksyms *get_ksyms(struct recorder *r)
+{
+	void *k = NULL;
+
+	if (r->ksyms_loading) {
+		r->ksyms_loading = false;
+		if (!pthread_join(r->ksyms_thread, &k))
+			r->ksyms = k;
+	}
+	return r->ksyms;
+}
+
 static void emit_ksyms(struct recorder *r, const __u64 *frames, unsigned int n)
 {
-	if (!n)
+	if (!n || !get_ksyms(r))
 		return;
 	for (unsigned int i = 0; i < n; i++) {
 		struct ksym *k = ksyms__find(r->ksyms, frames[i]);
@@ -977,47 +1018,13 @@ static void ensure_tracefs(void)
 		fprintf(stderr, "gapscope: cannot mount tracefs: %s\n", strerror(errno));
 }
 
-static bool tracepoint_exists(const char *cat, const char *name)
-{
-	char p[256];
-	struct stat st;
-
-	snprintf(p, sizeof(p), "/sys/kernel/tracing/events/%s/%s", cat, name);
-	if (!stat(p, &st))
-		return true;
-	snprintf(p, sizeof(p), "/sys/kernel/debug/tracing/events/%s/%s", cat, name);
-	return !stat(p, &st);
-}
-
-static int share_maps(struct recorder *r, struct bpf_object *obj)
-{
-	static const char *const shared[] = { "events", "tgids", "losses", "lost_types" };
-
-	for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++) {
-		struct bpf_map *m = bpf_object__find_map_by_name(obj, shared[i]);
-		struct bpf_map *src = bpf_object__find_map_by_name(r->proc->obj, shared[i]);
-		int err;
-
-		if (!m)
-			continue;
-		err = bpf_map__reuse_fd(m, bpf_map__fd(src));
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
 static int open_load(struct recorder *r)
 {
 	int err;
 
-	r->proc = proc_bpf__open();
-	r->cuda = cuda_bpf__open();
-	r->futex = futex_bpf__open();
-	r->offcpu = offcpu_bpf__open();
-	r->sample = sample_bpf__open();
-	r->probe = probe_bpf__open();
-	if (!r->proc || !r->cuda || !r->futex || !r->offcpu || !r->sample || !r->probe) {
+	r->skel = record_bpf__open();
+	r->proc = r->cuda = r->futex = r->offcpu = r->sample = r->probe = r->skel;
+	if (!r->skel) {
 		err = -errno;
 		fprintf(stderr, "gapscope: cannot open BPF objects: %s\n", strerror(errno));
 		return err ? err : -EINVAL;
@@ -1038,40 +1045,16 @@ static int open_load(struct recorder *r)
 	r->proc->rodata->follow_children = env.follow_children;
 	r->proc->rodata->stop_for_attach = env.cmd != NULL;
 	bpf_map__set_max_entries(r->proc->maps.events, env.ringbuf_mb << 20);
-	err = proc_bpf__load(r->proc);
-	if (err)
-		goto fail;
-
-	if (!tracepoint_exists("syscalls", "sys_enter_futex_wait")) {
-		if (env.verbose)
-			fprintf(stderr,
-				"gapscope: no futex_wait syscall (Linux < 6.7): not traced\n");
-		bpf_program__set_autoload(r->futex->progs.futex_wait_enter, false);
-		bpf_program__set_autoload(r->futex->progs.futex_wait_exit, false);
-	}
-	if (!tracepoint_exists("syscalls", "sys_enter_futex_waitv")) {
-		if (env.verbose)
-			fprintf(stderr,
-				"gapscope: no futex_waitv syscall (Linux < 5.16): not traced\n");
-		bpf_program__set_autoload(r->futex->progs.futex_waitv_enter, false);
-		bpf_program__set_autoload(r->futex->progs.futex_waitv_exit, false);
-	}
-	struct bpf_object *objs[] = { r->cuda->obj, r->futex->obj, r->offcpu->obj, r->sample->obj,
-				      r->probe->obj };
-	for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
-		err = share_maps(r, objs[i]);
-		if (err)
-			goto fail;
-	}
-	err = cuda_bpf__load(r->cuda);
-	if (!err)
-		err = futex_bpf__load(r->futex);
-	if (!err)
-		err = offcpu_bpf__load(r->offcpu);
-	if (!err)
-		err = sample_bpf__load(r->sample);
-	if (!err)
-		err = probe_bpf__load(r->probe);
+	/*
+	 * Per-thread maps that only calls of rare functions fill (an executable mmap, a probed
+	 * libc or CUDA call with a return probe) allocate their elements when used: preallocated,
+	 * each cost ~6-12 ms of start-up. The scheduler's and futex's maps, updated at every
+	 * switch or wait, stay preallocated.
+	 */
+	bpf_map__set_map_flags(r->proc->maps.mmaps, BPF_F_NO_PREALLOC);
+	bpf_map__set_map_flags(r->probe->maps.probe_calls, BPF_F_NO_PREALLOC);
+	bpf_map__set_map_flags(r->cuda->maps.calls, BPF_F_NO_PREALLOC);
+	err = record_bpf__load(r->skel);
 	if (err)
 		goto fail;
 	return 0;
@@ -1085,43 +1068,28 @@ static int attach_static(struct recorder *r)
 {
 	int err;
 
-	err = proc_bpf__attach(r->proc);
-	if (!err)
-		err = futex_bpf__attach(r->futex);
-	if (!err)
-		err = offcpu_bpf__attach(r->offcpu);
-	if (err) {
-		fprintf(stderr, "gapscope: cannot attach tracepoints: %s\n", strerror(-err));
-		return err;
-	}
-
 	/*
-	 * The skeletons' tracepoint links join ours, so that detach_all() lets go of them in
-	 * parallel too: each waits for a grace period when destroyed, and one after the other in
-	 * *_bpf__destroy() they made a detach take half a second.
+	 * The tracepoints: every loaded program but the uprobes and the sampler, which are
+	 * attached per library and per CPU. Each link joins ours, so that detach_all() lets go
+	 * of them in parallel: each waits for a grace period when destroyed.
 	 */
-	struct bpf_object_skeleton *skels[] = { r->proc->skeleton, r->futex->skeleton,
-						 r->offcpu->skeleton };
-	for (size_t i = 0; i < sizeof(skels) / sizeof(skels[0]); i++) {
-		for (int p = 0; p < skels[i]->prog_cnt; p++) {
-			struct bpf_prog_skeleton *ps =
-				(void *)((char *)skels[i]->progs + p * skels[i]->prog_skel_sz);
+	struct bpf_program *prog;
 
-			if (ps->link && *ps->link && !add_link(r, *ps->link))
-				*ps->link = NULL;
+	bpf_object__for_each_program(prog, r->skel->obj) {
+		const char *sec = bpf_program__section_name(prog);
+		struct bpf_link *l;
+
+		if (bpf_program__fd(prog) < 0 || strncmp(sec, "tp", 2))
+			continue;
+		l = bpf_program__attach(prog);
+		if (!l || add_link(r, l)) {
+			err = l ? -ENOMEM : -errno;
+			bpf_link__destroy(l);
+			fprintf(stderr, "gapscope: cannot attach tracepoints: %s\n", strerror(-err));
+			return err;
 		}
-	}
-
-	struct bpf_object *objs[] = { r->proc->obj, r->futex->obj, r->offcpu->obj };
-	__u64 live = now_ns(CLOCK_MONOTONIC);
-
-	for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
-		struct bpf_program *prog;
-
-		bpf_object__for_each_program(prog, objs[i])
-			if (bpf_program__autoload(prog))
-				write_probe(r, r->next_probe_id++, GS_PROBE_KERNEL, 0, 0, live, 0,
-					    0, "kernel", bpf_program__section_name(prog));
+		write_probe(r, r->next_probe_id++, GS_PROBE_KERNEL, 0, 0, now_ns(CLOCK_MONOTONIC), 0,
+			    0, "kernel", sec);
 	}
 
 	/* CPU samples: one software cpu-clock event per CPU, period 1/freq s of CPU time. */
@@ -1166,6 +1134,8 @@ static int attach_static(struct recorder *r)
 struct detach_ctx {
 	struct bpf_link **links;
 	size_t n;
+	int *fds;	/* uprobe_multi links: after the links, by the same workers */
+	size_t nfds;
 	size_t next;	/* atomic */
 };
 
@@ -1174,8 +1144,12 @@ static void *detach_worker(void *arg)
 	struct detach_ctx *d = arg;
 	size_t i;
 
-	while ((i = __atomic_fetch_add(&d->next, 1, __ATOMIC_RELAXED)) < d->n)
-		bpf_link__destroy(d->links[i]);
+	while ((i = __atomic_fetch_add(&d->next, 1, __ATOMIC_RELAXED)) < d->n + d->nfds) {
+		if (i < d->n)
+			bpf_link__destroy(d->links[i]);
+		else
+			close(d->fds[i - d->n]);
+	}
 	return NULL;
 }
 
@@ -1186,9 +1160,9 @@ static void *detach_worker(void *arg)
  */
 static void detach_all(struct recorder *r)
 {
-	struct detach_ctx d = { .links = r->links, .n = r->nlinks };
+	struct detach_ctx d = { .links = r->links, .n = r->nlinks, .fds = r->mfds, .nfds = r->nmfds };
 	pthread_t threads[64];
-	size_t nt = r->nlinks < 64 ? r->nlinks : 64, started = 0;
+	size_t nt = d.n + d.nfds < 64 ? d.n + d.nfds : 64, started = 0;
 
 	for (; started < nt; started++)
 		if (pthread_create(&threads[started], NULL, detach_worker, &d))
@@ -1197,8 +1171,6 @@ static void detach_all(struct recorder *r)
 	for (size_t i = 0; i < started; i++)
 		pthread_join(threads[i], NULL);
 	r->nlinks = 0;
-	for (size_t i = 0; i < r->nmfds; i++)
-		close(r->mfds[i]);
 	r->nmfds = 0;
 }
 
@@ -1211,17 +1183,12 @@ static void cleanup(struct recorder *r)
 	for (int i = 0; i < r->nperf; i++)
 		close(r->perf_fds[i]);
 	free(r->perf_fds);
-	probe_bpf__destroy(r->probe);
-	sample_bpf__destroy(r->sample);
-	offcpu_bpf__destroy(r->offcpu);
-	futex_bpf__destroy(r->futex);
-	cuda_bpf__destroy(r->cuda);
-	proc_bpf__destroy(r->proc);
+	record_bpf__destroy(r->skel);
 	for (size_t i = 0; i < r->nlibs; i++)
 		free(r->libs[i].path);
 	free(r->libs);
 	free(r->maps);
-	ksyms__free(r->ksyms);
+	ksyms__free(get_ksyms(r));
 	free(r->buf);
 }
 
@@ -1443,6 +1410,20 @@ static void status_line(struct recorder *r, __u64 elapsed_ns, double rate, __u64
 	fflush(stderr);
 }
 
+/* /sys/kernel/btf/vmlinux readable and starting with a BTF header (magic 0xeB9F). */
+static bool kernel_btf_present(void)
+{
+	int fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
+	__u16 magic = 0;
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = read(fd, &magic, sizeof(magic)) == sizeof(magic) && magic == 0xeB9F;
+	close(fd);
+	return ok;
+}
+
 static bool proc_exists(pid_t pid)
 {
 	char p[64];
@@ -1466,7 +1447,6 @@ int cmd_record(int argc, char **argv)
 	int sfd = -1, tfd = -1, go_fd = -1, exec_fd = -1, err = 0;
 	bool created = false, released = false;
 	struct stat st;
-	struct btf *vmlinux;
 	__u64 start_ns, by_kind[GS_LOSS_MAX], lost;
 
 	err = argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL);
@@ -1494,8 +1474,11 @@ int cmd_record(int argc, char **argv)
 			getuid());
 		return 1;
 	}
-	vmlinux = btf__load_vmlinux_btf();
-	if (!vmlinux) {
+	/*
+	 * Only the BTF header here: parsing it (~50 ms) is what loading does, once, and a second
+	 * parse just for this check would double that.
+	 */
+	if (!kernel_btf_present()) {
 		const char *why = access("/sys/kernel/btf/vmlinux", R_OK) ? strerror(errno) :
 									    "unreadable";
 
@@ -1505,7 +1488,6 @@ int cmd_record(int argc, char **argv)
 			why);
 		return 1;
 	}
-	btf__free(vmlinux);
 	r->tw = trace__create(env.output, env.force);
 	if (!r->tw) {
 		fprintf(stderr, "gapscope: cannot create %s: %s\n", env.output, strerror(errno));
@@ -1518,9 +1500,6 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	}
 	ensure_tracefs();
-	/* Read up front (~0.1 s): loading it on the first kernel stack would stall the consumer
-	 * while a thread may be stopped for a late attach. */
-	r->ksyms = ksyms__load();
 
 	/* Signals arrive through a signalfd; the child gets the original mask back. */
 	sigemptyset(&mask);
@@ -1531,6 +1510,14 @@ int cmd_record(int argc, char **argv)
 	sigaddset(&mask, SIGQUIT);
 	sigprocmask(SIG_BLOCK, &mask, &orig_mask);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	/*
+	 * Read beside the BPF load, not on the first kernel stack: that would stall the consumer
+	 * while a thread may be stopped for a late attach. Started once the signals are blocked,
+	 * so that the thread never takes one.
+	 */
+	r->ksyms_loading = !pthread_create(&r->ksyms_thread, NULL, ksyms_worker, NULL);
+	if (!r->ksyms_loading)
+		r->ksyms = ksyms__load();
 	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (sfd < 0 || tfd < 0) {
 		err = -errno;

@@ -64,6 +64,7 @@ enum gs_rec_type {
 	GS_REC_PROC_EXIT,	/* struct gs_rec_exit */
 	GS_REC_END,		/* struct gs_rec_end: the recorder finished cleanly */
 	GS_REC_LOST_TYPES,	/* struct gs_rec_lost_types: ring-buffer losses by event type */
+	GS_REC_CU_HANDLES,	/* struct gs_rec_cu_handles: kernel names from handles, so far */
 };
 
 struct gs_rec_clock {
@@ -139,6 +140,21 @@ struct gs_rec_lost_types {
 	__u32 n;		/* counters that follow, indexed by enum gs_event_type */
 	__u32 pad;
 	__u64 count[];
+};
+
+/*
+ * Kernel names read from handles (cuda.h, CU_HANDLE_NAME_OFF), summed over the attached libcudas:
+ * how often a lookup's name confirmed or contradicted the handle's, how many handles were named
+ * that way or could not be. The last record counts.
+ */
+struct gs_rec_cu_handles {
+	struct gs_hdr h;
+	__u64 agree;
+	__u64 disagree;
+	__u64 named;
+	__u64 rejected;
+	__u32 libs;		/* libcudas with probes */
+	__u32 libs_off;		/* of those, where a disagreement turned names from handles off */
 };
 
 struct gs_rec_exit {

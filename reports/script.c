@@ -130,6 +130,15 @@ static void strmap__free(struct strmap *m)
 	*m = (struct strmap){};
 }
 
+static __u64 str_hash(const char *s)
+{
+	__u64 h = 1469598103934665603ull;	/* FNV-1a */
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h | 1;	/* never 0: key 0 of distrust means "every library" */
+}
+
 /* ---- state built while reading ------------------------------------------------------------- */
 
 struct map {
@@ -143,12 +152,65 @@ struct ksym {
 	char *name;
 };
 
-static struct strmap comms, probes, kernels;
+/*
+ * kernels: names from lookups; hkernels: names read from handles (bpf/cuda.h), printed as
+ * name(handle) and only used for libraries no lookup contradicted anywhere in the trace
+ * (pre-pass: distrust, the library paths of disagreeing calibrations).
+ */
+static struct strmap comms, probes, kernels, hkernels, probe_libs, distrust;
 static struct map *maps;
 static size_t nmaps;
 static struct ksym *ksyms;
 static size_t nksyms;
 static bool ksyms_sorted = true;
+
+static void note_probe_lib(const struct gs_rec_probe *p, const char *end)
+{
+	const char *lib = p->names;
+	char buf[512];
+
+	snprintf(buf, sizeof(buf), "%.*s", (int)strnlen(lib, end - lib), lib);
+	strmap__set(&probe_libs, p->id, buf);
+}
+
+/*
+ * Before printing: the libraries where a lookup's name contradicted the handle's. A name read
+ * from a handle of such a library may have been put in the trace before the contradiction was
+ * seen; it is not used anywhere in the trace, so no launch gets a wrong name.
+ */
+static void find_distrust(const char *file)
+{
+	struct trace_reader *r;
+	const struct gs_hdr *h;
+	char err[512];
+
+	r = trace__open(file, err, sizeof(err));
+	if (!r)
+		return;
+	while (trace__next(r, &h) > 0) {
+		size_t fixed = gs_fixed_size(h);
+		__u32 fn;
+
+		if (h->type == GS_REC_PROBE && fixed >= sizeof(struct gs_rec_probe)) {
+			note_probe_lib((const void *)h, (const char *)h + fixed);
+			continue;
+		}
+		if (!(h->flags & CU_NF_CAL_DISAGREE))
+			continue;
+		if (h->type == GS_EV_CU_NAME && fixed >= sizeof(struct cu_name_event))
+			fn = ((const struct cu_name_event *)h)->fn;
+		else if (h->type == GS_EV_CUDA && fixed >= sizeof(struct cu_event))
+			fn = ((const struct cu_event *)h)->fn;
+		else
+			continue;
+		const char *lib = strmap__get(&probe_libs, fn);
+
+		/* Which library is unknown: trust none. */
+		strmap__set(&distrust, lib ? str_hash(lib) : 0, lib ? lib : "*");
+	}
+	trace__close(r);
+	strmap__free(&probe_libs);
+}
 
 static const char *comm_of(__u32 tid)
 {
@@ -273,6 +335,23 @@ static const char *futex_op(__u32 op)
 	}
 }
 
+static void print_calibration(__u16 flags)
+{
+	if (flags & CU_NF_CAL_AGREE)
+		printf(" handle-name=agrees");
+	else if (flags & CU_NF_CAL_DISAGREE)
+		printf(" handle-name=DISAGREES");
+}
+
+/* Names read from handles count only where no lookup contradicted the handle's name. */
+static bool handle_names_trusted(__u32 fn)
+{
+	const char *lib = strmap__get(&probe_libs, fn);
+
+	return lib && !strmap__get(&distrust, (uintptr_t)0) &&
+	       !strmap__get(&distrust, str_hash(lib));
+}
+
 static void print_cuda(const struct cu_event *e)
 {
 	const char *sym = strmap__get(&probes, e->fn);
@@ -283,9 +362,11 @@ static void print_cuda(const struct cu_event *e)
 	switch (e->kind) {
 	case CU_K_LAUNCH: {
 		const char *name = strmap__get(&kernels, e->handle);
+		const char *hname = name ? NULL : strmap__get(&hkernels, e->handle);
 
-		printf(" kernel=%s func=0x%llx grid=(%u,%u,%u) block=(%u,%u,%u) shmem=%u",
-		       name ? name : "?", (unsigned long long)e->handle, e->grid[0], e->grid[1],
+		printf(" kernel=%s%s func=0x%llx grid=(%u,%u,%u) block=(%u,%u,%u) shmem=%u",
+		       name ? name : hname ? hname : "?", hname ? "(handle)" : "",
+		       (unsigned long long)e->handle, e->grid[0], e->grid[1],
 		       e->grid[2], e->block[0], e->block[1], e->block[2], e->shmem);
 		break;
 	}
@@ -316,11 +397,17 @@ static void print_cuda(const struct cu_event *e)
 		break;
 	case CU_K_KERNEL_FUNCTION: {
 		const char *name = strmap__get(&kernels, e->aux);
+		const char *hname = name ? NULL : strmap__get(&hkernels, e->aux);
 
-		printf(" func=0x%llx kernel=0x%llx name=%s", (unsigned long long)e->handle,
-		       (unsigned long long)e->aux, name ? name : "?");
-		if (name)
+		printf(" func=0x%llx kernel=0x%llx name=%s%s", (unsigned long long)e->handle,
+		       (unsigned long long)e->aux, name ? name : hname ? hname : "?",
+		       hname ? "(handle)" : "");
+		/* (a handle equal to its kernel's would free the name being copied) */
+		if (name && e->handle != e->aux)
 			strmap__set(&kernels, e->handle, name);
+		else if (hname && e->handle != e->aux)
+			strmap__set(&hkernels, e->handle, hname);
+		print_calibration(e->h.flags);
 		break;
 	}
 	}
@@ -361,6 +448,18 @@ static void print_record(const struct gs_hdr *h)
 
 		memcpy(name, e->name, CU_NAME_LEN);
 		name[CU_NAME_LEN] = 0;
+		if (h->flags & CU_NF_BY_HANDLE) {
+			/* Read from the handle at its first use (record -p: the lookup was before). */
+			bool trusted = handle_names_trusted(e->fn);
+
+			if (trusted && e->handle)
+				strmap__set(&hkernels, e->handle, name);
+			head(h, "cuda:kernel-name");
+			printf(" name=%s handle=0x%llx from=handle at=%s%s\n", name,
+			       (unsigned long long)e->handle, sym ? sym : cuda_fns__kind_name(e->kind),
+			       trusted ? "" : " untrusted");
+			break;
+		}
 		if (!e->ret && e->handle)
 			strmap__set(&kernels, e->handle, name);
 		snprintf(line, sizeof(line), "cuda:%s", sym ? sym : cuda_fns__kind_name(e->kind));
@@ -368,7 +467,9 @@ static void print_record(const struct gs_hdr *h)
 		printf(" name=%s handle=0x%llx owner=0x%llx", name, (unsigned long long)e->handle,
 		       (unsigned long long)e->owner);
 		print_dur("dur", e->dur_ns);
-		printf(" ret=%d\n", e->ret);
+		printf(" ret=%d", e->ret);
+		print_calibration(h->flags);
+		putchar('\n');
 		break;
 	}
 	case GS_EV_FUTEX: {
@@ -516,6 +617,7 @@ static void print_record(const struct gs_hdr *h)
 
 		snprintf(symbuf, sizeof(symbuf), "%.*s", (int)strnlen(sym, end - sym), sym);
 		strmap__set(&probes, p->id, symbuf);
+		note_probe_lib(p, end);
 		if (env.no_meta)
 			break;
 		printf("# probe %u %s %.*s:%s", p->id,
@@ -615,6 +717,19 @@ static void print_record(const struct gs_hdr *h)
 		putchar('\n');
 		break;
 	}
+	case GS_REC_CU_HANDLES: {
+		NEED(struct gs_rec_cu_handles);
+		const struct gs_rec_cu_handles *c = (const void *)h;
+
+		if (!env.no_meta)
+			printf("# kernel-names-from-handles checked=%llu agreed=%llu disagreed=%llu "
+			       "named=%llu rejected=%llu libs=%u off=%u\n",
+			       (unsigned long long)(c->agree + c->disagree),
+			       (unsigned long long)c->agree, (unsigned long long)c->disagree,
+			       (unsigned long long)c->named, (unsigned long long)c->rejected, c->libs,
+			       c->libs_off);
+		break;
+	}
 	case GS_REC_PROC_EXIT: {
 		NEED(struct gs_rec_exit);
 		const struct gs_rec_exit *x = (const void *)h;
@@ -660,6 +775,7 @@ int cmd_script(int argc, char **argv)
 		fprintf(stderr, "gapscope: %s\n", err);
 		return 1;
 	}
+	find_distrust(env.file);
 	while (trace__next(r, &h) > 0)
 		print_record(h);
 	fflush(stdout);
@@ -668,6 +784,9 @@ int cmd_script(int argc, char **argv)
 	strmap__free(&comms);
 	strmap__free(&probes);
 	strmap__free(&kernels);
+	strmap__free(&hkernels);
+	strmap__free(&probe_libs);
+	strmap__free(&distrust);
 	for (size_t i = 0; i < nmaps; i++)
 		free(maps[i].path);
 	free(maps);

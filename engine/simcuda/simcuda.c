@@ -145,12 +145,19 @@ struct CUmod_st {
 	struct CUfunc_st *funcs; /* freed with the module */
 };
 
+/*
+ * The kernel's name pointer at offset 8 mirrors driver 580's CUfunction layout (see
+ * tests/gpu/handle-layout-h200), so gapscope's naming of kernels from their handles (record -p
+ * after the lookups) is exercised without a GPU.
+ */
 struct CUfunc_st {
 	uint32_t magic;
+	const char *name; /* offset 8 */
 	struct CUmod_st *mod;
 	struct CUfunc_st *next;
 	const struct sim_kernel *k;
 };
+_Static_assert(__builtin_offsetof(struct CUfunc_st, name) == 8, "driver 580's name offset");
 
 /* Device and pinned host allocations, to validate pointers the way the driver does. */
 struct range {
@@ -1327,6 +1334,7 @@ API CUresult cuModuleGetFunction(CUfunction *pf, CUmodule m, const char *name)
 	if (!f)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	f->magic = MAGIC_FUNC;
+	f->name = k->name;
 	f->mod = m;
 	f->k = k;
 	if (!live_add(f)) {

@@ -73,8 +73,6 @@ need = {
     "no losses": r"^# losses total=0 ",
     "libcuda map present at attach": r"^# map pid=%d .* r-x .*simcuda/libcuda\.so\.1" % engine.pid,
     "threads present at attach": r"gpu-worker",
-    # Kernel names are captured when the program looks a kernel up; the engine did so before
-    # the attach, so its launches carry the handle only (kernel=?).
     "cuLaunchKernel": r"cuda:cuLaunchKernel kernel=\S+ func=0x[0-9a-f]+",
     "futex waits": r"futex:wait ",
     "samples": r"cpu-clock",
@@ -85,6 +83,29 @@ for what, rx in need.items():
 if re.search(r"stopped-for-attach", txt):
     die("a thread of a process we attached to was stopped")
 print("launches in 2 s: %d" % len(re.findall(r"cuda:cuLaunchKernel ", txt)))
+
+# Kernel names: the engine looked its kernels up before the attach, so every launch is named
+# from its handle (simcuda lays CUfunction out as driver 580 does), kernel=NAME(handle), one
+# name per handle, and the names are the engine's kernels: all of ZK_KERNELS but fr_powers,
+# which only builds the tables before any worker starts (engine/gpu.c).
+src = open("engine/kernels.h").read()
+zk = set(re.findall(r"^\s*X\((\w+)\)", src[src.index("#define ZK_KERNELS(X)"):], re.M))
+by_func = {}
+for m in re.finditer(r"cuda:cuLaunchKernel kernel=(\S+) func=(0x[0-9a-f]+)", txt):
+    by_func.setdefault(m.group(2), set()).add(m.group(1))
+names = set().union(*by_func.values())
+unnamed = [f for f, n in by_func.items() if any(not x.endswith("(handle)") for x in n)]
+if unnamed:
+    die("launches not named from their handle: %s" % {f: by_func[f] for f in unnamed})
+if any(len(n) != 1 for n in by_func.values()):
+    die("a handle with several names: %s" % by_func)
+names = {n[:-len("(handle)")] for n in names}
+if names != zk - {"fr_powers"}:
+    die("kernel names from handles %s, the engine's kernels %s" % (sorted(names), sorted(zk)))
+if not re.search(r"^# kernel-names-from-handles checked=0 .* named=%d rejected=0 libs=1 off=0$" %
+                 len(by_func), txt, re.M):
+    die("kernel-names-from-handles line: %s" % re.findall(r"^# kernel-names.*", txt, re.M))
+print("kernel names from handles: %d handles, %s" % (len(by_func), " ".join(sorted(names))))
 
 # Same seed, unattached: the same result.
 ref = subprocess.run([ZK] + args, capture_output=True, text=True)

@@ -46,9 +46,12 @@ trace = os.path.join(tmp, "p.gsc")
 args = ["--device", "sim", "--partitions", "60", "--log2n", "12", "--verify", "--seed", "3"]
 engine, out = start_engine(args)
 rec, err = start_record(engine.pid, trace)
-# Wait for the recorder's periodic chunk with events in it: 200 ms ticks write one. Waiting on
-# the file's size is waiting for a state, not for a time.
-while os.path.getsize(trace) < 64 << 10 and rec.poll() is None and engine.poll() is None:
+# Wait until the trace's whole chunks hold a launch (the recorder writes a chunk on its periodic
+# tick): a state read from the trace itself, not a time or a file size, since the attach-time
+# records (maps, kernel symbols) alone can fill the first chunks.
+while rec.poll() is None and engine.poll() is None:
+    if "cuda:cuLaunchKernel" in script(trace, "--no-stacks")[1]:
+        break
     time.sleep(0.05)
 rec.send_signal(signal.SIGKILL)
 rec.wait()

@@ -36,6 +36,9 @@ l=$(sed -n 's/^launches: \([0-9]*\)$/\1/p' "$OUT/zk.out")
 lt=$(count 'cuda:cuLaunchKernel ' "$OUT/zk.txt")
 row zkengine cuLaunchKernel "$lt" "${l:-?}" "$([ "$lt" = "$l" ] && echo yes || echo NO)"
 row zkengine "launches without kernel name" "$(count 'cuLaunchKernel kernel=? ' "$OUT/zk.txt")" 0 -
+# Every lookup the recorder sees checks the kernel name at *(handle + 8) (record -p's fallback).
+hn=$(sed -n 's/^# kernel-names-from-handles \(.*\)$/\1/p' "$OUT/zk.txt" | tail -1)
+row zkengine "handle names checked" "$hn" "disagreed=0" "$(echo "$hn" | grep -q ' disagreed=0 ' && echo yes || echo NO)"
 row zkengine verified "$(grep -c '^verification passed' "$OUT/zk.out")" 1 -
 for s in cuStreamSynchronize cuEventSynchronize; do
 	e=$(sed -n "s/^sync calls $s: \([0-9]*\)$/\1/p" "$OUT/zk.out")
@@ -82,8 +85,18 @@ if [ -s "$OUT/torch.ready" ]; then
 	grep -o 'cuda:cu[A-Za-z0-9_]*' "$f" | sort | uniq -c | sort -rn >"$OUT/torch.hits"
 	cat "$OUT/torch.hits" | head -20
 	row torch "cuLaunchKernelEx" "$(count 'cuda:cuLaunchKernelEx ' "$f")" ">0" -
-	row torch "cuLaunchKernel(Ex) named" "$(count 'cuda:cuLaunchKernel\(Ex\)\? kernel=[^?]' "$f")" ">0" -
-	row torch "cuLaunchKernel(Ex) kernel=?" "$(count 'cuda:cuLaunchKernel\(Ex\)\? kernel=? ' "$f")" - -
+	# Attached after torch looked its kernels up: names from lookups after the attach, names
+	# read from the handles (kernel=NAME(handle)), none (kernel=?).
+	all=$(count 'cuda:cuLaunchKernel\(Ex\)\? kernel=' "$f")
+	byh=$(count 'cuda:cuLaunchKernel\(Ex\)\? kernel=[^ ]*(handle) ' "$f")
+	unn=$(count 'cuda:cuLaunchKernel\(Ex\)\? kernel=? ' "$f")
+	row torch "launches named via lookup" "$((all - byh - unn))" - -
+	row torch "launches named via handle" "$byh" ">0" "$([ "$byh" -gt 0 ] && echo yes || echo NO)"
+	row torch "launches unnamed (kernel=?)" "$unn" - -
+	row torch "handles named / rejected" "$(count 'cuda:kernel-name ' "$f") / $(sed -n 's/^# kernel-names-from-handles .* rejected=\([0-9]*\) .*/\1/p' "$f" | tail -1)" - -
+	hn=$(sed -n 's/^# kernel-names-from-handles \(.*\)$/\1/p' "$f" | tail -1)
+	row torch "handle names checked" "$hn" "disagreed=0" "$(echo "$hn" | grep -q ' disagreed=0 ' && echo yes || echo NO)"
+	grep -o 'kernel=[^ ]*(handle)' "$f" | sort | uniq -c | sort -rn | head -10
 	row torch "cuCtxSynchronize_v2" "$(count 'cuda:cuCtxSynchronize_v2 ' "$f")" ">0" -
 	row torch "cuStreamSynchronize" "$(count 'cuda:cuStreamSynchronize ' "$f")" ">0" -
 	row torch "target still ran after detach" "$(grep -c 'torch_loop: [0-9]* steps' "$OUT/torch.out")" 1 -

@@ -123,7 +123,8 @@ def pinned():
 
 
 def script(trace, *opts):
-    r = subprocess.run([GS, "script"] + list(opts) + [trace], capture_output=True, text=True)
+    r = subprocess.run([GS, "script"] + list(opts) + [trace], capture_output=True, text=True,
+                       errors="replace")
     return r.returncode, r.stdout, r.stderr
 
 

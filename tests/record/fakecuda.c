@@ -5,6 +5,8 @@
  * with which arguments the recorder must have seen. Built by tests/cases/record_*.sh.
  */
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef int CUresult;
@@ -15,18 +17,49 @@ typedef struct {
 	unsigned n;
 } CUlaunchConfig;
 
-static char kernels[8][64];
+/*
+ * Handles laid out as driver 580's CUfunction/CUkernel: the kernel's name pointer at offset 8,
+ * where gapscope reads the names of handles it saw no lookup for (record -p). With
+ * FAKECUDA_NAME_LAYOUT=other the name is at offset 16 and offset 8 points to another, plausible
+ * name: a driver whose layout differs, which gapscope must notice and not trust.
+ */
+struct handle {
+	uint64_t magic;
+	const char *at8;
+	const char *at16;
+	char name[64];
+	char other[64];
+};
+
+static struct handle kernels[8], funcs[8];
 static int nkernels;
+
+static void set_names(struct handle *h, const char *name)
+{
+	const char *layout = getenv("FAKECUDA_NAME_LAYOUT");
+
+	strncpy(h->name, name, sizeof(h->name) - 1);
+	snprintf(h->other, sizeof(h->other), "not_%s", name);
+	h->magic = 0x6b65726e656cull;
+	if (layout && !strcmp(layout, "other")) {
+		h->at8 = h->other;
+		h->at16 = h->name;
+	} else {
+		h->at8 = h->name;
+		h->at16 = NULL;
+	}
+}
 
 static void *handle_for(const char *name)
 {
 	for (int i = 0; i < nkernels; i++)
-		if (!strcmp(kernels[i], name))
-			return kernels[i];
+		if (!strcmp(kernels[i].name, name))
+			return &kernels[i];
 	if (nkernels == 8)
 		return NULL;
-	strncpy(kernels[nkernels], name, 63);
-	return kernels[nkernels++];
+	set_names(&kernels[nkernels], name);
+	set_names(&funcs[nkernels], name);
+	return &kernels[nkernels++];
 }
 
 CUresult cuModuleGetFunction(void **f, void *mod, const char *name)
@@ -44,7 +77,7 @@ CUresult cuLibraryGetKernel(void **k, void *lib, const char *name)
 /* The function of a kernel: a different handle, as in the driver. */
 CUresult cuKernelGetFunction(void **f, void *k)
 {
-	*f = (char *)k + 1;
+	*f = k ? &funcs[(struct handle *)k - kernels] : NULL;
 	return 0;
 }
 
