@@ -31,6 +31,7 @@ enum gs_event_type {
 	GS_EV_COMM = 9,		/* struct comm_event */
 	GS_EV_EXEC = 10,	/* struct exec_event */
 	GS_EV_MMAP = 11,	/* struct mmap_event */
+	GS_EV_LOCK = 12,	/* struct lock_event (--lock-holds) */
 	GS_EV_MAX
 };
 

@@ -111,7 +111,8 @@ static const struct argp_option opts[] = {
 	{ "duration", OPT_DURATION, "S", 0, "Stop recording after S seconds", 0 },
 	{ "freq", OPT_FREQ, "HZ", 0, "CPU sampling frequency (default 499)", 0 },
 	{ "probe", OPT_PROBE, "LIB:SYM", 0, "Also record calls of SYM in LIB as intervals", 0 },
-	{ "lock-holds", OPT_LOCK_HOLDS, NULL, 0, "pthread mutex hold times (not yet supported)",
+	{ "lock-holds", OPT_LOCK_HOLDS, NULL, 0,
+	  "pthread mutex hold times (uprobes on pthread_mutex_lock/unlock: three traps per pair)",
 	  0 },
 	{ "follow-children", OPT_FOLLOW, NULL, 0, "Also record processes the target forks", 0 },
 	{ "cupti", OPT_CUPTI, NULL, 0, "CUPTI activity records (not yet supported)", 0 },
@@ -170,6 +171,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		env.follow_children = true;
 		break;
 	case OPT_LOCK_HOLDS:
+		env.lock_holds = true;
+		break;
 	case OPT_CUPTI:
 	case OPT_NVML:
 	case OPT_ARCHIVE:
@@ -695,7 +698,8 @@ static void attach_batch(struct recorder *r, struct file_probes *fp, const char 
 	for (size_t i = 0; offs && cookies && i < fp->n; i++) {
 		struct pending *p = &fp->p[i];
 
-		if (p->err || (p->family == GS_PROBE_CUDA) != cuda || (ret && !p->ret))
+		if (p->err || p->family == GS_PROBE_LOCK || (p->family == GS_PROBE_CUDA) != cuda ||
+		    (ret && !p->ret))
 			continue;
 		offs[n] = p->offset;
 		cookies[n++] = p->id;
@@ -722,6 +726,20 @@ static void attach_pending(struct recorder *r, struct file_probes *fp, const cha
 	char *names = NULL;
 	__u64 live;
 
+	/* --lock-holds: a program per function (lock entry and return, unlock entry). */
+	for (size_t i = 0; i < fp->n; i++) {
+		struct pending *p = &fp->p[i];
+		bool unlock = p->sym && !strcmp(p->sym, "pthread_mutex_unlock");
+
+		if (p->family != GS_PROBE_LOCK || p->err)
+			continue;
+		p->err = attach_one(r, unlock ? r->probe->progs.unlock_entry :
+						r->probe->progs.lock_entry,
+				    false, path, p->offset, p->id);
+		if (!p->err && p->ret)
+			p->err = attach_one(r, r->probe->progs.lock_return, true, path, p->offset,
+					    p->id);
+	}
 	if (r->umulti) {
 		attach_batch(r, fp, path, r->cuda->progs.cu_entry, true, false);
 		attach_batch(r, fp, path, r->cuda->progs.cu_return, true, true);
@@ -732,6 +750,8 @@ static void attach_pending(struct recorder *r, struct file_probes *fp, const cha
 			struct pending *p = &fp->p[i];
 			bool cuda = p->family == GS_PROBE_CUDA;
 
+			if (p->family == GS_PROBE_LOCK)
+				continue;
 			if (!p->err)
 				p->err = attach_one(r, cuda ? r->cuda->progs.cu_entry :
 							      r->probe->progs.probe_entry,
@@ -834,8 +854,18 @@ static int attach_file(struct recorder *r, const char *path, const char *shown, 
 			fprintf(stderr, "gapscope: cannot read symbols of %s: %s\n", shown,
 				strerror(-err));
 	}
-	if (is_libc(shown))
+	if (is_libc(shown)) {
 		add_interval(&fp, GS_PROBE_LIBC, path, "malloc_trim");
+		if (env.lock_holds) {
+			struct pending *p;
+
+			add_interval(&fp, GS_PROBE_LOCK, path, "pthread_mutex_lock");
+			add_interval(&fp, GS_PROBE_LOCK, path, "pthread_mutex_unlock");
+			p = &fp.p[fp.n - 1];
+			if (!strcmp(p->sym, "pthread_mutex_unlock"))
+				p->ret = false; /* unlock entry alone ends the hold */
+		}
+	}
 	for (int i = 0; i < env.nprobes; i++) {
 		const char *colon = strrchr(env.probes[i], ':');
 

@@ -92,6 +92,7 @@ enum gs_probe_family {
 	GS_PROBE_CUDA = 1,
 	GS_PROBE_LIBC,		/* malloc_trim */
 	GS_PROBE_USER,		/* --probe LIB:SYM */
+	GS_PROBE_LOCK,		/* --lock-holds: pthread_mutex_lock/unlock */
 	GS_PROBE_KERNEL,	/* tracepoints and the sampler: names = "kernel", section */
 };
 

@@ -524,6 +524,19 @@ static void print_record(const struct gs_hdr *h)
 		print_stacks(h, 0);
 		break;
 	}
+	case GS_EV_LOCK: {
+		NEED(struct lock_event);
+		const struct lock_event *e = (const void *)h;
+
+		head(h, "lock:hold");
+		printf(" mutex=0x%llx", (unsigned long long)e->mutex);
+		print_dur("hold", e->hold_ns);
+		print_dur("wait", e->wait_ns);
+		printf(" locked-at=0x%llx unlocked-at=0x%llx\n", (unsigned long long)e->lock_caller,
+		       (unsigned long long)e->unlock_caller);
+		print_stacks(h, e->unlock_caller);
+		break;
+	}
 	case GS_EV_FORK: {
 		NEED(struct fork_event);
 		const struct fork_event *e = (const void *)h;
@@ -624,6 +637,7 @@ static void print_record(const struct gs_hdr *h)
 		       p->family == GS_PROBE_CUDA   ? "cuda" :
 		       p->family == GS_PROBE_LIBC   ? "libc" :
 		       p->family == GS_PROBE_KERNEL ? "kernel" :
+		       p->family == GS_PROBE_LOCK   ? "lock" :
 						      "user",
 		       (int)ll, lib, symbuf);
 		if (p->err)
@@ -705,7 +719,7 @@ static void print_record(const struct gs_hdr *h)
 			[GS_EV_CUDA] = "cuda",	 [GS_EV_CU_NAME] = "cu_name", [GS_EV_FUTEX] = "futex",
 			[GS_EV_OFFCPU] = "offcpu", [GS_EV_SAMPLE] = "sample",   [GS_EV_PROBE] = "probe",
 			[GS_EV_FORK] = "fork",	 [GS_EV_EXIT] = "exit",	      [GS_EV_COMM] = "comm",
-			[GS_EV_EXEC] = "exec",	 [GS_EV_MMAP] = "mmap",
+			[GS_EV_EXEC] = "exec",	 [GS_EV_MMAP] = "mmap",	      [GS_EV_LOCK] = "lock",
 		};
 
 		if (env.no_meta)
