@@ -675,7 +675,8 @@ static int cuda_sym(const struct elfx_sym *s, void *ctx)
 	return 0;
 }
 
-static void add_interval(struct file_probes *fp, __u32 family, const char *path, const char *sym)
+static struct pending *add_interval(struct file_probes *fp, __u32 family, const char *path,
+				    const char *sym)
 {
 	__u64 off = 0;
 	int err = elfx__sym_offset(path, sym, &off);
@@ -685,6 +686,7 @@ static void add_interval(struct file_probes *fp, __u32 family, const char *path,
 		p->ret = true;
 		p->err = err;
 	}
+	return p;
 }
 
 /* One uprobe_multi link for the probes of FP that use PROG (entry or return). */
@@ -860,9 +862,8 @@ static int attach_file(struct recorder *r, const char *path, const char *shown, 
 			struct pending *p;
 
 			add_interval(&fp, GS_PROBE_LOCK, path, "pthread_mutex_lock");
-			add_interval(&fp, GS_PROBE_LOCK, path, "pthread_mutex_unlock");
-			p = &fp.p[fp.n - 1];
-			if (!strcmp(p->sym, "pthread_mutex_unlock"))
+			p = add_interval(&fp, GS_PROBE_LOCK, path, "pthread_mutex_unlock");
+			if (p)
 				p->ret = false; /* unlock entry alone ends the hold */
 		}
 	}
