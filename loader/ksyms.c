@@ -122,6 +122,21 @@ struct ksym *ksyms__find(struct ksyms *k, __u64 addr)
 	return &k->syms[lo];
 }
 
+struct ksym *ksyms__by_name(struct ksyms *k, const char *name, __u64 *end)
+{
+	for (size_t i = 0; k && i < k->n; i++) {
+		size_t j = i + 1;
+
+		if (strcmp(k->syms[i].name, name))
+			continue;
+		while (j < k->n && k->syms[j].addr == k->syms[i].addr)
+			j++; /* aliases */
+		*end = j < k->n ? k->syms[j].addr : k->syms[i].addr + 1;
+		return &k->syms[i];
+	}
+	return NULL;
+}
+
 void ksyms__free(struct ksyms *k)
 {
 	if (!k)

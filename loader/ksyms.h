@@ -17,6 +17,8 @@ struct ksyms;
 struct ksyms *ksyms__load(void);
 /* The function containing addr, or NULL. */
 struct ksym *ksyms__find(struct ksyms *k, __u64 addr);
+/* The text symbol named name (the first, by address) and where the next one starts, or NULL. */
+struct ksym *ksyms__by_name(struct ksyms *k, const char *name, __u64 *end);
 void ksyms__free(struct ksyms *k);
 
 #endif

@@ -40,6 +40,7 @@
 #include "cuda.h"
 #include "futex.h"
 #include "proc.h"
+#include "sample.h"
 #include "record.skel.h"
 #include "cuda_fns.h"
 #include "elfx.h"
@@ -56,6 +57,7 @@ static struct env {
 	bool force;
 	double duration;
 	unsigned int freq;
+	int sampler;		/* GS_SAMPLER_*, 0: the tick where the kernel allows, else the timer */
 	const char *probes[MAX_USER_PROBES];
 	int nprobes;
 	bool lock_holds;
@@ -85,6 +87,7 @@ enum {
 	OPT_ARCHIVE,
 	OPT_DURATION,
 	OPT_FREQ,
+	OPT_SAMPLER,
 	OPT_RINGBUF,
 };
 
@@ -109,7 +112,11 @@ static const struct argp_option opts[] = {
 	{ "force", 'f', NULL, 0, "Overwrite an existing trace file", 0 },
 	{ "pid", 'p', "PID", 0, "Record a running process", 0 },
 	{ "duration", OPT_DURATION, "S", 0, "Stop recording after S seconds", 0 },
-	{ "freq", OPT_FREQ, "HZ", 0, "CPU sampling frequency (default 499)", 0 },
+	{ "freq", OPT_FREQ, "HZ", 0, "CPU samples per second per CPU, at most (default 499)", 0 },
+	{ "sampler", OPT_SAMPLER, "tick|timer", 0,
+	  "CPU samples at the scheduler tick (default: no added interrupt, at most CONFIG_HZ a "
+	  "second) or from a cpu-clock timer (any rate, one interrupt per sample)",
+	  0 },
 	{ "probe", OPT_PROBE, "LIB:SYM", 0, "Also record calls of SYM in LIB as intervals", 0 },
 	{ "lock-holds", OPT_LOCK_HOLDS, NULL, 0,
 	  "pthread mutex hold times (uprobes on pthread_mutex_lock/unlock: three traps per pair)",
@@ -154,6 +161,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		env.freq = strtoul(arg, &end, 10);
 		if (*end || !env.freq || env.freq > 100000)
 			argp_error(state, "invalid frequency: %s", arg);
+		break;
+	case OPT_SAMPLER:
+		if (!strcmp(arg, "tick"))
+			env.sampler = GS_SAMPLER_TICK;
+		else if (!strcmp(arg, "timer"))
+			env.sampler = GS_SAMPLER_TIMER;
+		else
+			argp_error(state, "--sampler wants tick or timer, got %s", arg);
 		break;
 	case OPT_RINGBUF:
 		env.ringbuf_mb = strtoul(arg, &end, 10);
@@ -227,6 +242,7 @@ struct recorder {
 	bool umulti;
 	int *perf_fds;
 	int nperf;
+	int sampler;		/* GS_SAMPLER_* in use */
 
 	struct lib *libs;
 	size_t nlibs;
@@ -1075,6 +1091,8 @@ static int open_load(struct recorder *r)
 	}
 	r->proc->rodata->follow_children = env.follow_children;
 	r->proc->rodata->stop_for_attach = env.cmd != NULL;
+	if (env.sampler == GS_SAMPLER_TIMER)
+		bpf_program__set_autoload(r->sample->progs.tick_sample, false);
 	bpf_map__set_max_entries(r->proc->maps.events, env.ringbuf_mb << 20);
 	/*
 	 * Per-thread maps that only calls of rare functions fill (an executable mmap, a probed
@@ -1095,6 +1113,8 @@ fail:
 	return err;
 }
 
+static int attach_sampler(struct recorder *r);
+
 static int attach_static(struct recorder *r)
 {
 	int err;
@@ -1110,7 +1130,8 @@ static int attach_static(struct recorder *r)
 		const char *sec = bpf_program__section_name(prog);
 		struct bpf_link *l;
 
-		if (bpf_program__fd(prog) < 0 || strncmp(sec, "tp", 2))
+		if (bpf_program__fd(prog) < 0 || strncmp(sec, "tp", 2) ||
+		    prog == r->sample->progs.tick_sample)
 			continue;
 		l = bpf_program__attach(prog);
 		if (!l || add_link(r, l)) {
@@ -1123,7 +1144,77 @@ static int attach_static(struct recorder *r)
 			    0, "kernel", sec);
 	}
 
-	/* CPU samples: one software cpu-clock event per CPU, period 1/freq s of CPU time. */
+	return attach_sampler(r);
+}
+
+/*
+ * The tick sampler needs the tick's hrtimer function, to know the tick among all hrtimers, and
+ * the interrupt's entry, to cut the interrupt's own frames off kernel stacks. Returns false,
+ * with why, where this kernel has neither by these names.
+ */
+static bool tick_symbols(struct recorder *r, const char **why)
+{
+	static const char *const tick_fns[] = { "tick_nohz_handler", "tick_sched_timer" };
+	struct ksyms *k = get_ksyms(r);
+	struct ksym *fn = NULL, *entry;
+	__u64 end, entry_end;
+
+	if (!k) {
+		*why = "/proc/kallsyms is unreadable";
+		return false;
+	}
+	for (size_t i = 0; !fn && i < sizeof(tick_fns) / sizeof(*tick_fns); i++)
+		fn = ksyms__by_name(k, tick_fns[i], &end);
+	entry = ksyms__by_name(k, "asm_sysvec_apic_timer_interrupt", &entry_end);
+	if (!fn || !entry) {
+		*why = fn ? "no asm_sysvec_apic_timer_interrupt in kallsyms" :
+			    "no tick_nohz_handler or tick_sched_timer in kallsyms";
+		return false;
+	}
+	r->sample->bss->irq_entry_lo = entry->addr;
+	r->sample->bss->irq_entry_hi = entry_end;
+	r->sample->bss->tick_period_ns = 1000000000ull / env.freq;
+	r->sample->bss->tick_fn = fn->addr; /* last: it arms tick_sample() */
+	return true;
+}
+
+static int attach_tick(struct recorder *r)
+{
+	struct bpf_link *l = bpf_program__attach(r->sample->progs.tick_sample);
+
+	if (!l || add_link(r, l)) {
+		int err = l ? -ENOMEM : -errno;
+
+		bpf_link__destroy(l);
+		return err;
+	}
+	write_probe(r, r->next_probe_id++, GS_PROBE_KERNEL, 0, 0, now_ns(CLOCK_MONOTONIC), 0, 0,
+		    "kernel", "tp_btf/hrtimer_expire_entry (tick sampler)");
+	return 0;
+}
+
+/* CPU samples: at the scheduler tick, or one software cpu-clock event per CPU (period 1/freq). */
+static int attach_sampler(struct recorder *r)
+{
+	const char *why = NULL;
+	int err;
+
+	if (env.sampler != GS_SAMPLER_TIMER) {
+		if (!tick_symbols(r, &why)) {
+			err = -ENOENT;
+		} else if ((err = attach_tick(r))) {
+			why = strerror(-err);
+		} else {
+			r->sampler = GS_SAMPLER_TICK;
+			return 0;
+		}
+		if (env.sampler == GS_SAMPLER_TICK) {
+			fprintf(stderr, "gapscope: cannot sample at the scheduler tick: %s\n", why);
+			return err;
+		}
+		fprintf(stderr, "gapscope: note: sampling with cpu-clock timers (%s)\n", why);
+	}
+	r->sampler = GS_SAMPLER_TIMER;
 	int ncpus = libbpf_num_possible_cpus();
 
 	r->perf_fds = calloc(ncpus, sizeof(int));
@@ -1160,6 +1251,40 @@ static int attach_static(struct recorder *r)
 	write_probe(r, r->next_probe_id++, GS_PROBE_KERNEL, 0, 0, now_ns(CLOCK_MONOTONIC), 0, 0,
 		    "kernel", "perf_event/cpu-clock");
 	return 0;
+}
+
+/* How the samples were taken and what one stands for; the tick's rate as measured. */
+static void write_sampler(struct recorder *r)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	struct tick_state *st = calloc(ncpus, sizeof(*st));
+	struct gs_rec_sampler s = {};
+	__u32 zero = 0;
+
+	hdr_init(&s.h, GS_REC_SAMPLER, sizeof(s), r->target);
+	s.kind = r->sampler;
+	s.freq = env.freq;
+	if (r->sampler == GS_SAMPLER_TICK && st &&
+	    !bpf_map_lookup_elem(bpf_map__fd(r->sample->maps.tick_states), &zero, st)) {
+		__u64 best = 0;
+
+		for (int i = 0; i < GS_TICK_HZ_N; i++) {
+			__u64 hits = 0;
+
+			for (int c = 0; c < ncpus; c++)
+				hits += st[c].hz_hits[i];
+			if (hits > best) {
+				best = hits;
+				s.tick_ns = 1000000000ull / gs_tick_hz[i];
+			}
+		}
+	}
+	free(st);
+	s.period_ns = 1000000000ull / env.freq;
+	if (s.tick_ns > s.period_ns)
+		s.period_ns = s.tick_ns;
+	if (r->sampler)
+		append(r, &s, sizeof(s));
 }
 
 struct detach_ctx {
@@ -1233,6 +1358,7 @@ static void finish(struct recorder *r)
 	r->live = false;
 	detach_all(r);
 	ring_buffer__consume(r->rb);
+	write_sampler(r);
 	write_losses(r);
 	hdr_init(&end.h, GS_REC_END, sizeof(end), r->target);
 	end.events = r->events;

@@ -65,6 +65,7 @@ enum gs_rec_type {
 	GS_REC_END,		/* struct gs_rec_end: the recorder finished cleanly */
 	GS_REC_LOST_TYPES,	/* struct gs_rec_lost_types: ring-buffer losses by event type */
 	GS_REC_CU_HANDLES,	/* struct gs_rec_cu_handles: kernel names from handles, so far */
+	GS_REC_SAMPLER,		/* struct gs_rec_sampler: how the CPU samples were taken */
 };
 
 struct gs_rec_clock {
@@ -170,6 +171,17 @@ struct gs_rec_end {
 	struct gs_hdr h;
 	__u64 events;		/* BPF events written */
 	__u64 records;		/* all records before this one */
+};
+
+#define GS_SAMPLER_TICK	1	/* at the scheduler tick, at most freq per second per CPU */
+#define GS_SAMPLER_TIMER 2	/* cpu-clock perf events, freq per second per CPU */
+
+struct gs_rec_sampler {
+	struct gs_hdr h;
+	__u32 kind;		/* GS_SAMPLER_* */
+	__u32 freq;		/* requested: the most samples per CPU-second */
+	__u64 tick_ns;		/* tick: 1e9 / CONFIG_HZ, as measured; 0 if unknown */
+	__u64 period_ns;	/* CPU time one sample stands for: max(tick_ns, 1e9 / freq) */
 };
 
 /* Writer. */

@@ -506,7 +506,7 @@ static void print_record(const struct gs_hdr *h)
 		NEED(struct sample_event);
 		const struct sample_event *e = (const void *)h;
 
-		head(h, "cpu-clock");
+		head(h, h->flags & GS_F_TICK ? "sample:tick" : "sample:timer");
 		printf(" ip=0x%llx%s\n", (unsigned long long)e->ip, h->kstack_n ? " kernel" : "");
 		print_stacks(h, 0);
 		break;
@@ -752,6 +752,16 @@ static void print_record(const struct gs_hdr *h)
 			printf("# exit pid=%u status=0x%x utime_ns=%llu stime_ns=%llu\n", h->tgid,
 			       x->status, (unsigned long long)x->utime_ns,
 			       (unsigned long long)x->stime_ns);
+		break;
+	}
+	case GS_REC_SAMPLER: {
+		NEED(struct gs_rec_sampler);
+		const struct gs_rec_sampler *s = (const void *)h;
+
+		if (!env.no_meta)
+			printf("# sampler %s freq=%u tick_ns=%llu period_ns=%llu\n",
+			       s->kind == GS_SAMPLER_TICK ? "tick" : "timer", s->freq,
+			       (unsigned long long)s->tick_ns, (unsigned long long)s->period_ns);
 		break;
 	}
 	case GS_REC_END: {

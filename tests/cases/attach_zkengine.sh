@@ -75,7 +75,8 @@ need = {
     "threads present at attach": r"gpu-worker",
     "cuLaunchKernel": r"cuda:cuLaunchKernel kernel=\S+ func=0x[0-9a-f]+",
     "futex waits": r"futex:wait ",
-    "samples": r"cpu-clock",
+    "samples": r" sample:tick ",
+    "sampler record": r"^# sampler tick freq=499 ",
 }
 for what, rx in need.items():
     if not re.search(rx, txt, re.M):

@@ -61,11 +61,14 @@ grep -q "^ *gs-waiter *$waiter/[0-9]* .* futex:wait uaddr=$lock op=WAIT .* owner
 grep -q "^ *gs-waiter *$waiter/.* sched:offcpu blocked .* waker=target/$holder/" "$TMP/events" ||
 	die "no off-CPU interval of the waiter woken by the holder"
 
-# Samples: 499 Hz x the target's CPU time (utime + stime from wait4), within 30%.
-samples=$(count 'cpu-clock')
+# Samples: the target's CPU time (utime + stime from wait4) over the period one sample stands
+# for (the sampler record), within 30%.
+samples=$(count ' sample:')
+period=$(sed -n 's/^# sampler .* period_ns=\([0-9]*\)$/\1/p' "$TMP/script")
+[ -n "$period" ] || die "no sampler record"
 cpu_ns=$(sed -n 's/^# exit .* utime_ns=\([0-9]*\) stime_ns=\([0-9]*\)/\1 \2/p' "$TMP/script" |
 	awk '{print $1 + $2}')
-expect=$(awk -v ns="$cpu_ns" 'BEGIN { printf "%d", ns / 1e9 * 499 }')
+expect=$(awk -v ns="$cpu_ns" -v p="$period" 'BEGIN { printf "%d", ns / p }')
 echo "samples $samples, expected $expect (cpu ${cpu_ns} ns)"
 [ "$expect" -gt 100 ] || die "target burned too little CPU: $cpu_ns ns"
 awk -v s="$samples" -v e="$expect" 'BEGIN { exit !(s >= 0.7 * e && s <= 1.3 * e) }' ||

@@ -3,7 +3,7 @@
 # dlopens simcuda's libcuda.so.1 (late: attached while the loading thread is stopped), and the
 # trace must hold exactly the kernel launches, malloc_trim calls and synchronize calls the engine
 # reports, malloc_trim intervals within 1 ms of the engine's --truth, futex waits and off-CPU
-# intervals, CPU samples within 30% of 499 Hz x the engine's CPU time, and no loss.
+# intervals, CPU samples within 30% of the engine's CPU time over the sampling period, and no loss.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "loads BPF programs and attaches uprobes"
@@ -66,10 +66,12 @@ assert_eq "$(count 'cuda:cuMemcpyHtoD\(_v2\)\? ')" "$(engine_sync cuMemcpyHtoD)"
 [ "$(count 'sched:offcpu blocked ')" -gt 0 ] || die "no blocked off-CPU intervals"
 [ "$(count 'cuda:cuStreamSynchronize .* ret=0 ')" -gt 0 ] || die "no stream synchronizations"
 
-samples=$(count 'cpu-clock')
+samples=$(count ' sample:')
+period=$(sed -n 's/^# sampler .* period_ns=\([0-9]*\)$/\1/p' "$TMP/script")
+[ -n "$period" ] || die "no sampler record"
 cpu_ns=$(sed -n 's/^# exit .* utime_ns=\([0-9]*\) stime_ns=\([0-9]*\)/\1 \2/p' "$TMP/script" |
 	awk '{print $1 + $2}')
-expect=$(awk -v ns="$cpu_ns" 'BEGIN { printf "%d", ns / 1e9 * 499 }')
+expect=$(awk -v ns="$cpu_ns" -v p="$period" 'BEGIN { printf "%d", ns / p }')
 echo "launches $engine_launches, samples $samples, expected $expect"
 [ "$expect" -ge 50 ] || die "too little CPU time to judge sampling: $cpu_ns ns"
 awk -v s="$samples" -v e="$expect" 'BEGIN { exit !(s >= 0.7 * e && s <= 1.3 * e) }' ||

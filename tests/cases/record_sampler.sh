@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# CPU samples, by both samplers, of a target with a user phase and a kernel phase of known CPU
+# time (tests/record/burn.c):
+#  - the count is the target's CPU time (wait4) over the period one sample stands for (the
+#    sampler record: 1/freq, or the tick's period, measured), within 15%;
+#  - samples in user mode carry no kernel frames, and the interrupted instruction is in
+#    burn_user() for most of them (the user phase is 60% of the CPU time);
+#  - samples in the kernel start at the interrupted frame: at the tick, none of the interrupt's
+#    own frames (hrtimer_interrupt, ..., asm_sysvec_apic_timer_interrupt) are left; most are in a
+#    system call, many under vfs_read (the kernel phase reads /dev/zero; an interrupt held off
+#    while interrupts are disabled lands where they are enabled again);
+#  - the tick sampler's measured tick is one of the periods CONFIG_HZ can have.
+set -eu
+. "$GAPSCOPE_ROOT/tests/lib.sh"
+need_root "loads BPF programs"
+GS=$BUILD/gapscope
+[ -x "$GS" ] || die "$GS not built"
+${CC:-cc} -O2 -g -fno-omit-frame-pointer -o "$TMP/burn" tests/record/burn.c
+
+check() { # SAMPLER FREQ
+	local s=$1 f=$2 dir=$TMP/$1
+	mkdir -p "$dir"
+	"$GS" record -o "$dir/t.gsc" --sampler "$s" --freq "$f" -- "$TMP/burn" --user 0.6 \
+		--kernel 0.4 >"$dir/out" 2>"$dir/err" || { cat "$dir/err"; die "record failed"; }
+	"$GS" script "$dir/t.gsc" >"$dir/script"
+	"$GS" script --no-stacks --no-meta "$dir/t.gsc" >"$dir/events"
+
+	local line tick period cpu_ns n expect
+	line=$(grep '^# sampler ' "$dir/script") || die "$s: no sampler record"
+	echo "$s: $line"
+	[[ $line == "# sampler $s freq=$f "* ]] || die "$s: wrong sampler record"
+	tick=$(sed -n 's/.* tick_ns=\([0-9]*\) .*/\1/p' <<<"$line")
+	period=$(sed -n 's/.* period_ns=\([0-9]*\).*/\1/p' <<<"$line")
+	if [ "$s" = tick ]; then
+		case $tick in 10000000 | 4000000 | 3333333 | 1000000) ;;
+		*) die "tick: measured tick period $tick ns is no CONFIG_HZ's" ;;
+		esac
+		assert_eq "$period" "$(( tick > 1000000000 / f ? tick : 1000000000 / f ))" \
+			"tick: period of one sample"
+	else
+		assert_eq "$period" $((1000000000 / f)) "timer: period of one sample"
+	fi
+
+	n=$(grep -c " sample:$s " "$dir/events" || true)
+	cpu_ns=$(sed -n 's/^# exit .* utime_ns=\([0-9]*\) stime_ns=\([0-9]*\)/\1 \2/p' \
+		"$dir/script" | awk '{print $1 + $2}')
+	expect=$((cpu_ns / period))
+	echo "$s: $n samples, expected $expect ($cpu_ns ns of CPU / $period ns)"
+	[ "$expect" -ge 100 ] || die "$s: too little CPU time to judge: $cpu_ns ns"
+	awk -v n="$n" -v e="$expect" 'BEGIN { exit !(n >= 0.85 * e && n <= 1.15 * e) }' ||
+		die "$s: $n samples, expected $expect +-15%"
+
+	# Per sample: mode, whether the ip is in burn_user, kernel frames seen.
+	local lo size
+	lo=$(sed -n 's/^burn_user=//p' "$dir/out")
+	size=$(nm -S "$TMP/burn" | awk '$4 == "burn_user" { print "0x" $2 }')
+	[ -n "$lo" ] && [ -n "$size" ] || die "no burn_user address"
+	awk -v lo=$((lo)) -v hi=$((lo + size)) -v s="$s" '
+		function hex(x,  i, n) {
+			n = 0
+			for (i = 3; i <= length(x); i++)
+				n = n * 16 + index("0123456789abcdef", substr(x, i, 1)) - 1
+			return n
+		}
+		function flush() {
+			if (!in_s) return
+			if (kern) { k++; if (vfs) kv++; if (irq) ki++; if (sys) ks++ }
+			else { u++; if (kframes) uk++; if (ip >= lo && ip < hi) ub++ }
+		}
+		/^ *[^\t ].* sample:/ {
+			flush(); in_s = 1; kern = / kernel$/; vfs = irq = sys = kframes = 0
+			match($0, /ip=0x[0-9a-f]+/)
+			ip = hex(substr($0, RSTART + 3, RLENGTH - 3))
+			next
+		}
+		/^[^\t]/ { flush(); in_s = 0; next }
+		in_s && /\[kernel.kallsyms\]/ {
+			kframes++
+			if (/ vfs_read\+/) vfs = 1
+			if (/ entry_SYSCALL_64/) sys = 1
+			if (/ (asm_sysvec_apic_timer_interrupt|sysvec_apic_timer_interrupt|hrtimer_interrupt|__hrtimer_run_queues)\+/) irq = 1
+		}
+		END {
+			flush()
+			printf "%s: %d in user mode (%d in burn_user, %d with kernel frames), %d in the kernel (%d in a system call, %d under vfs_read, %d with interrupt frames)\n", s, u, ub, uk, k, ks, kv, ki
+			if (uk) { print s ": user-mode samples with kernel frames"; exit 1 }
+			if (ki) { print s ": kernel stacks with the interrupt'"'"'s frames"; exit 1 }
+			if (ub < 0.8 * u || u < 0.4 * (u + k)) { print s ": too few user samples in burn_user"; exit 1 }
+			if (k < 0.2 * (u + k) || ks < 0.8 * k || kv < 0.4 * k) {
+				print s ": too few kernel samples in read(2)"; exit 1
+			}
+		}' "$dir/script" || die "$s: samples wrong"
+}
+
+check tick 499
+check timer 499
+echo ok
