@@ -4,7 +4,8 @@
 #   there: OUT=$OUT tests/gpu/record.sh
 # Cases: zkengine --device cuda under record; a runtime-API loop built here by nvcc (static
 # cudart), default stream and --default-stream per-thread; a PyTorch loop attached with -p; the
-# overhead ratio on zkengine (interleaved, with and without record). Each case's trace text and
+# overhead ratio on zkengine (interleaved: plain, recorded, recorded with --sampler timer); CPU
+# samples at the tick. Each case's trace text and
 # logs go to $OUT; a short table is printed last. Output of a run is kept in tests/gpu/record-h200/.
 set -u
 cd "$(dirname "$0")/../.."
@@ -12,7 +13,7 @@ BUILD=${BUILD:-build}
 OUT=${OUT:-$BUILD/gpu-record}
 GS=$PWD/$BUILD/gapscope-portable
 ZK=$PWD/$BUILD/zkengine-portable
-REPS=${REPS:-5}
+REPS=${REPS:-7}
 mkdir -p "$OUT"
 exec > >(tee "$OUT/log.txt") 2>&1
 T=$OUT/table.txt
@@ -46,6 +47,15 @@ for s in cuStreamSynchronize cuEventSynchronize; do
 	row zkengine "$s" "$t" "${e:-?}" "$([ "$t" = "$e" ] && echo yes || echo NO)"
 done
 row zkengine losses "$(sed -n 's/^# losses total=\([0-9]*\).*/\1/p' "$OUT/zk.txt" | tail -1)" 0 -
+# CPU samples at the scheduler tick: the engine's CPU time over the period one sample stands for.
+sl=$(sed -n 's/^# sampler \(.*\)$/\1/p' "$OUT/zk.txt" | tail -1)
+period=$(sed -n 's/.* period_ns=\([0-9]*\)$/\1/p' <<<"$sl")
+cpu=$(sed -n 's/^# exit .* utime_ns=\([0-9]*\) stime_ns=\([0-9]*\)/\1 \2/p' "$OUT/zk.txt" |
+	awk '{print $1 + $2}')
+ns=$(count ' sample:tick ' "$OUT/zk.txt")
+exp=$(awk -v c="${cpu:-0}" -v p="${period:-0}" 'BEGIN { if (p > 0) printf "%d", c / p; else print "?" }')
+row zkengine "sampler" "$sl" "tick" -
+row zkengine "samples at the tick" "$ns" "$exp" "$(awk -v n="$ns" -v e="$exp" 'BEGIN { print (e > 0 && n >= 0.8 * e && n <= 1.2 * e) ? "yes" : "NO" }')"
 
 # -- 2. runtime-API loop, nvcc-built, static cudart.
 for mode in default per-thread; do
@@ -106,23 +116,26 @@ else
 fi
 
 # -- 4. Overhead on zkengine (no --verify: GPU throughput only), interleaved after one warm-up
-# run of each (the first run of a process on the GPU pays for the driver's caches).
+# run of each (the first run of a process on the GPU pays for the driver's caches): plain,
+# recorded (tick sampler, the default) and recorded with --sampler timer.
 : >"$OUT/overhead.txt"
-"$ZK" --device cuda --partitions 8 --log2n 22 --seed 1 >/dev/null 2>&1
-"$GS" record -f -o "$OUT/ovh.gsc" -- "$ZK" --device cuda --partitions 8 --log2n 22 --seed 1 \
-	>/dev/null 2>&1
+ZA=(--device cuda --partitions 8 --log2n 22 --seed 1)
+tput() { sed -n 's/^throughput: \([0-9.]*\).*/\1/p'; }
+"$ZK" "${ZA[@]}" >/dev/null 2>&1
+"$GS" record -f -o "$OUT/ovh.gsc" -- "$ZK" "${ZA[@]}" >/dev/null 2>&1
 for i in $(seq "$REPS"); do
-	p=$("$ZK" --device cuda --partitions 8 --log2n 22 --seed 1 2>/dev/null |
-		sed -n 's/^throughput: \([0-9.]*\).*/\1/p')
-	r=$("$GS" record -f -o "$OUT/ovh.gsc" -- "$ZK" --device cuda --partitions 8 --log2n 22 \
-		--seed 1 2>/dev/null | sed -n 's/^throughput: \([0-9.]*\).*/\1/p')
-	echo "rep $i plain $p recorded $r" | tee -a "$OUT/overhead.txt"
+	p=$("$ZK" "${ZA[@]}" 2>/dev/null | tput)
+	r=$("$GS" record -f -o "$OUT/ovh.gsc" -- "$ZK" "${ZA[@]}" 2>/dev/null | tput)
+	t=$("$GS" record -f -o "$OUT/ovh.gsc" --sampler timer -- "$ZK" "${ZA[@]}" 2>/dev/null | tput)
+	echo "rep $i plain $p recorded $r recorded-timer $t" | tee -a "$OUT/overhead.txt"
 done
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 mp=$(awk '{print $4}' "$OUT/overhead.txt" | median)
 mr=$(awk '{print $6}' "$OUT/overhead.txt" | median)
-ratio=$(awk -v p="$mp" -v r="$mr" 'BEGIN { if (p > 0) printf "%.3f", r / p; else print "?" }')
-row zkengine-overhead "recorded/plain (median of $REPS)" "$ratio" ">=0.98" -
+mt=$(awk '{print $8}' "$OUT/overhead.txt" | median)
+ratio() { awk -v p="$mp" -v r="$1" 'BEGIN { if (p > 0) printf "%.3f", r / p; else print "?" }'; }
+row zkengine-overhead "recorded/plain (median of $REPS)" "$(ratio "$mr")" ">=0.98" -
+row zkengine-overhead "same, --sampler timer" "$(ratio "$mt")" - -
 # Few files come back from the machine: the small ones in one archive, the traces' text cut.
 for f in zk rt_default rt_per-thread torch; do
 	[ -f "$OUT/$f.txt" ] && { echo "==== $f"; head -n 400 "$OUT/$f.txt"; } >>"$OUT/script-heads.txt"
