@@ -21,23 +21,7 @@ const volatile __u64 wait_stack_ns = 100000;
 #define FUTEX_CMD_MASK 127 /* ~(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME) */
 #define FUTEX_TID_MASK 0x3fffffff
 
-struct wait_state {
-	__u64 ts;
-	__u64 uaddr;
-	__u32 op;
-	__u32 val;
-	__u32 word;
-	__u32 owner;
-	__u32 sys;
-	__u32 nr;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, GS_MAX_THREADS);
-	__type(key, __u32);
-	__type(value, struct wait_state);
-} waits SEC(".maps");
+/* struct wait_state and the waits map: gapscope.bpf.h (sched_switch looks there too). */
 
 static __always_inline bool is_pi(__u32 op)
 {

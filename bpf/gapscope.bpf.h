@@ -28,6 +28,26 @@ struct {
 	__type(value, __u32);
 } tgids SEC(".maps") __weak;
 
+/* Futex waits in progress, by thread (futex.bpf.c); sched_switch skips the kernel stack of an
+ * off-CPU interval inside one: the futex event already says why the thread slept. */
+struct wait_state {
+	__u64 ts;
+	__u64 uaddr;
+	__u32 op;
+	__u32 val;
+	__u32 word;
+	__u32 owner;
+	__u32 sys;
+	__u32 nr;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GS_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct wait_state);
+} waits SEC(".maps") __weak;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, GS_LOSS_MAX);
@@ -116,17 +136,70 @@ static __always_inline void fill_hdr(struct gs_hdr *h, __u32 type, __u32 size, _
 	h->kstack_n = 0;
 }
 
-/* Frame-pointer user stack into st->user; a failed walk is counted and leaves 0 frames. */
+/*
+ * A return address that a pending uretprobe replaced with its trampoline, given back: the
+ * task's return instances hold the replaced addresses, newest first, the way the stack holds the
+ * trampolines (a chained instance shares its slot with the next one).
+ */
+static __always_inline __u64 uretprobe_orig(struct return_instance **ri)
+{
+	struct return_instance *r = *ri;
+	__u64 ret = 0;
+
+	for (int i = 0; i < 4 && r && BPF_CORE_READ(r, chained); i++)
+		r = BPF_CORE_READ(r, next);
+	if (r) {
+		ret = BPF_CORE_READ(r, orig_ret_vaddr);
+		r = BPF_CORE_READ(r, next);
+	}
+	*ri = r;
+	return ret;
+}
+
+/*
+ * The user stack by frame pointers, from the registers the task entered the kernel with (the
+ * uprobe's trap, the system call, the interrupt): the ip, then each frame's return address.
+ * It is the walk bpf_get_stack(BPF_F_USER_STACK) makes, made here because the helper costs
+ * ~1.5 us a frame on the virtual machines we run on, where a 16-byte user read costs ~0.03 us
+ * (tests/bench/results.txt). A frame pointer must point up the stack, 8-aligned, to readable
+ * memory; the walk stops at the first that does not, or at a zero return address.
+ */
 static __always_inline void take_ustack(void *ctx, struct gs_hdr *h, struct gs_stack *st)
 {
-	long n = bpf_get_stack(ctx, st->user, sizeof(st->user), BPF_F_USER_STACK);
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct return_instance *ri = NULL;
+	struct xol_area *xol;
+	__u64 fp, tramp = 0;
+	__u32 n = 0;
 
-	if (n < 0) {
-		count_loss(GS_LOSS_USTACK);
-		n = 0;
-	}
-	h->ustack_n = n / sizeof(__u64);
 	h->flags |= GS_F_STACK;
+	if (!regs || !BPF_CORE_READ(task, mm))
+		return; /* a kernel thread, or an exiting task: no user stack */
+	xol = BPF_CORE_READ(task, mm, uprobes_state.xol_area);
+	if (xol) {
+		tramp = BPF_CORE_READ(xol, vaddr);
+		ri = BPF_CORE_READ(task, utask, return_instances);
+	}
+	st->user[0] = PT_REGS_IP_CORE(regs);
+	fp = PT_REGS_FP_CORE(regs);
+	n = 1;
+	for (int i = 1; i < GS_USTACK_MAX; i++) {
+		__u64 frame[2]; /* saved frame pointer, return address */
+
+		if (!fp || (fp & 7) || bpf_probe_read_user(frame, sizeof(frame), (void *)fp))
+			break;
+		if (!frame[1])
+			break;
+		if (tramp && frame[1] == tramp && ri)
+			frame[1] = uretprobe_orig(&ri);
+		st->user[i] = frame[1];
+		n = i + 1;
+		if (frame[0] <= fp)
+			break;
+		fp = frame[0];
+	}
+	h->ustack_n = n;
 }
 
 static __always_inline void take_kstack(void *ctx, struct gs_hdr *h, struct gs_stack *st)

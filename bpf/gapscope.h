@@ -45,6 +45,8 @@ enum gs_event_type {
 #define GS_F_ENTRY_STACK (1u << 1)
 #define GS_F_RET	 (1u << 2) /* a return probe completed the event: ret and dur_ns valid */
 #define GS_F_TICK	 (1u << 3) /* a sample taken at the scheduler tick (not a cpu-clock timer) */
+/* An off-CPU interval inside a recorded futex wait: the futex event says why, no kernel stack. */
+#define GS_F_IN_FUTEX	 (1u << 4)
 
 /*
  * Every BPF event and every trace record starts with type and size, so a reader can skip what it

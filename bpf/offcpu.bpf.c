@@ -79,7 +79,11 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 		return 0; /* first run of a new thread, or switched out before we started */
 	__u64 dur = now - s->ts;
 	bool stack = s->state == OFFCPU_BLOCKED && dur >= stack_min_ns;
+	bool in_futex = s->state == OFFCPU_BLOCKED && bpf_map_lookup_elem(&waits, &next_tid);
 	struct offcpu_event *ev;
+
+	if (in_futex)
+		stack = false; /* futex_wait_queue <- ... <- futex syscall: the futex event has it */
 
 	if (stack)
 		ev = reserve(sizeof(*ev) + sizeof(struct gs_stack), GS_EV_OFFCPU);
@@ -94,7 +98,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 		ev->h.tid = next_tid;
 		ev->h.tgid = next_tgid;
 		ev->h.cpu = s->cpu;
-		ev->h.flags = 0;
+		ev->h.flags = in_futex ? GS_F_IN_FUTEX : 0;
 		ev->h.ustack_n = 0;
 		ev->h.kstack_n = 0;
 		ev->dur_ns = dur;

@@ -494,7 +494,7 @@ static void print_record(const struct gs_hdr *h)
 
 		head(h, e->state == OFFCPU_BLOCKED ? "sched:offcpu blocked" :
 						     "sched:offcpu preempted");
-		printf(" state=0x%x", e->prev_state);
+		printf(" state=0x%x%s", e->prev_state, h->flags & GS_F_IN_FUTEX ? " in=futex" : "");
 		print_dur("dur", e->dur_ns);
 		if (e->waker_tid || e->wake_ts)
 			printf(" waker=%.16s/%u/%u", e->waker_comm, e->waker_tid, e->waker_tgid);
