@@ -137,32 +137,13 @@ static __always_inline void fill_hdr(struct gs_hdr *h, __u32 type, __u32 size, _
 }
 
 /*
- * A return address that a pending uretprobe replaced with its trampoline, given back: the
- * task's return instances hold the replaced addresses, newest first, the way the stack holds the
- * trampolines (a chained instance shares its slot with the next one).
- */
-static __always_inline __u64 uretprobe_orig(struct return_instance **ri)
-{
-	struct return_instance *r = *ri;
-	__u64 ret = 0;
-
-	for (int i = 0; i < 4 && r && BPF_CORE_READ(r, chained); i++)
-		r = BPF_CORE_READ(r, next);
-	if (r) {
-		ret = BPF_CORE_READ(r, orig_ret_vaddr);
-		r = BPF_CORE_READ(r, next);
-	}
-	*ri = r;
-	return ret;
-}
-
-/*
  * The user stack by frame pointers, from the registers the task entered the kernel with (the
  * uprobe's trap, the system call, the interrupt): the ip, then each frame's return address.
  * It is the walk bpf_get_stack(BPF_F_USER_STACK) makes, made here because the helper costs
  * ~1.5 us a frame on the virtual machines we run on, where a 16-byte user read costs ~0.03 us
  * (tests/bench/results.txt). A frame pointer must point up the stack, 8-aligned, to readable
- * memory; the walk stops at the first that does not, or at a zero return address.
+ * memory; the walk stops at the first that does not, or at a zero return address. As in the
+ * kernel's walk, a return address a pending uretprobe replaced is put back.
  */
 static __always_inline void take_ustack(void *ctx, struct gs_hdr *h, struct gs_stack *st)
 {
@@ -191,12 +172,24 @@ static __always_inline void take_ustack(void *ctx, struct gs_hdr *h, struct gs_s
 			break;
 		if (!frame[1])
 			break;
-		if (tramp && frame[1] == tramp && ri)
-			frame[1] = uretprobe_orig(&ri);
+		if (tramp && frame[1] == tramp && ri) {
+			/*
+			 * A return address a pending uretprobe replaced with its trampoline: the
+			 * task's return instances hold the replaced ones, newest first, the way
+			 * the stack holds the trampolines (a chained one, made by a tail call,
+			 * shares its slot with the next).
+			 */
+			bool chained = BPF_CORE_READ(ri, chained);
+
+			frame[1] = BPF_CORE_READ(ri, orig_ret_vaddr);
+			ri = BPF_CORE_READ(ri, next);
+			if (chained && ri)
+				ri = BPF_CORE_READ(ri, next);
+		}
 		st->user[i] = frame[1];
 		n = i + 1;
 		if (frame[0] <= fp)
-			break;
+			break; /* frames must go up the stack */
 		fp = frame[0];
 	}
 	h->ustack_n = n;

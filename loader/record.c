@@ -1091,8 +1091,14 @@ static int open_load(struct recorder *r)
 	}
 	r->proc->rodata->follow_children = env.follow_children;
 	r->proc->rodata->stop_for_attach = env.cmd != NULL;
+	/* What this recording will not attach is not loaded (each program is verified: ~15-40 ms). */
 	if (env.sampler == GS_SAMPLER_TIMER)
 		bpf_program__set_autoload(r->sample->progs.tick_sample, false);
+	if (!env.lock_holds) {
+		bpf_program__set_autoload(r->probe->progs.lock_entry, false);
+		bpf_program__set_autoload(r->probe->progs.lock_return, false);
+		bpf_program__set_autoload(r->probe->progs.unlock_entry, false);
+	}
 	bpf_map__set_max_entries(r->proc->maps.events, env.ringbuf_mb << 20);
 	/*
 	 * Per-thread maps that only calls of rare functions fill (an executable mmap, a probed

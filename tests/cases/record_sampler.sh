@@ -4,7 +4,9 @@
 #  - the count is the target's CPU time (wait4) over the period one sample stands for (the
 #    sampler record: 1/freq, or the tick's period, measured), within 15%;
 #  - samples in user mode carry no kernel frames, and the interrupted instruction is in
-#    burn_user() for most of them (the user phase is 60% of the CPU time);
+#    burn_user() for most of them (the user phase is 60% of the CPU time), called from the
+#    binary (with burn_user probed, its return address on the stack is the uretprobe's
+#    trampoline: the walk puts the real one back);
 #  - samples in the kernel start at the interrupted frame: at the tick, none of the interrupt's
 #    own frames (bpf_trace_run2, __hrtimer_run_queues, hrtimer_interrupt, ...) are left; most are
 #    in a system call, some under vfs_read (the kernel phase reads /dev/zero; in a virtual machine
@@ -18,10 +20,11 @@ GS=$BUILD/gapscope
 [ -x "$GS" ] || die "$GS not built"
 ${CC:-cc} -O2 -g -fno-omit-frame-pointer -o "$TMP/burn" tests/record/burn.c
 
-check() { # SAMPLER FREQ
+check() { # SAMPLER FREQ [RECORD OPTIONS]
 	local s=$1 f=$2 dir=$TMP/$1-$2
+	shift 2
 	mkdir -p "$dir"
-	"$GS" record -o "$dir/t.gsc" --sampler "$s" --freq "$f" -- "$TMP/burn" --user 0.6 \
+	"$GS" record -o "$dir/t.gsc" --sampler "$s" --freq "$f" "$@" -- "$TMP/burn" --user 0.6 \
 		--kernel 0.4 >"$dir/out" 2>"$dir/err" || { cat "$dir/err"; die "record failed"; }
 	"$GS" script "$dir/t.gsc" >"$dir/script"
 	"$GS" script --no-stacks --no-meta "$dir/t.gsc" >"$dir/events"
@@ -56,7 +59,7 @@ check() { # SAMPLER FREQ
 	lo=$(sed -n 's/^burn_user=//p' "$dir/out")
 	size=$(nm -S "$TMP/burn" | awk '$4 == "burn_user" { print "0x" $2 }')
 	[ -n "$lo" ] && [ -n "$size" ] || die "no burn_user address"
-	awk -v lo=$((lo)) -v hi=$((lo + size)) -v s="$s" '
+	awk -v lo=$((lo)) -v hi=$((lo + size)) -v s="$s" -v bin="$TMP/burn" '
 		function hex(x,  i, n) {
 			n = 0
 			for (i = 3; i <= length(x); i++)
@@ -66,15 +69,20 @@ check() { # SAMPLER FREQ
 		function flush() {
 			if (!in_s) return
 			if (kern) { k++; if (vfs) kv++; if (irq) ki++; if (sys) ks++ }
-			else { u++; if (kframes) uk++; if (ip >= lo && ip < hi) ub++ }
+			else { u++; if (kframes) uk++; if (ip >= lo && ip < hi) { ub++; if (caller) uc++ } }
 		}
 		/^ *[^\t ].* sample:/ {
-			flush(); in_s = 1; kern = / kernel$/; vfs = irq = sys = kframes = 0
+			flush(); in_s = 1; kern = / kernel$/; vfs = irq = sys = kframes = uframes = caller = 0
 			match($0, /ip=0x[0-9a-f]+/)
 			ip = hex(substr($0, RSTART + 3, RLENGTH - 3))
 			next
 		}
 		/^[^\t]/ { flush(); in_s = 0; next }
+		# The frame after burn_user is main, in the binary: with burn_user probed, its
+		# return address on the stack is the uretprobe trampoline, put back by the walk.
+		in_s && /^\t +[0-9a-f]+ \(/ && !/kallsyms/ {
+			if (++uframes == 2 && index($0, "(" bin "+0x")) caller = 1
+		}
 		in_s && /\[kernel.kallsyms\]/ {
 			kframes++
 			if (/ vfs_read\+/) vfs = 1
@@ -85,17 +93,18 @@ check() { # SAMPLER FREQ
 		}
 		END {
 			flush()
-			printf "%s: %d in user mode (%d in burn_user, %d with kernel frames), %d in the kernel (%d in a system call, %d under vfs_read, %d with interrupt frames)\n", s, u, ub, uk, k, ks, kv, ki
+			printf "%s: %d in user mode (%d in burn_user, %d of them called from the binary, %d with kernel frames), %d in the kernel (%d in a system call, %d under vfs_read, %d with interrupt frames)\n", s, u, ub, uc, uk, k, ks, kv, ki
 			if (uk) { print s ": user-mode samples with kernel frames"; exit 1 }
 			if (ki) { print s ": kernel stacks with the interrupt'"'"'s frames"; exit 1 }
 			if (ub < 0.8 * u || u < 0.4 * (u + k)) { print s ": too few user samples in burn_user"; exit 1 }
+			if (uc < 0.9 * ub) { print s ": burn_user'"'"'s caller missing from user stacks"; exit 1 }
 			if (k < 0.2 * (u + k) || ks < 0.8 * k || !kv) {
 				print s ": too few kernel samples in read(2)"; exit 1
 			}
 		}' "$dir/script" || die "$s: samples wrong"
 }
 
-check tick 499
+check tick 499 --probe "$TMP/burn:burn_user"
 check tick 125	# below the tick's rate: every other tick or so, 125 a second on average
 check timer 499
 echo ok
