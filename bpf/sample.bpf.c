@@ -24,6 +24,7 @@ __u64 tick_fn;		/* the tick's hrtimer function: tick_nohz_handler (tick_sched_ti
 __u64 irq_entry_lo;	/* [lo, hi): asm_sysvec_apic_timer_interrupt, the interrupt's entry */
 __u64 irq_entry_hi;
 __u64 tick_period_ns;	/* 1e9 / freq: the least time between two samples on one CPU */
+__u64 ticks_seen;	/* ticks told from other hrtimers (racy count: zero or not is what counts) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -109,11 +110,14 @@ int BPF_PROG(tick_sample, struct hrtimer *timer, ktime_t *now)
 	__u32 zero = 0;
 	__u64 t;
 
-	if (!tick_fn || (__u64)BPF_CORE_READ(timer, function) != tick_fn)
+	/* A kernel whose hrtimer has no function field leaves this program idle, not unloadable. */
+	if (!bpf_core_field_exists(timer->function) || !tick_fn ||
+	    (__u64)BPF_CORE_READ(timer, function) != tick_fn)
 		return 0;
 	s = bpf_map_lookup_elem(&tick_states, &zero);
 	if (!s)
 		return 0;
+	ticks_seen++;
 	t = bpf_ktime_get_ns();
 	for (int i = 0; i < GS_TICK_HZ_N; i++) {
 		__u64 p = 1000000000ull / gs_tick_hz[i], dt = t - s->last;

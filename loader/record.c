@@ -1286,6 +1286,9 @@ static void write_sampler(struct recorder *r)
 		}
 	}
 	free(st);
+	if (r->sampler == GS_SAMPLER_TICK && !r->sample->bss->ticks_seen)
+		fprintf(stderr, "gapscope: warning: no scheduler tick was seen, so no CPU samples were "
+				"taken (--sampler timer takes them from cpu-clock timers)\n");
 	s.period_ns = 1000000000ull / env.freq;
 	if (s.tick_ns > s.period_ns)
 		s.period_ns = s.tick_ns;
