@@ -58,8 +58,8 @@ assert_eq "$(count 'probe:malloc_trim dur=')" $T "malloc_trim events"
 holder=$(val holder_tid) waiter=$(val waiter_tid) lock=$(val lock)
 grep -q "^ *gs-waiter *$waiter/[0-9]* .* futex:wait uaddr=$lock op=WAIT .* owner=$holder " \
 	"$TMP/events" || die "no futex wait of $waiter on $lock owned by $holder"
-grep -q "^ *gs-waiter *$waiter/.* sched:offcpu blocked .* waker=target/$holder/" "$TMP/events" ||
-	die "no off-CPU interval of the waiter woken by the holder"
+grep -q "^ *gs-waiter *$waiter/.* sched:offcpu blocked state=0x[0-9a-f]* in=futex .* waker=target/$holder/" "$TMP/events" ||
+	die "no off-CPU interval of the waiter, inside its futex wait, woken by the holder"
 
 # Samples: the target's CPU time (utime + stime from wait4) over the period one sample stands
 # for (the sampler record), within 30%.
