@@ -83,24 +83,6 @@ static __always_inline int strip_irq_frames(struct gs_hdr *h, struct gs_stack *s
 	return h->kstack_n;
 }
 
-/*
- * Whether the tick interrupted user mode, without walking the kernel stack to find out (the
- * interrupt's own seven frames cost ~10 us on the VMs we run on). The registers at the top of the
- * task's kernel stack are those of its last entry from user mode: the tick's own when it came
- * in user mode, with orig_ax -1, as every interrupt has; a system call's or a page fault's
- * (orig_ax the call's number, the fault's error code) when the task is in the kernel. Code that
- * runs on the way back to user mode after an interrupt or a breakpoint trap (a softirq at the
- * interrupt's exit, a uprobe's handlers) counts as user time at the instruction it returns to.
- */
-static __always_inline bool in_user_mode(struct pt_regs *regs)
-{
-#if defined(__TARGET_ARCH_x86)
-	return regs && (long)BPF_CORE_READ(regs, orig_ax) == -1;
-#else
-	return false; /* walk the kernel stack to find out */
-#endif
-}
-
 SEC("tp_btf/hrtimer_expire_entry")
 int BPF_PROG(tick_sample, struct hrtimer *timer, ktime_t *now)
 {
@@ -138,15 +120,20 @@ int BPF_PROG(tick_sample, struct hrtimer *timer, ktime_t *now)
 		return 0;
 	fill_hdr(&ev->h, GS_EV_SAMPLE, sizeof(*ev) + sizeof(struct gs_stack), t);
 	ev->h.flags |= GS_F_TICK;
-	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	if (in_user_mode(regs)) {
-		ev->ip = BPF_CORE_READ(regs, ip);
+	/*
+	 * User or kernel mode is known only by walking the kernel stack through the interrupt's
+	 * own frames (~7, most of a sample's cost here). Guessing it from the task's entry
+	 * registers (orig_ax -1: entered by an interrupt) was cheaper but wrong: in a PVM guest a
+	 * page fault enters with -1 too, and 40% of a zkengine run's kernel samples came out as
+	 * user time.
+	 */
+	take_kstack(ctx, &ev->h, (void *)(ev + 1));
+	if (strip_irq_frames(&ev->h, (void *)(ev + 1)) > 0) {
+		ev->ip = ((struct gs_stack *)(ev + 1))->kern[0];
 	} else {
-		take_kstack(ctx, &ev->h, (void *)(ev + 1));
-		if (strip_irq_frames(&ev->h, (void *)(ev + 1)) > 0)
-			ev->ip = ((struct gs_stack *)(ev + 1))->kern[0];
-		else
-			ev->ip = BPF_CORE_READ(regs, ip);
+		/* In user mode: the registers the interrupt saved at the top of the task's stack. */
+		regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+		ev->ip = regs ? BPF_CORE_READ(regs, ip) : 0;
 	}
 	/* From a tracepoint the user stack is walked from those same saved registers. */
 	take_ustack(ctx, &ev->h, (void *)(ev + 1));

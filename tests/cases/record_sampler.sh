@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# CPU samples, by both samplers, of a target with a user phase and a kernel phase of known CPU
-# time (tests/record/burn.c):
+# CPU samples, by both samplers, of a target with phases of known CPU time in user code, in page
+# faults and in read(2) (tests/record/burn.c):
 #  - the count is the target's CPU time (wait4) over the period one sample stands for (the
 #    sampler record: 1/freq, or the tick's period, measured), within 15%;
 #  - samples in user mode carry no kernel frames, and the interrupted instruction is in
-#    burn_user() for most of them (the user phase is 60% of the CPU time), called from the
+#    burn_user() or burn_faults() for most of them, those in burn_user() called from the
 #    binary (with burn_user probed, its return address on the stack is the uretprobe's
 #    trampoline: the walk puts the real one back);
+#  - the share of samples in the kernel is the kernel's own stime share (wait4), within four
+#    standard deviations of a share estimated from that many samples:
+#    a page fault (a phase of them) is kernel time, though it enters the kernel without a system
+#    call;
 #  - samples in the kernel start at the interrupted frame: at the tick, none of the interrupt's
 #    own frames (bpf_trace_run2, __hrtimer_run_queues, hrtimer_interrupt, ...) are left; most are
 #    in a system call, some under vfs_read (the kernel phase reads /dev/zero; in a virtual machine
@@ -25,7 +29,7 @@ check() { # SAMPLER FREQ [RECORD OPTIONS]
 	shift 2
 	mkdir -p "$dir"
 	"$GS" record -o "$dir/t.gsc" --sampler "$s" --freq "$f" "$@" -- "$TMP/burn" --user 0.6 \
-		--kernel 0.4 >"$dir/out" 2>"$dir/err" || { cat "$dir/err"; die "record failed"; }
+		--faults 0.6 --kernel 0.3 >"$dir/out" 2>"$dir/err" || { cat "$dir/err"; die "record failed"; }
 	"$GS" script "$dir/t.gsc" >"$dir/script"
 	"$GS" script --no-stacks --no-meta "$dir/t.gsc" >"$dir/events"
 
@@ -46,8 +50,11 @@ check() { # SAMPLER FREQ [RECORD OPTIONS]
 	fi
 
 	n=$(grep -c " sample:$s " "$dir/events" || true)
+	local stime_share
 	cpu_ns=$(sed -n 's/^# exit .* utime_ns=\([0-9]*\) stime_ns=\([0-9]*\)/\1 \2/p' \
 		"$dir/script" | awk '{print $1 + $2}')
+	stime_share=$(sed -n 's/^# exit .* utime_ns=\([0-9]*\) stime_ns=\([0-9]*\)/\1 \2/p' \
+		"$dir/script" | awk '{printf "%.3f", $2 / ($1 + $2)}')
 	expect=$((cpu_ns / period))
 	echo "$s: $n samples, expected $expect ($cpu_ns ns of CPU / $period ns)"
 	[ "$expect" -ge 100 ] || die "$s: too little CPU time to judge: $cpu_ns ns"
@@ -55,11 +62,15 @@ check() { # SAMPLER FREQ [RECORD OPTIONS]
 		die "$s: $n samples, expected $expect +-15%"
 
 	# Per sample: mode, whether the ip is in burn_user, kernel frames seen.
-	local lo size
+	local lo size flo fsize
 	lo=$(sed -n 's/^burn_user=//p' "$dir/out")
 	size=$(nm -S "$TMP/burn" | awk '$4 == "burn_user" { print "0x" $2 }')
-	[ -n "$lo" ] && [ -n "$size" ] || die "no burn_user address"
-	awk -v lo=$((lo)) -v hi=$((lo + size)) -v s="$s" -v bin="$TMP/burn" '
+	flo=$(sed -n 's/^burn_faults=//p' "$dir/out")
+	fsize=$(nm -S "$TMP/burn" | awk '$4 == "burn_faults" { print "0x" $2 }')
+	[ -n "$lo" ] && [ -n "$size" ] && [ -n "$flo" ] && [ -n "$fsize" ] ||
+		die "no burn_user or burn_faults address"
+	awk -v lo=$((lo)) -v hi=$((lo + size)) -v flo=$((flo)) -v fhi=$((flo + fsize)) \
+		-v s="$s" -v bin="$TMP/burn" -v share="$stime_share" '
 		function hex(x,  i, n) {
 			n = 0
 			for (i = 3; i <= length(x); i++)
@@ -68,11 +79,16 @@ check() { # SAMPLER FREQ [RECORD OPTIONS]
 		}
 		function flush() {
 			if (!in_s) return
-			if (kern) { k++; if (vfs) kv++; if (irq) ki++; if (sys) ks++ }
-			else { u++; if (kframes) uk++; if (ip >= lo && ip < hi) { ub++; if (caller) uc++ } }
+			if (kern) { k++; if (vfs) kv++; if (pf) kf++; if (irq) ki++; if (sys || pf) ks++ }
+			else {
+				u++
+				if (kframes) uk++
+				if (ip >= lo && ip < hi) { ub++; if (caller) uc++ }
+				if (ip >= flo && ip < fhi) uf++
+			}
 		}
 		/^ *[^\t ].* sample:/ {
-			flush(); in_s = 1; kern = / kernel$/; vfs = irq = sys = kframes = uframes = caller = 0
+			flush(); in_s = 1; kern = / kernel$/; vfs = pf = irq = sys = kframes = uframes = caller = 0
 			match($0, /ip=0x[0-9a-f]+/)
 			ip = hex(substr($0, RSTART + 3, RLENGTH - 3))
 			next
@@ -87,19 +103,27 @@ check() { # SAMPLER FREQ [RECORD OPTIONS]
 			kframes++
 			if (/ vfs_read\+/) vfs = 1
 			if (/ entry_SYSCALL_64/) sys = 1
+			if (/ asm_exc_page_fault\+/) pf = 1
 			# Frames of the timer interrupt at work: never interrupted by a sample, so only
 			# the sampler'"'"'s own (softirqs run at an interrupt'"'"'s exit are not these).
 			if (/ (hrtimer_interrupt|__hrtimer_run_queues)\+/) irq = 1
 		}
 		END {
 			flush()
-			printf "%s: %d in user mode (%d in burn_user, %d of them called from the binary, %d with kernel frames), %d in the kernel (%d in a system call, %d under vfs_read, %d with interrupt frames)\n", s, u, ub, uc, uk, k, ks, kv, ki
+			printf "%s: %d in user mode (%d in burn_user, %d of them called from the binary, %d in burn_faults, %d with kernel frames), %d in the kernel (%d in a system call or page fault, %d under vfs_read, %d in page faults, %d with interrupt frames); kernel share %.3f, the kernel'"'"'s own %.3f (+-%.3f)\n", s, u, ub, uc, uf, uk, k, ks, kv, kf, ki, k / (u + k), share, 4 * sqrt(share * (1 - share) / (u + k))
 			if (uk) { print s ": user-mode samples with kernel frames"; exit 1 }
 			if (ki) { print s ": kernel stacks with the interrupt'"'"'s frames"; exit 1 }
-			if (ub < 0.8 * u || u < 0.4 * (u + k)) { print s ": too few user samples in burn_user"; exit 1 }
+			if (ub + uf < 0.8 * u || ub < 0.4 * u || u < 0.4 * (u + k)) {
+				print s ": too few user samples in burn_user and burn_faults"; exit 1
+			}
 			if (uc < 0.9 * ub) { print s ": burn_user'"'"'s caller missing from user stacks"; exit 1 }
-			if (k < 0.2 * (u + k) || ks < 0.8 * k || !kv) {
-				print s ": too few kernel samples in read(2)"; exit 1
+			if (k < 0.2 * (u + k) || ks < 0.8 * k || !kv || !kf) {
+				print s ": too few kernel samples in read(2) and page faults"; exit 1
+			}
+			d = k / (u + k) - share
+			tol = 4 * sqrt(share * (1 - share) / (u + k))
+			if (d > tol || d < -tol) {
+				print s ": kernel share of the samples is not the kernel'"'"'s stime share"; exit 1
 			}
 		}' "$dir/script" || die "$s: samples wrong"
 }
