@@ -83,18 +83,26 @@ static __always_inline int strip_irq_frames(struct gs_hdr *h, struct gs_stack *s
 	return h->kstack_n;
 }
 
+static __always_inline bool is_tick(struct hrtimer *timer)
+{
+	/* A kernel whose hrtimer has no function field leaves the sampler idle, not unloadable. */
+	return bpf_core_field_exists(timer->function) && tick_fn &&
+	       (__u64)BPF_CORE_READ(timer, function) == tick_fn;
+}
+
+/*
+ * The tick's start: count it (the tick's rate), and choose whether it samples (a target thread
+ * on the CPU, at most freq a second). The sample is taken at the tick's end, in tick_taken().
+ */
 SEC("tp_btf/hrtimer_expire_entry")
 int BPF_PROG(tick_sample, struct hrtimer *timer, ktime_t *now)
 {
-	struct sample_event *ev;
+	struct task_struct *task;
 	struct tick_state *s;
-	struct pt_regs *regs;
 	__u32 zero = 0;
 	__u64 t;
 
-	/* A kernel whose hrtimer has no function field leaves this program idle, not unloadable. */
-	if (!bpf_core_field_exists(timer->function) || !tick_fn ||
-	    (__u64)BPF_CORE_READ(timer, function) != tick_fn)
+	if (!is_tick(timer))
 		return 0;
 	s = bpf_map_lookup_elem(&tick_states, &zero);
 	if (!s)
@@ -108,31 +116,70 @@ int BPF_PROG(tick_sample, struct hrtimer *timer, ktime_t *now)
 			s->hz_hits[i]++;
 	}
 	s->last = t;
+	s->pending_ts = 0;
 	if (!current_is_target() || t < s->next)
 		return 0;
 	/* Keep the phase, so that freq below HZ is met on average; after an idle spell, no burst. */
 	s->next += tick_period_ns;
 	if (s->next <= t)
 		s->next = t + tick_period_ns;
+	task = bpf_get_current_task_btf();
+	s->pending_ts = t;
+	s->pending_tid = task->pid;
+	s->utime = task->utime;
+	s->stime = task->stime;
+	return 0;
+}
 
-	ev = reserve(sizeof(*ev) + sizeof(struct gs_stack), GS_EV_SAMPLE);
-	if (!ev)
+/*
+ * The tick's end. Whether it interrupted user or kernel mode, the tick has just told the
+ * kernel's own accounting: it charged a tick to the task's utime or stime (tick-based CPU
+ * accounting). So only a sample in the kernel walks the kernel stack, which for a sample in user
+ * mode would be the interrupt's own seven frames, most of a sample's cost in a virtual machine.
+ * (Guessing the mode from the task's entry registers, orig_ax -1 for an interrupt, is wrong:
+ * in a PVM guest a page fault enters with -1 too.) Where the accounting is not tick-based
+ * (VIRT_CPU_ACCOUNTING, or irq time taken out), neither moved, and the walk decides.
+ */
+SEC("tp_btf/hrtimer_expire_exit")
+int BPF_PROG(tick_taken, struct hrtimer *timer)
+{
+	struct sample_event *ev;
+	struct task_struct *task;
+	struct tick_state *s;
+	struct pt_regs *regs;
+	__u32 zero = 0;
+	int user;
+
+	if (!is_tick(timer))
 		return 0;
-	fill_hdr(&ev->h, GS_EV_SAMPLE, sizeof(*ev) + sizeof(struct gs_stack), t);
+	s = bpf_map_lookup_elem(&tick_states, &zero);
+	if (!s || !s->pending_ts)
+		return 0;
+	task = bpf_get_current_task_btf();
+	if (task->pid != s->pending_tid) {
+		s->pending_ts = 0;
+		return 0;
+	}
+	user = task->utime != s->utime ? 1 : task->stime != s->stime ? 0 : -1;
+	ev = reserve(sizeof(*ev) + sizeof(struct gs_stack), GS_EV_SAMPLE);
+	if (!ev) {
+		s->pending_ts = 0;
+		return 0;
+	}
+	fill_hdr(&ev->h, GS_EV_SAMPLE, sizeof(*ev) + sizeof(struct gs_stack), s->pending_ts);
+	s->pending_ts = 0;
 	ev->h.flags |= GS_F_TICK;
-	/*
-	 * User or kernel mode is known only by walking the kernel stack through the interrupt's
-	 * own frames (~7, most of a sample's cost here). Guessing it from the task's entry
-	 * registers (orig_ax -1: entered by an interrupt) was cheaper but wrong: in a PVM guest a
-	 * page fault enters with -1 too, and 40% of a zkengine run's kernel samples came out as
-	 * user time.
-	 */
-	take_kstack(ctx, &ev->h, (void *)(ev + 1));
-	if (strip_irq_frames(&ev->h, (void *)(ev + 1)) > 0) {
+	if (user != 1) {
+		/* The interrupt's frames, then the interrupted ones, which stay; none: user mode. */
+		take_kstack(ctx, &ev->h, (void *)(ev + 1));
+		if (strip_irq_frames(&ev->h, (void *)(ev + 1)) <= 0)
+			user = 1;
+	}
+	if (user != 1) {
 		ev->ip = ((struct gs_stack *)(ev + 1))->kern[0];
 	} else {
 		/* In user mode: the registers the interrupt saved at the top of the task's stack. */
-		regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+		regs = (struct pt_regs *)bpf_task_pt_regs(task);
 		ev->ip = regs ? BPF_CORE_READ(regs, ip) : 0;
 	}
 	/* From a tracepoint the user stack is walked from those same saved registers. */

@@ -24,6 +24,12 @@ struct tick_state {
 	__u64 next;
 	__u64 last;
 	__u64 hz_hits[GS_TICK_HZ_N];
+	/* A sample chosen at the tick's start, taken at its end (tick_sample, tick_taken). */
+	__u64 pending_ts;	/* 0: none */
+	__u64 utime;		/* the task's utime and stime before the tick accounted itself */
+	__u64 stime;
+	__u32 pending_tid;
+	__u32 pad;
 };
 
 #endif

@@ -1093,8 +1093,10 @@ static int open_load(struct recorder *r)
 	r->proc->rodata->follow_children = env.follow_children;
 	r->proc->rodata->stop_for_attach = env.cmd != NULL;
 	/* What this recording will not attach is not loaded (each program is verified: ~15-40 ms). */
-	if (env.sampler == GS_SAMPLER_TIMER)
+	if (env.sampler == GS_SAMPLER_TIMER) {
 		bpf_program__set_autoload(r->sample->progs.tick_sample, false);
+		bpf_program__set_autoload(r->sample->progs.tick_taken, false);
+	}
 	if (!env.lock_holds) {
 		bpf_program__set_autoload(r->probe->progs.lock_entry, false);
 		bpf_program__set_autoload(r->probe->progs.lock_return, false);
@@ -1138,7 +1140,7 @@ static int attach_static(struct recorder *r)
 		struct bpf_link *l;
 
 		if (bpf_program__fd(prog) < 0 || strncmp(sec, "tp", 2) ||
-		    prog == r->sample->progs.tick_sample)
+		    prog == r->sample->progs.tick_sample || prog == r->sample->progs.tick_taken)
 			continue;
 		l = bpf_program__attach(prog);
 		if (!l || add_link(r, l)) {
@@ -1187,16 +1189,20 @@ static bool tick_symbols(struct recorder *r, const char **why)
 
 static int attach_tick(struct recorder *r)
 {
-	struct bpf_link *l = bpf_program__attach(r->sample->progs.tick_sample);
+	struct bpf_program *progs[] = { r->sample->progs.tick_sample, r->sample->progs.tick_taken };
 
-	if (!l || add_link(r, l)) {
-		int err = l ? -ENOMEM : -errno;
+	for (size_t i = 0; i < sizeof(progs) / sizeof(*progs); i++) {
+		struct bpf_link *l = bpf_program__attach(progs[i]);
 
-		bpf_link__destroy(l);
-		return err;
+		if (!l || add_link(r, l)) {
+			int err = l ? -ENOMEM : -errno;
+
+			bpf_link__destroy(l);
+			return err;
+		}
 	}
 	write_probe(r, r->next_probe_id++, GS_PROBE_KERNEL, 0, 0, now_ns(CLOCK_MONOTONIC), 0, 0,
-		    "kernel", "tp_btf/hrtimer_expire_entry (tick sampler)");
+		    "kernel", "tp_btf/hrtimer_expire_entry+exit (tick sampler)");
 	return 0;
 }
 

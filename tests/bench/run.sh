@@ -72,7 +72,7 @@ python3 - "$TMP/progs.json" "$TMP/gs.time" "$TMP/zk.txt" <<'PY' | tee -a "$TMP/r
 import json, re, sys
 ours = {"proc_fork", "proc_exit", "proc_rename", "proc_exec", "mmap_sys_enter", "mmap_sys_exit",
         "futex_sys_enter", "futex_sys_exit", "sched_switch", "sched_waking", "tick_sample",
-        "cpu_sample", "cu_entry", "cu_return", "probe_entry", "probe_return", "lock_entry",
+        "cpu_sample", "tick_taken", "cu_entry", "cu_return", "probe_entry", "probe_return", "lock_entry",
         "lock_return", "unlock_entry"}
 total = 0
 try:
