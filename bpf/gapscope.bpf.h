@@ -157,7 +157,11 @@ static __always_inline void take_ustack(void *ctx, struct gs_hdr *h, struct gs_s
 	h->flags |= GS_F_STACK;
 	if (!regs || !BPF_CORE_READ(task, mm))
 		return; /* a kernel thread, or an exiting task: no user stack */
-	xol = BPF_CORE_READ(task, mm, uprobes_state.xol_area);
+	/* Where the kernel's uprobe structures differ, no put-back rather than no load. */
+	xol = bpf_core_field_exists(ri->orig_ret_vaddr) && bpf_core_field_exists(ri->chained) &&
+		      bpf_core_field_exists(task->utask) ?
+		      BPF_CORE_READ(task, mm, uprobes_state.xol_area) :
+		      NULL;
 	if (xol) {
 		tramp = BPF_CORE_READ(xol, vaddr);
 		ri = BPF_CORE_READ(task, utask, return_instances);
