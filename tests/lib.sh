@@ -16,3 +16,20 @@ need_root() {
 
 # assert_eq ACTUAL EXPECTED WHAT
 assert_eq() { [ "$1" = "$2" ] || die "$3: got '$1', expected '$2'"; }
+
+# check_samples SCRIPT N MIN TOL: N CPU samples against what `gapscope script` output SCRIPT
+# says to expect, the target's CPU time (utime + stime of its exit record) over the period one
+# sample stands for (its sampler record); within TOL (a fraction), at least MIN expected.
+check_samples() {
+	local period cpu_ns expect
+	period=$(sed -n 's/^# sampler .* period_ns=\([0-9]*\)$/\1/p' "$1" | tail -1)
+	[ -n "$period" ] || die "no sampler record"
+	cpu_ns=$(sed -n 's/^# exit .* utime_ns=\([0-9]*\) stime_ns=\([0-9]*\)/\1 \2/p' "$1" |
+		awk '{print $1 + $2}')
+	[ -n "$cpu_ns" ] || die "no exit record"
+	expect=$((cpu_ns / period))
+	echo "samples $2, expected $expect ($cpu_ns ns of CPU / $period ns)"
+	[ "$expect" -ge "$3" ] || die "too little CPU time to judge sampling: $cpu_ns ns"
+	awk -v n="$2" -v e="$expect" -v t="$4" 'BEGIN { exit !(n >= (1 - t) * e && n <= (1 + t) * e) }' ||
+		die "$2 samples, expected $expect +-$4"
+}

@@ -64,15 +64,7 @@ grep -q "^ *gs-waiter *$waiter/.* sched:offcpu blocked state=0x[0-9a-f]* in=fute
 # Samples: the target's CPU time (utime + stime from wait4) over the period one sample stands
 # for (the sampler record), within 30%.
 samples=$(count ' sample:')
-period=$(sed -n 's/^# sampler .* period_ns=\([0-9]*\)$/\1/p' "$TMP/script")
-[ -n "$period" ] || die "no sampler record"
-cpu_ns=$(sed -n 's/^# exit .* utime_ns=\([0-9]*\) stime_ns=\([0-9]*\)/\1 \2/p' "$TMP/script" |
-	awk '{print $1 + $2}')
-expect=$(awk -v ns="$cpu_ns" -v p="$period" 'BEGIN { printf "%d", ns / p }')
-echo "samples $samples, expected $expect (cpu ${cpu_ns} ns)"
-[ "$expect" -gt 100 ] || die "target burned too little CPU: $cpu_ns ns"
-awk -v s="$samples" -v e="$expect" 'BEGIN { exit !(s >= 0.7 * e && s <= 1.3 * e) }' ||
-	die "$samples samples, expected $expect +-30%"
+check_samples "$TMP/script" "$samples" 101 0.3
 
 # Thread names over time, exit, clean end, no losses.
 grep -q 'comm gs-waiter' "$TMP/events" || die "thread rename not recorded"

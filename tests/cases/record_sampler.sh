@@ -33,7 +33,7 @@ check() { # SAMPLER FREQ [RECORD OPTIONS]
 	"$GS" script "$dir/t.gsc" >"$dir/script"
 	"$GS" script --no-stacks --no-meta "$dir/t.gsc" >"$dir/events"
 
-	local line tick period cpu_ns n expect
+	local line tick period n stime_share
 	line=$(grep '^# sampler ' "$dir/script") || die "$s: no sampler record"
 	echo "$s: $line"
 	[[ $line == "# sampler $s freq=$f "* ]] || die "$s: wrong sampler record"
@@ -50,16 +50,10 @@ check() { # SAMPLER FREQ [RECORD OPTIONS]
 	fi
 
 	n=$(grep -c " sample:$s " "$dir/events" || true)
-	local stime_share
-	cpu_ns=$(sed -n 's/^# exit .* utime_ns=\([0-9]*\) stime_ns=\([0-9]*\)/\1 \2/p' \
-		"$dir/script" | awk '{print $1 + $2}')
+	echo -n "$s: "
+	check_samples "$dir/script" "$n" 100 0.15
 	stime_share=$(sed -n 's/^# exit .* utime_ns=\([0-9]*\) stime_ns=\([0-9]*\)/\1 \2/p' \
 		"$dir/script" | awk '{printf "%.3f", $2 / ($1 + $2)}')
-	expect=$((cpu_ns / period))
-	echo "$s: $n samples, expected $expect ($cpu_ns ns of CPU / $period ns)"
-	[ "$expect" -ge 100 ] || die "$s: too little CPU time to judge: $cpu_ns ns"
-	awk -v n="$n" -v e="$expect" 'BEGIN { exit !(n >= 0.85 * e && n <= 1.15 * e) }' ||
-		die "$s: $n samples, expected $expect +-15%"
 
 	# Per sample: mode, whether the ip is in burn_user, kernel frames seen.
 	local lo size flo fsize

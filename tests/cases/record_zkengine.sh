@@ -67,15 +67,8 @@ assert_eq "$(count 'cuda:cuMemcpyHtoD\(_v2\)\? ')" "$(engine_sync cuMemcpyHtoD)"
 [ "$(count 'cuda:cuStreamSynchronize .* ret=0 ')" -gt 0 ] || die "no stream synchronizations"
 
 samples=$(count ' sample:')
-period=$(sed -n 's/^# sampler .* period_ns=\([0-9]*\)$/\1/p' "$TMP/script")
-[ -n "$period" ] || die "no sampler record"
-cpu_ns=$(sed -n 's/^# exit .* utime_ns=\([0-9]*\) stime_ns=\([0-9]*\)/\1 \2/p' "$TMP/script" |
-	awk '{print $1 + $2}')
-expect=$(awk -v ns="$cpu_ns" -v p="$period" 'BEGIN { printf "%d", ns / p }')
-echo "launches $engine_launches, samples $samples, expected $expect"
-[ "$expect" -ge 50 ] || die "too little CPU time to judge sampling: $cpu_ns ns"
-awk -v s="$samples" -v e="$expect" 'BEGIN { exit !(s >= 0.7 * e && s <= 1.3 * e) }' ||
-	die "$samples samples, expected $expect +-30%"
+echo "launches $engine_launches"
+check_samples "$TMP/script" "$samples" 50 0.3
 grep -q '^# losses total=0 ' "$TMP/script" || die "losses: $(grep '^# losses' "$TMP/script")"
 grep -q '^# end ' "$TMP/script" || die "no end record"
 echo ok
