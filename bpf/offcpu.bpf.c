@@ -19,8 +19,14 @@ struct off_state {
 	__u32 state;
 	__u32 prev_state;
 	__u32 cpu;
-	__u32 pad;
+	__s32 syscall;
 };
+
+#if defined(__TARGET_ARCH_arm64)
+#define SYSCALL_NR(regs) ((regs)->syscallno)
+#else
+#define SYSCALL_NR(regs) ((regs)->orig_ax)
+#endif
 
 struct wake_state {
 	__u64 ts;
@@ -65,6 +71,19 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 
 		s.state = (preempt || prev_state == TASK_RUNNING) ? OFFCPU_PREEMPTED :
 								    OFFCPU_BLOCKED;
+		s.syscall = OFFCPU_NO_SYSCALL;
+		if (s.state == OFFCPU_BLOCKED) {
+			/*
+			 * Why it sleeps: the system call it entered the kernel with, from the
+			 * registers saved at that entry (a load, no helper). An interrupt enters
+			 * with -1; a page fault with its error code (or -1 in some guests), which
+			 * can pass for a small syscall number: faults that sleep are rare.
+			 */
+			struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+
+			if (regs)
+				s.syscall = (__s32)SYSCALL_NR(regs);
+		}
 		if (bpf_map_update_elem(&offs, &prev_tid, &s, BPF_ANY))
 			count_loss(GS_LOSS_MAP);
 	}
@@ -116,7 +135,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 			__builtin_memcpy(ev->waker_comm, w->comm, sizeof(ev->waker_comm));
 		}
 		ev->on_cpu = cpu;
-		ev->pad = 0;
+		ev->syscall = s->syscall;
 		if (stack) {
 			/*
 			 * next is still inside __schedule, its kernel stack intact: where it slept

@@ -19,8 +19,21 @@ struct offcpu_event {
 	__u32 waker_tgid;
 	__u64 wake_ts;		/* when sched_waking ran, 0 if not seen */
 	__u32 on_cpu;		/* where it resumed */
-	__u32 pad;
+	__s32 syscall;		/* blocked: the system call it slept in (its number, orig_ax),
+				 * OFFCPU_NO_SYSCALL outside one (interrupt, exception);
+				 * traces before version 2 have 0 here: offcpu_syscall() */
 	char waker_comm[GS_COMM_LEN]; /* the waker may be outside the target (kworker, ...) */
 };
+
+#define OFFCPU_NO_SYSCALL	(-1)	/* blocked outside a system call, or preempted */
+#define OFFCPU_SYSCALL_UNKNOWN	(-2)	/* a trace before version 2: not recorded */
+
+#ifndef __bpf__
+/* The system call of an off-CPU interval, for a trace of the given version. */
+static inline int offcpu_syscall(const struct offcpu_event *e, __u32 trace_version)
+{
+	return trace_version < 2 ? OFFCPU_SYSCALL_UNKNOWN : e->syscall;
+}
+#endif
 
 #endif

@@ -251,9 +251,9 @@ struct trace_reader *trace__open(const char *path, char *err, size_t errlen)
 		munmap(data, st.st_size);
 		return NULL;
 	}
-	if (fh.version != TRACE_VERSION) {
-		snprintf(err, errlen, "%s: trace version %u, this gapscope reads version %u", path,
-			 fh.version, TRACE_VERSION);
+	if (fh.version < TRACE_VERSION_MIN || fh.version > TRACE_VERSION) {
+		snprintf(err, errlen, "%s: trace version %u, this gapscope reads versions %u to %u",
+			 path, fh.version, TRACE_VERSION_MIN, TRACE_VERSION);
 		munmap(data, st.st_size);
 		return NULL;
 	}
@@ -266,6 +266,7 @@ struct trace_reader *trace__open(const char *path, char *err, size_t errlen)
 	r->data = data;
 	r->size = st.st_size;
 	r->off = fh.hdr_size;
+	r->st.version = fh.version;
 	return r;
 }
 

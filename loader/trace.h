@@ -23,7 +23,8 @@
 #include "gapscope.h"
 
 #define TRACE_MAGIC		"GAPSCOPE"
-#define TRACE_VERSION		1
+#define TRACE_VERSION		2	/* 2: offcpu_event.syscall */
+#define TRACE_VERSION_MIN	1	/* the oldest a reader reads (offcpu.h: offcpu_syscall) */
 #define TRACE_CHUNK_MAGIC	0x4b434753u	/* "SGCK" little endian */
 #define TRACE_CHUNK_TARGET	(256 << 10)	/* a chunk is written at this size */
 #define TRACE_ALIGN		8
@@ -202,6 +203,7 @@ struct trace_stats {
 	__u64 bad_bytes;	/* bytes skipped for corruption */
 	__u64 cut_bytes;	/* incomplete last chunk, ignored */
 	bool finished;		/* saw GS_REC_END */
+	__u32 version;		/* of the file: TRACE_VERSION_MIN..TRACE_VERSION */
 };
 
 struct trace_reader;
