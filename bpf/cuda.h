@@ -36,6 +36,8 @@ enum cu_kind {
 	CU_K_GET_FUNCTION,	/* cu_name_event: handle = CUfunction */
 	CU_K_GET_KERNEL,	/* cu_name_event: handle = CUkernel */
 	CU_K_KERNEL_FUNCTION,	/* handle = returned CUfunction, aux = CUkernel */
+	CU_K_CAPTURE_BEGIN,	/* stream: launches into it are recorded into a graph, not run */
+	CU_K_CAPTURE_END,	/* stream */
 	CU_K_MAX
 };
 

@@ -209,6 +209,12 @@ static const struct cu_fn fns[] = {
 	{ "cuStreamCreate", { .kind = CU_K_STREAM_CREATE, RET, .a_out = 1 } },
 	{ "cuStreamCreateWithPriority", { .kind = CU_K_STREAM_CREATE, RET, .a_out = 1 } },
 
+	/* Stream capture: launches between begin and end build a graph and do not run. */
+	{ "cuStreamBeginCapture", { .kind = CU_K_CAPTURE_BEGIN, .a_stream = 1 } },
+	{ "cuStreamBeginCapture_v2", { .kind = CU_K_CAPTURE_BEGIN, .a_stream = 1 } },
+	{ "cuStreamBeginCaptureToGraph", { .kind = CU_K_CAPTURE_BEGIN, .a_stream = 1 } },
+	{ "cuStreamEndCapture", { .kind = CU_K_CAPTURE_END, .a_stream = 1 } },
+
 	/* Kernel handles, so that launches carry the kernel's name. */
 	{ "cuModuleGetFunction",
 	  { .kind = CU_K_GET_FUNCTION, RET, .a_out = 1, .a_aux = 2, .a_name = 3 } },
@@ -292,6 +298,8 @@ const char *cuda_fns__kind_name(__u32 kind)
 		[CU_K_GET_FUNCTION] = "get_function",
 		[CU_K_GET_KERNEL] = "get_kernel",
 		[CU_K_KERNEL_FUNCTION] = "kernel_function",
+		[CU_K_CAPTURE_BEGIN] = "capture_begin",
+		[CU_K_CAPTURE_END] = "capture_end",
 	};
 
 	return kind < CU_K_MAX && names[kind] ? names[kind] : "cuda";
