@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * User-space symbols for reports, with elfutils libdwfl: function names for every mapped object
+ * (.symtab, else .dynsym, else the MiniDebugInfo in .gnu_debugdata), and where DWARF exists the
+ * file:line and the chain of inlined calls at an address.
+ *
+ * The maps come from the trace (GS_REC_MAP: path, start, end, file offset, build-id); the files are
+ * read afterwards from this machine, so the target need not run. A file whose build-id differs
+ * from the one recorded is not used for names (counted in build_id_mismatch). Debug files are
+ * found by build-id (.build-id/xx/rest.debug under --debug-dir and /usr/lib/debug) and by
+ * .gnu_debuglink (next to the file, in its .debug/, under --debug-dir and /usr/lib/debug); where
+ * the mapped file itself is gone, a debug file found by its build-id stands in for it.
+ *
+ * Each file is opened once, on the first address that needs it, and shared by every process that
+ * maps it; each (file, address) is resolved once and cached, so resolving the same stacks again
+ * costs a few lookups, not DWARF work.
+ *
+ * Return addresses point after the call instruction, which may be the first instruction of the
+ * next line or function: pass addr - 1 for every frame of a stack but the innermost (the leaf, or
+ * the sampled instruction pointer), as perf and gdb do, and addr as is for the innermost.
+ *
+ * Strings returned (frame names, files, modules, data symbols) belong to the symbolizer and stay
+ * valid until symbolizer__free(). Not thread-safe: one symbolizer per thread.
+ */
+#ifndef GAPSCOPE_SYMBOLS_H
+#define GAPSCOPE_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+struct symbolizer_opts {
+	const char *debug_dir;	/* --debug-dir: searched before /usr/lib/debug; may be NULL */
+};
+
+/* One file-backed mapping, as recorded (struct gs_rec_map). */
+struct sym_map {
+	__u64 start;
+	__u64 end;
+	__u64 pgoff;		/* file offset of start, in bytes */
+	const char *path;	/* copied; "[vdso]" names this kernel's vDSO */
+	const __u8 *build_id;	/* copied; NULL or build_id_len 0: unknown, not checked */
+	__u32 build_id_len;
+};
+
+struct sym_frame {
+	const char *function;	/* NULL when no symbol covers the address: print module+offset */
+	const char *file;	/* source file, NULL without DWARF line information */
+	int line;		/* 0 when file is NULL */
+	bool inlined;		/* inlined into the next (outer) frame; file:line is in this function */
+	const char *module;	/* the mapped file's base name, e.g. "libc.so.6" */
+	__u64 offset;		/* address in the module's ELF (addr - load bias): what addr2line -e
+				 * module takes, and what a "module+0x..." frame prints */
+};
+
+struct symbolizer_stats {
+	__u64 resolved;		/* symbolizer__resolve() calls that named a function */
+	__u64 unresolved;	/* calls that named none (no mapping, no file, or no symbol) */
+	__u64 missing_files;	/* mapped files that could not be opened (by distinct file) */
+	__u64 build_id_mismatch; /* files whose build-id differs from the trace's: not used */
+};
+
+/* The state of one mapped file, for reports that say which files gave no names. */
+enum sym_file_state {
+	SYM_FILE_UNOPENED,	/* no address in it was asked for */
+	SYM_FILE_OK,
+	SYM_FILE_MISSING,
+	SYM_FILE_BUILD_ID_MISMATCH,
+	SYM_FILE_BAD,		/* not an ELF file libdwfl can read */
+};
+
+struct sym_file_info {
+	const char *path;	/* as recorded */
+	const char *debug_path;	/* where DWARF was read from (NULL: none found or not looked for) */
+	enum sym_file_state state;
+};
+
+struct symbolizer;
+
+/* NULL when out of memory. */
+struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts);
+
+/*
+ * Adds a mapping of process tgid. A mapping that overlaps earlier ones of the same process
+ * replaces them (the address space changed: munmap and mmap, or exec). Cheap: no file is opened.
+ * 0 or -ENOMEM, -EINVAL.
+ */
+int symbolizer__add_map(struct symbolizer *s, __u32 tgid, const struct sym_map *m);
+
+/*
+ * An address of tgid (addr - 1 for return addresses, see above) to up to max frames, innermost
+ * (inlined) first, the function that holds the code last. Returns the number of frames written:
+ * 0 when no mapping covers addr; 1 frame with function NULL when the mapped file is missing, not
+ * the recorded build, or has no symbol there.
+ */
+int symbolizer__resolve(struct symbolizer *s, __u32 tgid, __u64 addr, struct sym_frame *out,
+			int max);
+
+/*
+ * The static data symbol (an object: a global or static variable, e.g. a pthread mutex) whose
+ * extent holds addr, also in the zero-filled .bss pages past the file's mapping; NULL if none.
+ */
+const char *symbolizer__data_symbol(struct symbolizer *s, __u32 tgid, __u64 addr);
+
+const struct symbolizer_stats *symbolizer__stats(const struct symbolizer *s);
+
+/* Calls cb for every distinct mapped file, in the order first added; non-zero from cb stops. */
+int symbolizer__for_each_file(const struct symbolizer *s,
+			      int (*cb)(const struct sym_file_info *f, void *ctx), void *ctx);
+
+void symbolizer__free(struct symbolizer *s);
+
+#endif
