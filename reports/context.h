@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The trace context: everything a reader needs to interpret records, kept apart from any output.
+ * It is fed every record (ctx__note; the ordered reader does it as records arrive from the
+ * file, before they are put in time order) and answers:
+ *
+ *   thread names      comm events, exec, fork (the child's name), the target record
+ *   maps per process  map records (full paths, build-ids) and mmap events (file name only)
+ *   kernel symbols    ksym records
+ *   probes            probe records: id -> family, CUDA kind, library, symbol, live since
+ *   kernel names      of CUDA launches: handle -> name from lookups (cuModuleGetFunction,
+ *                     cuLibraryGetKernel, cuKernelGetFunction) and, where trusted, from handles
+ *   recorder state    clock, sampler, losses, lost events by type, handle-name calibration,
+ *                     the target's exit, the end record
+ *
+ * Names read from handles (record -p, bpf/cuda.h) are trusted only for a library where no lookup
+ * contradicted the handle's name anywhere in the trace: ctx__prescan reads the trace once for the
+ * contradictions, so the decision holds from the first record. Without the pre-scan a library is
+ * distrusted from its first contradiction on.
+ *
+ * What the context answers is as of the records fed so far: strings it returns stay valid until
+ * ctx__free.
+ */
+#ifndef GAPSCOPE_CONTEXT_H
+#define GAPSCOPE_CONTEXT_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+#include "gapscope.h"
+#include "trace.h"
+
+struct gs_ctx;
+
+struct ctx_map {
+	__u64 start, end;	/* [start, end) */
+	__u64 pgoff;		/* file offset of start */
+	__u64 ino;
+	__u32 prot;		/* PROT_*; 0 for an mmap event */
+	__u32 build_id_len;	/* 0: unknown */
+	const __u8 *build_id;
+	const char *path;	/* full path (map record), or the file name alone (mmap event) */
+	bool from_mmap;		/* known only from an mmap event */
+};
+
+struct ctx_ksym {
+	__u64 addr;
+	const char *name;
+};
+
+struct ctx_probe {
+	__u32 id;
+	__u32 family;		/* enum gs_probe_family */
+	__u32 kind;		/* enum cu_kind for CUDA probes */
+	__u32 flags;		/* GS_PROBE_F_* */
+	__s32 err;		/* 0, or -errno of a failed attach */
+	__u64 live_ns;		/* probe live since (0 when the attach failed) */
+	__u64 offset;
+	const char *lib;
+	const char *sym;
+};
+
+struct ctx_target {
+	__u32 tgid;		/* 0: no target record */
+	__u32 mode;		/* GS_TARGET_* */
+	__u32 argc;
+	const char *const *argv;
+};
+
+struct gs_ctx *ctx__new(void);
+void ctx__free(struct gs_ctx *ctx);
+
+/* Takes what a record tells about the trace; any record, of any type, in file order. */
+void ctx__note(struct gs_ctx *ctx, const struct gs_hdr *rec);
+
+/* Reads the trace at path for contradicted handle names (see above); 0 or -errno. */
+int ctx__prescan(struct gs_ctx *ctx, const char *path);
+
+/* A thread's name, NULL when the trace never named it. */
+const char *ctx__comm(const struct gs_ctx *ctx, __u32 tid);
+
+/* A probe by its id (the fn of CUDA events, the id of probe events), NULL if unknown. */
+const struct ctx_probe *ctx__probe(const struct gs_ctx *ctx, __u32 id);
+
+/*
+ * The kernel name of a CUfunction or CUkernel handle, NULL if unknown. *by_handle (may be NULL)
+ * says it was read from the handle rather than seen at a lookup.
+ */
+const char *ctx__kernel_name(const struct gs_ctx *ctx, __u64 handle, bool *by_handle);
+
+/* Whether names read from handles through CUDA probe fn are used (see above). */
+bool ctx__handle_names_trusted(const struct gs_ctx *ctx, __u32 fn);
+
+/* The mapping of tgid that holds addr (the latest one recorded there), NULL if none. */
+const struct ctx_map *ctx__map(struct gs_ctx *ctx, __u32 tgid, __u64 addr);
+
+/* The kernel symbol at or below addr, NULL if none. */
+const struct ctx_ksym *ctx__ksym(struct gs_ctx *ctx, __u64 addr);
+
+const struct ctx_target *ctx__target(const struct gs_ctx *ctx);
+
+/* The recorder's records, NULL until seen; the last one of each kind counts. */
+const struct gs_rec_clock *ctx__clock(const struct gs_ctx *ctx);
+const struct gs_rec_sampler *ctx__sampler(const struct gs_ctx *ctx);
+const struct gs_rec_cu_handles *ctx__cu_handles(const struct gs_ctx *ctx);
+const struct gs_rec_exit *ctx__exit(const struct gs_ctx *ctx);
+const struct gs_rec_end *ctx__end(const struct gs_ctx *ctx);
+
+/*
+ * Loss counters of the last losses record: *n counters in enum gs_loss order (names in
+ * gs_loss_names; a newer recorder may write more), NULL when the trace has none.
+ */
+const __u64 *ctx__losses(const struct gs_ctx *ctx, __u32 *n);
+__u64 ctx__lost_total(const struct gs_ctx *ctx);
+
+/* Ring-buffer losses by event type (enum gs_event_type), of the last lost-types record. */
+const __u64 *ctx__lost_types(const struct gs_ctx *ctx, __u32 *n);
+
+#endif

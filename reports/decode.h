@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Typed decoders for trace records: instead of a cast at each use, gs_<type>(h) returns the
+ * record as its struct, or NULL when h is of another type or too short for that struct.
+ *
+ * A record's size is checked against the size every readable trace version wrote for its type
+ * (gs_rec_min_size). A field appended to an event in a later version makes no new decoder: the
+ * struct grows, its minimum stays what the oldest readable version wrote, and the new field is
+ * read through an accessor that checks the record's size (and says when it is absent); a field
+ * that took the place of padding is read by the trace version (trace__version; offcpu.h's
+ * offcpu_syscall).
+ *
+ * The ordered reader (reader.h) checks every record once as it arrives with gs_rec_check() and
+ * counts and drops those too short for their type, so a consumer of the ordered stream gets NULL
+ * from a decoder only for a record of another type.
+ */
+#ifndef GAPSCOPE_DECODE_H
+#define GAPSCOPE_DECODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "gapscope.h"
+#include "cuda.h"
+#include "futex.h"
+#include "offcpu.h"
+#include "probe.h"
+#include "proc.h"
+#include "sample.h"
+#include "trace.h"
+
+/* The smallest fixed part (header included, stacks excluded) a readable trace has for type. */
+static inline size_t gs_rec_min_size(__u32 type)
+{
+	switch (type) {
+	case GS_EV_CUDA:
+		return sizeof(struct cu_event);
+	case GS_EV_CU_NAME:
+		return sizeof(struct cu_name_event);
+	case GS_EV_FUTEX:
+		return sizeof(struct futex_event);
+	case GS_EV_OFFCPU:
+		return sizeof(struct offcpu_event);
+	case GS_EV_SAMPLE:
+		return sizeof(struct sample_event);
+	case GS_EV_PROBE:
+		return sizeof(struct probe_event);
+	case GS_EV_FORK:
+		return sizeof(struct fork_event);
+	case GS_EV_EXIT:
+		return sizeof(struct exit_event);
+	case GS_EV_COMM:
+		return sizeof(struct comm_event);
+	case GS_EV_EXEC:
+		return sizeof(struct exec_event);
+	case GS_EV_MMAP:
+		return sizeof(struct mmap_event);
+	case GS_EV_LOCK:
+		return sizeof(struct lock_event);
+	case GS_REC_CLOCK:
+		return sizeof(struct gs_rec_clock);
+	case GS_REC_TARGET:
+		return sizeof(struct gs_rec_target);
+	case GS_REC_PROBE:
+		return sizeof(struct gs_rec_probe);
+	case GS_REC_MAP:
+		return sizeof(struct gs_rec_map);
+	case GS_REC_KSYM:
+		return sizeof(struct gs_rec_ksym);
+	case GS_REC_LOSSES:
+		return sizeof(struct gs_rec_losses);
+	case GS_REC_PROC_EXIT:
+		return sizeof(struct gs_rec_exit);
+	case GS_REC_END:
+		return sizeof(struct gs_rec_end);
+	case GS_REC_LOST_TYPES:
+		return sizeof(struct gs_rec_lost_types);
+	case GS_REC_CU_HANDLES:
+		return sizeof(struct gs_rec_cu_handles);
+	case GS_REC_SAMPLER:
+		return sizeof(struct gs_rec_sampler);
+	default:
+		return sizeof(struct gs_hdr); /* unknown: skippable by its size alone */
+	}
+}
+
+/* Whether the record is long enough for its type (trace__next already checked the framing). */
+static inline bool gs_rec_check(const struct gs_hdr *h)
+{
+	return gs_fixed_size(h) >= gs_rec_min_size(h->type) &&
+	       h->size >= gs_fixed_size(h) + 8 * ((size_t)h->ustack_n + h->kstack_n);
+}
+
+static inline bool gs_rec_is_meta(const struct gs_hdr *h)
+{
+	return h->type >= GS_REC_CLOCK;
+}
+
+#define GS_DECODER(fn, TYPE, T)                                                   \
+	static inline const T *fn(const struct gs_hdr *h)                         \
+	{                                                                         \
+		if (h->type != (TYPE) || gs_fixed_size(h) < gs_rec_min_size(TYPE)) \
+			return NULL;                                              \
+		return (const T *)h;                                              \
+	}
+
+GS_DECODER(gs_cuda, GS_EV_CUDA, struct cu_event)
+GS_DECODER(gs_cu_name, GS_EV_CU_NAME, struct cu_name_event)
+GS_DECODER(gs_futex, GS_EV_FUTEX, struct futex_event)
+GS_DECODER(gs_offcpu, GS_EV_OFFCPU, struct offcpu_event)
+GS_DECODER(gs_sample, GS_EV_SAMPLE, struct sample_event)
+GS_DECODER(gs_probe, GS_EV_PROBE, struct probe_event)
+GS_DECODER(gs_fork, GS_EV_FORK, struct fork_event)
+GS_DECODER(gs_exit, GS_EV_EXIT, struct exit_event)
+GS_DECODER(gs_comm, GS_EV_COMM, struct comm_event)
+GS_DECODER(gs_exec, GS_EV_EXEC, struct exec_event)
+GS_DECODER(gs_mmap, GS_EV_MMAP, struct mmap_event)
+GS_DECODER(gs_lock, GS_EV_LOCK, struct lock_event)
+GS_DECODER(gs_clock, GS_REC_CLOCK, struct gs_rec_clock)
+GS_DECODER(gs_target, GS_REC_TARGET, struct gs_rec_target)
+GS_DECODER(gs_probe_rec, GS_REC_PROBE, struct gs_rec_probe)
+GS_DECODER(gs_map, GS_REC_MAP, struct gs_rec_map)
+GS_DECODER(gs_ksym, GS_REC_KSYM, struct gs_rec_ksym)
+GS_DECODER(gs_losses, GS_REC_LOSSES, struct gs_rec_losses)
+GS_DECODER(gs_proc_exit, GS_REC_PROC_EXIT, struct gs_rec_exit)
+GS_DECODER(gs_end, GS_REC_END, struct gs_rec_end)
+GS_DECODER(gs_lost_types, GS_REC_LOST_TYPES, struct gs_rec_lost_types)
+GS_DECODER(gs_cu_handles, GS_REC_CU_HANDLES, struct gs_rec_cu_handles)
+GS_DECODER(gs_sampler, GS_REC_SAMPLER, struct gs_rec_sampler)
+
+#undef GS_DECODER
+
+/*
+ * End of the record's fixed part: the limit for its variable-length tail (names, paths, argv,
+ * counters), which the stack frames follow.
+ */
+static inline const char *gs_rec_tail_end(const struct gs_hdr *h)
+{
+	return (const char *)h + gs_fixed_size(h);
+}
+
+/* Length of a string in the record's tail, bounded by the tail's end (no NUL needed). */
+static inline size_t gs_rec_strlen(const struct gs_hdr *h, const char *s)
+{
+	const char *end = gs_rec_tail_end(h);
+
+	return s < end ? strnlen(s, end - s) : 0;
+}
+
+/* Counters of a losses or lost-types record actually present: min(n, what the size holds). */
+static inline __u32 gs_rec_counters(const struct gs_hdr *h, __u32 n, const __u64 *count)
+{
+	size_t room = (gs_rec_tail_end(h) - (const char *)count) / sizeof(__u64);
+
+	return n < room ? n : (__u32)room;
+}
+
+/* The stack frames of a record: user frames (innermost first), kernel frames (innermost first). */
+struct gs_frames {
+	const __u64 *ip;
+	unsigned int n;
+};
+
+static inline struct gs_frames gs_user_frames(const struct gs_hdr *h)
+{
+	return (struct gs_frames){ gs_ustack(h), h->ustack_n };
+}
+
+static inline struct gs_frames gs_kernel_frames(const struct gs_hdr *h)
+{
+	return (struct gs_frames){ gs_kstack(h), h->kstack_n };
+}
+
+/*
+ * The duration a record stands for, 0 for an instant: off-CPU, futex wait, probed function,
+ * CUDA call with a return, kernel-name lookup, mutex hold. Valid for a record gs_rec_check passed.
+ */
+static inline __u64 gs_rec_dur(const struct gs_hdr *h)
+{
+	switch (h->type) {
+	case GS_EV_CUDA:
+		return (h->flags & GS_F_RET) ? ((const struct cu_event *)h)->dur_ns : 0;
+	case GS_EV_CU_NAME:
+		return ((const struct cu_name_event *)h)->dur_ns;
+	case GS_EV_FUTEX:
+		return ((const struct futex_event *)h)->dur_ns;
+	case GS_EV_OFFCPU:
+		return ((const struct offcpu_event *)h)->dur_ns;
+	case GS_EV_PROBE:
+		return ((const struct probe_event *)h)->dur_ns;
+	case GS_EV_LOCK:
+		return ((const struct lock_event *)h)->hold_ns;
+	default:
+		return 0;
+	}
+}
+
+/* When the record's interval ended (h.ts + duration), its h.ts for an instant. */
+static inline __u64 gs_rec_end(const struct gs_hdr *h)
+{
+	__u64 end = h->ts + gs_rec_dur(h);
+
+	return end < h->ts ? ~0ull : end; /* a corrupt duration must not wrap to the past */
+}
+
+#endif
