@@ -212,9 +212,22 @@ struct trace_reader *trace__open(const char *path, char *err, size_t errlen);
 /* 1 and *rec set: a record; 0: the end. The record stays valid until trace__close. */
 int trace__next(struct trace_reader *r, const struct gs_hdr **rec);
 const struct trace_stats *trace__stats(const struct trace_reader *r);
+/* The version of the file being read (TRACE_VERSION_MIN..TRACE_VERSION). */
+__u32 trace__version(const struct trace_reader *r);
+/*
+ * Lets the kernel drop the file's pages before rec (a record trace__next returned): reading
+ * them again faults them back in, so records stay valid, but the resident size stops growing
+ * with the trace.
+ */
+void trace__release(struct trace_reader *r, const void *rec);
 /* Prints what was skipped or missing, one line each, prefixed "gapscope: warning: PATH: ". */
 void trace__warn(const struct trace_reader *r, const char *path, FILE *out);
 void trace__close(struct trace_reader *r);
+
+/* Names the format owns, shared by every reader: "?" (or "cuda") for a value it does not know. */
+const char *trace__cu_kind_name(__u32 kind);	/* enum cu_kind: "launch", "sync_stream", ... */
+const char *trace__event_name(__u32 type);	/* enum gs_event_type: "cuda", "offcpu", ... */
+const char *trace__probe_family_name(__u32 family); /* enum gs_probe_family: "cuda", "libc", ... */
 
 /* Size of the fixed part of a record (without its stack frames). */
 static inline size_t gs_fixed_size(const struct gs_hdr *h)
