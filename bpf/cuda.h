@@ -32,7 +32,7 @@ enum cu_kind {
 	CU_K_CTX_PUSH,
 	CU_K_CTX_POP,
 	CU_K_CTX_CREATE,	/* ctx = returned context, aux = device */
-	CU_K_STREAM_CREATE,	/* stream = returned stream */
+	CU_K_STREAM_CREATE,	/* stream = returned stream, aux = flags (1: non-blocking) */
 	CU_K_GET_FUNCTION,	/* cu_name_event: handle = CUfunction */
 	CU_K_GET_KERNEL,	/* cu_name_event: handle = CUkernel */
 	CU_K_KERNEL_FUNCTION,	/* handle = returned CUfunction, aux = CUkernel */

@@ -206,8 +206,9 @@ static const struct cu_fn fns[] = {
 	{ "cuCtxCreate_v2", { .kind = CU_K_CTX_CREATE, RET, .a_out = 1, .a_aux = 3 } },
 	{ "cuCtxCreate_v3", { .kind = CU_K_CTX_CREATE, RET, .a_out = 1, .a_aux = 5 } },
 	{ "cuCtxCreate_v4", { .kind = CU_K_CTX_CREATE, RET, .a_out = 1, .a_aux = 4 } },
-	{ "cuStreamCreate", { .kind = CU_K_STREAM_CREATE, RET, .a_out = 1 } },
-	{ "cuStreamCreateWithPriority", { .kind = CU_K_STREAM_CREATE, RET, .a_out = 1 } },
+	{ "cuStreamCreate", { .kind = CU_K_STREAM_CREATE, RET, .a_out = 1, .a_aux = 2 } },
+	{ "cuStreamCreateWithPriority",
+	  { .kind = CU_K_STREAM_CREATE, RET, .a_out = 1, .a_aux = 2 } },
 
 	/* Stream capture: launches between begin and end build a graph and do not run. */
 	{ "cuStreamBeginCapture", { .kind = CU_K_CAPTURE_BEGIN, .a_stream = 1 } },
