@@ -8,6 +8,7 @@
 #ifndef GAPSCOPE_FLAMEGRAPH_H
 #define GAPSCOPE_FLAMEGRAPH_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <linux/types.h>
 
@@ -18,19 +19,19 @@ struct flame_opts {
 	const char *subtitle;	/* e.g. "gap 3 on GPU 0: 2.31 s from 12.004 s"; may be NULL */
 	unsigned int width;	/* pixels; 0: 1200 */
 	/*
-	 * At most this many frames are drawn (0: FLAME_MAX_FRAMES). Past it the narrowest frames
-	 * are left out, whole subtrees at a time, their time still counted in their parents; the
-	 * SVG says how many and how much time, and so does struct flame_stats.
+	 * The SVG stays under about this many bytes (0: FLAME_MAX_BYTES): past it the narrowest
+	 * frames are left out, whole subtrees at a time, their time still counted in their
+	 * parents; the SVG says how many and how much time, and so does struct flame_stats.
 	 */
-	unsigned int max_frames;
+	size_t max_bytes;
 	bool no_script;		/* leave out the script: for a page that brings its own */
 };
 
-#define FLAME_MAX_FRAMES 16000	/* about 4 MB of SVG with long C++ names */
+#define FLAME_MAX_BYTES (4u << 20)
 
 struct flame_stats {
 	size_t frames;		/* frames drawn */
-	size_t frames_omitted;	/* frames left out for max_frames */
+	size_t frames_omitted;	/* frames left out for max_bytes */
 	__u64 ns_omitted;	/* their time (each omitted subtree counted once) */
 };
 
@@ -40,5 +41,8 @@ int flamegraph__write_svg(FILE *out, const struct folded *f, const struct flame_
 /* The same into a malloc'd NUL-terminated buffer (*len without the NUL); -1 on failure. */
 int flamegraph__render(const struct folded *f, const struct flame_opts *o, char **buf, size_t *len,
 		       struct flame_stats *stats);
+
+/* A duration with three significant digits: "2.29 s", "12.3 ms", "45.6 µs", "789 ns". */
+void flame__fmt_ns(char *buf, size_t size, __u64 ns);
 
 #endif /* GAPSCOPE_FLAMEGRAPH_H */

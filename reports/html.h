@@ -35,6 +35,7 @@ struct html_svg {
 	const char *svg;	/* the SVG text (flamegraph__render), or NULL: path only */
 	size_t svg_len;
 	const char *path;	/* relative to the page, e.g. "gaps/0001.svg"; may be NULL */
+	__u64 duration_ns;	/* the gap's: longer gaps are inlined first (gap 0 always first) */
 };
 
 struct html_input {

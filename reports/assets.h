@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The page assets under reports/assets/, embedded into the binary at build time (assets.c),
+ * each NUL-terminated, so a report written anywhere needs no file of the source tree.
+ */
+#ifndef GAPSCOPE_ASSETS_H
+#define GAPSCOPE_ASSETS_H
+
+extern const char gs_asset_flame_js[];	/* flame graph zoom, search, details */
+extern const char gs_asset_report_js[];	/* index.html: timeline, gap panel, tables */
+extern const char gs_asset_report_css[];
+
+#endif /* GAPSCOPE_ASSETS_H */

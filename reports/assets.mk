@@ -1,0 +1,15 @@
+# The page assets (reports/assets/*) embedded into build/gapscope, and a small driver that
+# renders generated reports through the renderers alone (tests/cases/render_*.sh).
+
+REPORT_ASSETS := $(wildcard reports/assets/*)
+
+# assets.c pulls the files in with .incbin, which -MMD does not see.
+$(BUILD)/reports/assets.o: $(REPORT_ASSETS)
+
+RENDER_OBJS := $(patsubst %,$(BUILD)/reports/%.o,folded_parse flamegraph speedscope html assets)
+
+$(BUILD)/tests/render/render_gen: tests/render/render_gen.c $(RENDER_OBJS) | $(BUILD)/tests/render/
+	$(call msg,CC,tests/render/render_gen)
+	$(Q)$(CC) $(CFLAGS) -Ireports $< $(RENDER_OBJS) -o $@ $(LDFLAGS)
+
+all: $(BUILD)/tests/render/render_gen

@@ -1,0 +1,1 @@
+// index.html script: written next.

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * speedscope files (speedscope.h). Each folded stack set becomes a "sampled" profile whose
+ * samples are its distinct stacks (frame indices, root first) weighted by their time in
+ * nanoseconds; all profiles share one frame table, so a frame is the same frame in every gap.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "speedscope.h"
+
+/* A string -> index table for the shared frames, in first-seen order. */
+struct frame_tab {
+	const char **names;	/* by index; the strings belong to the folded sets */
+	size_t n, cap;
+	unsigned int *slots;	/* index + 1, 0 empty */
+	size_t nslots;
+};
+
+static __u64 str__hash(const char *s)
+{
+	__u64 h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+static int frame_tab__grow(struct frame_tab *t)
+{
+	size_t ns = t->nslots ? 2 * t->nslots : 1024;
+	unsigned int *slots = calloc(ns, sizeof(*slots));
+
+	if (!slots)
+		return -1;
+	for (size_t i = 0; i < t->n; i++) {
+		size_t s = str__hash(t->names[i]) & (ns - 1);
+
+		while (slots[s])
+			s = (s + 1) & (ns - 1);
+		slots[s] = i + 1;
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->nslots = ns;
+	return 0;
+}
+
+/* The index of name, added when new; -1 out of memory. */
+static long frame_tab__get(struct frame_tab *t, const char *name)
+{
+	size_t s;
+
+	if (2 * (t->n + 1) > t->nslots && frame_tab__grow(t))
+		return -1;
+	s = str__hash(name) & (t->nslots - 1);
+	while (t->slots[s]) {
+		if (!strcmp(t->names[t->slots[s] - 1], name))
+			return t->slots[s] - 1;
+		s = (s + 1) & (t->nslots - 1);
+	}
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 256;
+		const char **names = realloc(t->names, cap * sizeof(*names));
+
+		if (!names)
+			return -1;
+		t->names = names;
+		t->cap = cap;
+	}
+	t->names[t->n] = name;
+	t->slots[s] = ++t->n;
+	return t->n - 1;
+}
+
+/* A JSON string: escapes, and '?' for bytes that are not UTF-8 (JSON text must be). */
+static void json__str(FILE *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	fputc('"', out);
+	while (*p) {
+		unsigned char c = *p;
+		int len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 :
+			  (c & 0xf8) == 0xf0 ? 4 : 0;
+		int i;
+
+		for (i = 1; i < len; i++)
+			if ((p[i] & 0xc0) != 0x80)
+				break;
+		if (!len || i < len || (len == 2 && c < 0xc2)) {
+			fputc('?', out);
+			p++;
+			continue;
+		}
+		if (len > 1) {
+			fwrite(p, 1, len, out);
+			p += len;
+			continue;
+		}
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+		p++;
+	}
+	fputc('"', out);
+}
+
+struct profile_writer {
+	FILE *out;
+	struct frame_tab *tab;
+	bool first;
+	bool weights;	/* second pass: the weights array */
+	int err;
+};
+
+static int stack__write(const char *const *frames, size_t n, __u64 weight, void *ctx)
+{
+	struct profile_writer *w = ctx;
+
+	fputs(w->first ? "" : ",", w->out);
+	w->first = false;
+	if (w->weights) {
+		fprintf(w->out, "%llu", (unsigned long long)weight);
+		return 0;
+	}
+	fputc('[', w->out);
+	for (size_t i = 0; i < n; i++) {
+		long idx = frame_tab__get(w->tab, frames[i]);
+
+		if (idx < 0)
+			return -1;
+		fprintf(w->out, "%s%ld", i ? "," : "", idx);
+	}
+	fputc(']', w->out);
+	return 0;
+}
+
+int speedscope__write(FILE *out, const char *name, const struct folded *const *profiles,
+		      const char *const *names, size_t n)
+{
+	struct frame_tab tab = {};
+	int err = 0;
+
+	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",", out);
+	fputs("\"exporter\":\"gapscope\",\"name\":", out);
+	json__str(out, name ? name : "gapscope");
+	fputs(",\"activeProfileIndex\":0,\"profiles\":[", out);
+	for (size_t i = 0; i < n && !err; i++) {
+		struct profile_writer w = { .out = out, .tab = &tab, .first = true };
+
+		fputs(i ? ",\n{" : "\n{", out);
+		fputs("\"type\":\"sampled\",\"name\":", out);
+		json__str(out, names && names[i] ? names[i] : "profile");
+		fprintf(out, ",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":%llu,"
+			"\"samples\":[", (unsigned long long)folded__total(profiles[i]));
+		err = folded__for_each_stack(profiles[i], stack__write, &w);
+		fputs("],\"weights\":[", out);
+		w.weights = true;
+		w.first = true;
+		if (!err)
+			err = folded__for_each_stack(profiles[i], stack__write, &w);
+		fputs("]}", out);
+	}
+	fputs("],\n\"shared\":{\"frames\":[", out);
+	for (size_t i = 0; i < tab.n; i++) {
+		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
+		json__str(out, tab.names[i]);
+		fputc('}', out);
+	}
+	fputs("]}}\n", out);
+	free(tab.names);
+	free(tab.slots);
+	return err || ferror(out) ? -1 : 0;
+}
