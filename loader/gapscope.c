@@ -12,6 +12,7 @@ static const struct {
 } cmds[] = {
 	{ "record", cmd_record, "record a program or a running process into a trace file" },
 	{ "script", cmd_script, "print a trace, one event per line" },
+	{ "report", cmd_report, "find GPU idle gaps and the chains of waits behind them" },
 };
 
 static void usage(FILE *out)

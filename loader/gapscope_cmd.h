@@ -5,5 +5,6 @@
 
 int cmd_record(int argc, char **argv);	/* loader/record.c */
 int cmd_script(int argc, char **argv);	/* reports/script.c */
+int cmd_report(int argc, char **argv);	/* reports/report.c */
 
 #endif

@@ -1,0 +1,424 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The analysis behind `gapscope report`: read the trace once into per-thread timelines and the
+ * GPU call list, replay the GPU timeline for its idle windows, walk a blame chain for each, and
+ * rank the root causes. See analysis.h for the result.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "blame.h"
+#include "cuda.h"
+#include "futex.h"
+#include "gputime.h"
+#include "names.h"
+#include "offcpu.h"
+#include "probe.h"
+#include "proc.h"
+#include "sample.h"
+#include "strtab.h"
+#include "threads.h"
+#include "trace.h"
+
+struct analysis_priv {
+	struct strtab *strs;
+	struct trace_reader *tr;
+	struct threads *th;
+	struct names *nm;
+	struct gputime *gt;
+	struct vec probes;	/* const char *, by probe id */
+};
+
+const char *blame_kind__name(enum blame_kind k)
+{
+	static const char *const names[BK_MAX] = {
+		[BK_LOCK] = "lock",	  [BK_COND] = "cond",	  [BK_IO] = "io",
+		[BK_SLEEP] = "sleep",	  [BK_PROBE] = "malloc_trim", [BK_CUDA] = "cuda",
+		[BK_ON_CPU] = "on_cpu",	  [BK_PREEMPTED] = "preempted", [BK_OTHER] = "other",
+	};
+
+	return k < BK_MAX ? names[k] : "other";
+}
+
+const char *thread_state__name(enum thread_state s)
+{
+	return s == TS_BLOCKED ? "blocked" : s == TS_PREEMPTED ? "preempted" : "on_cpu";
+}
+
+static const char *probe_name(struct analysis_priv *p, __u32 id)
+{
+	const char **n = id < p->probes.n ? VEC_AT(&p->probes, const char *, id) : NULL;
+
+	return n && *n ? *n : "?";
+}
+
+static void note_probe(struct analysis_priv *p, const struct gs_hdr *h)
+{
+	const struct gs_rec_probe *r = (const void *)h;
+	size_t fixed = gs_fixed_size(h), len;
+	const char *lib, *sym;
+
+	if (fixed <= sizeof(*r) || r->id > 1u << 20)
+		return;
+	lib = r->names;
+	len = strnlen(lib, fixed - sizeof(*r));
+	if (sizeof(*r) + len + 1 >= fixed)
+		return;
+	sym = lib + len + 1;
+	len = strnlen(sym, fixed - sizeof(*r) - len - 1);
+	if (!len)
+		return;
+	while (p->probes.n <= r->id)
+		if (!vec__push(&p->probes, sizeof(const char *)))
+			return;
+	{
+		char buf[256];
+
+		snprintf(buf, sizeof(buf), "%.*s", (int)len, sym);
+		*VEC_AT(&p->probes, const char *, r->id) = strtab__intern(p->strs, buf);
+	}
+}
+
+static void note_losses(struct analysis *a, const struct gs_hdr *h)
+{
+	const struct gs_rec_losses *l = (const void *)h;
+	size_t fixed = gs_fixed_size(h);
+	__u32 n = l->n;
+
+	if (fixed < sizeof(*l))
+		return;
+	if (n > (fixed - sizeof(*l)) / 8)
+		n = (fixed - sizeof(*l)) / 8;
+	for (__u32 i = 0; i < n && i < GS_LOSS_MAX; i++)
+		a->losses[i] = l->count[i];
+}
+
+/* One record: metadata, or an event for the timelines. Returns -ENOMEM only. */
+static int feed(struct analysis *a, const struct gs_hdr *h, __u32 version)
+{
+	struct analysis_priv *p = a->priv;
+	size_t fixed = gs_fixed_size(h);
+	__u64 end = h->ts;
+
+	switch (h->type) {
+	case GS_REC_PROBE:
+		note_probe(p, h);
+		return 0;
+	case GS_REC_MAP:
+		if (fixed > sizeof(struct gs_rec_map))
+			names__add_map(p->nm, (const void *)h);
+		return 0;
+	case GS_REC_KSYM:
+		if (fixed > sizeof(struct gs_rec_ksym)) {
+			char buf[256];
+			const struct gs_rec_ksym *k = (const void *)h;
+
+			snprintf(buf, sizeof(buf), "%.*s", (int)(fixed - sizeof(*k)), k->name);
+			names__add_ksym(p->nm, k->addr, buf);
+		}
+		return 0;
+	case GS_REC_LOSSES:
+		note_losses(a, h);
+		return 0;
+	case GS_EV_COMM:
+		if (fixed >= sizeof(struct comm_event))
+			threads__set_comm(p->th, h->tid, h->tgid,
+					  ((const struct comm_event *)h)->comm, GS_COMM_LEN);
+		break;
+	case GS_EV_FORK:
+		if (fixed >= sizeof(struct fork_event)) {
+			const struct fork_event *f = (const void *)h;
+
+			threads__set_comm(p->th, f->child_tid, f->child_tgid, f->comm,
+					  GS_COMM_LEN);
+		}
+		break;
+	case GS_EV_EXEC:
+		if (fixed >= sizeof(struct exec_event))
+			threads__set_comm(p->th, h->tid, h->tgid,
+					  ((const struct exec_event *)h)->comm, GS_COMM_LEN);
+		break;
+	case GS_EV_OFFCPU:
+		if (fixed < sizeof(struct offcpu_event))
+			return 0;
+		end += ((const struct offcpu_event *)h)->dur_ns;
+		if (threads__add_offcpu(p->th, h, version))
+			return -ENOMEM;
+		break;
+	case GS_EV_FUTEX:
+		if (fixed < sizeof(struct futex_event))
+			return 0;
+		end += ((const struct futex_event *)h)->dur_ns;
+		if (threads__add_futex(p->th, h))
+			return -ENOMEM;
+		break;
+	case GS_EV_PROBE:
+		if (fixed < sizeof(struct probe_event))
+			return 0;
+		if (h->flags & GS_F_RET) {
+			const struct probe_event *e = (const void *)h;
+
+			end += e->dur_ns;
+			if (threads__add_call(p->th, h, TC_PROBE, probe_name(p, e->id), e->dur_ns))
+				return -ENOMEM;
+		}
+		break;
+	case GS_EV_CUDA: {
+		const struct cu_event *e = (const void *)h;
+		struct thread *t;
+
+		if (fixed < sizeof(*e))
+			return 0;
+		a->cuda_events++;
+		t = threads__get(p->th, h->tid, h->tgid);
+		if (!t || gputime__add(p->gt, e, probe_name(p, e->fn), t->comm))
+			return -ENOMEM;
+		if (h->flags & GS_F_RET) {
+			end += e->dur_ns;
+			if (threads__add_call(p->th, h, TC_CUDA, probe_name(p, e->fn), e->dur_ns))
+				return -ENOMEM;
+		}
+		break;
+	}
+	case GS_EV_SAMPLE:
+		if (fixed < sizeof(struct sample_event))
+			return 0;
+		if (threads__add_sample(p->th, h))
+			return -ENOMEM;
+		break;
+	default:
+		if (h->type >= GS_REC_CLOCK)
+			return 0;
+	}
+	if (h->ts && (!a->start_ns || h->ts < a->start_ns))
+		a->start_ns = h->ts;
+	if (end > a->end_ns)
+		a->end_ns = end;
+	a->events++;
+	return 0;
+}
+
+static int cmp_idle(const void *x, const void *y)
+{
+	const struct gpu_idle *a = x, *b = y;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return a->device < b->device ? -1 : a->device > b->device;
+}
+
+static void note(struct analysis *a, const char *s)
+{
+	if (a->nnotes < sizeof(a->notes) / sizeof(a->notes[0]))
+		a->notes[a->nnotes++] = strtab__intern(a->priv->strs, s);
+}
+
+/* Causes over all gaps, by kind; each names the function (or lock) explaining most of it. */
+static void rank_causes(struct analysis *a)
+{
+	struct {
+		const char *fn;
+		__u64 ns;
+	} best[BK_MAX] = {};
+	struct vec fk = {};	/* (kind, function, ns) */
+	struct kf {
+		enum blame_kind kind;
+		const char *fn;
+		__u64 ns;
+	};
+	__u64 by_kind[BK_MAX] = {};
+
+	for (size_t g = 0; g < a->ngaps; g++)
+		for (__u32 r = 0; r < a->gaps[g].nroots; r++) {
+			const struct gap_root *root = &a->gaps[g].roots[r];
+			const struct chain_link *l = &root->links[root->nlinks - 1];
+			const char *fn = l->lock ? l->lock : l->function;
+			struct kf *e = NULL;
+
+			by_kind[l->kind] += root->ns;
+			for (size_t i = 0; i < fk.n && !e; i++)
+				if (VEC_AT(&fk, struct kf, i)->kind == l->kind &&
+				    VEC_AT(&fk, struct kf, i)->fn == fn)
+					e = VEC_AT(&fk, struct kf, i);
+			if (!e && (e = vec__push(&fk, sizeof(*e)))) {
+				e->kind = l->kind;
+				e->fn = fn;
+			}
+			if (e)
+				e->ns += root->ns;
+		}
+	for (size_t i = 0; i < fk.n; i++) {
+		struct kf *e = VEC_AT(&fk, struct kf, i);
+
+		if (e->ns > best[e->kind].ns) {
+			best[e->kind].ns = e->ns;
+			best[e->kind].fn = e->fn;
+		}
+	}
+	vec__free(&fk);
+	a->ncauses = 0;
+	for (int k = 0; k < BK_MAX; k++) {
+		if (!by_kind[k])
+			continue;
+		a->causes[a->ncauses].kind = k;
+		a->causes[a->ncauses].function = best[k].fn;
+		a->causes[a->ncauses].ns = by_kind[k];
+		a->causes[a->ncauses].share = a->gap_ns ? (double)by_kind[k] / a->gap_ns : 0;
+		a->ncauses++;
+	}
+	for (size_t i = 1; i < a->ncauses; i++)	/* insertion sort, largest first */
+		for (size_t j = i; j && a->causes[j].ns > a->causes[j - 1].ns; j--) {
+			struct cause t = a->causes[j];
+
+			a->causes[j] = a->causes[j - 1];
+			a->causes[j - 1] = t;
+		}
+}
+
+static void reader_losses(struct analysis *a)
+{
+	const struct trace_stats *st = trace__stats(a->priv->tr);
+	char line[256];
+
+	for (size_t i = 0; i < GS_LOSS_MAX; i++)
+		a->loss_names[i] = gs_loss_names[i];
+	a->nlosses = GS_LOSS_MAX;
+	a->loss_names[a->nlosses] = "corrupt_chunks";
+	a->losses[a->nlosses++] = st->bad_chunks;
+	a->loss_names[a->nlosses] = "corrupt_bytes";
+	a->losses[a->nlosses++] = st->bad_bytes;
+	a->loss_names[a->nlosses] = "cut_bytes";
+	a->losses[a->nlosses++] = st->cut_bytes;
+	for (size_t i = 0; i < GS_LOSS_MAX; i++)
+		a->lost_events += a->losses[i];
+	if (st->bad_chunks) {
+		snprintf(line, sizeof(line),
+			 "%llu corrupt chunk(s) skipped (%llu bytes): their events are missing",
+			 (unsigned long long)st->bad_chunks, (unsigned long long)st->bad_bytes);
+		note(a, line);
+	}
+	if (st->cut_bytes) {
+		snprintf(line, sizeof(line),
+			 "trace cut off: read to its last whole chunk (%llu bytes not read)",
+			 (unsigned long long)st->cut_bytes);
+		note(a, line);
+	}
+	if (!st->finished)
+		note(a, "the recording did not finish (no end record): the report covers what "
+			"was written");
+	if (!a->events)
+		note(a, "the trace holds no events");
+	else if (!a->cuda_events)
+		note(a, "the trace holds no CUDA events: no GPU timeline, no gaps");
+}
+
+struct analysis *analysis__run(const char *path, const struct analysis_opts *opts, char *err,
+			       size_t errlen)
+{
+	struct analysis *a = calloc(1, sizeof(*a));
+	struct analysis_priv *p = calloc(1, sizeof(*p));
+	struct gpu_idle *idle = NULL;
+	const struct gs_hdr *h;
+	struct blame *bl = NULL;
+	size_t nidle = 0;
+	__u32 version;
+	int ret;
+
+	if (!a || !p) {
+		free(a);
+		free(p);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	a->priv = p;
+	p->tr = trace__open(path, err, errlen);
+	if (!p->tr) {
+		analysis__free(a);
+		return NULL;
+	}
+	p->strs = strtab__new();
+	p->th = p->strs ? threads__new(p->strs) : NULL;
+	p->nm = p->strs ? names__new(p->strs) : NULL;
+	p->gt = p->strs ? gputime__new(p->strs) : NULL;
+	if (!p->th || !p->nm || !p->gt)
+		goto oom;
+	version = trace__stats(p->tr)->version;
+	while ((ret = trace__next(p->tr, &h)) > 0)
+		if (feed(a, h, version))
+			goto oom;
+	threads__seal(p->th);
+	a->duration_ns = a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0;
+	if (gputime__finish(p->gt, a->start_ns, a->end_ns, opts->min_gap_ns, &idle, &nidle,
+			    &a->devices, &a->ndevices))
+		goto oom;
+	if (nidle > 1)
+		qsort(idle, nidle, sizeof(*idle), cmp_idle);
+	a->gaps = calloc(nidle ? nidle : 1, sizeof(*a->gaps));
+	bl = blame__new(p->th, p->nm, p->strs, opts->max_hops);
+	if (!a->gaps || !bl)
+		goto oom;
+	for (size_t i = 0; i < nidle; i++) {
+		struct gap *g = &a->gaps[a->ngaps++];
+
+		g->id = a->ngaps;
+		g->device = idle[i].device;
+		g->start_ns = idle[i].start;
+		g->end_ns = idle[i].end;
+		g->tier = "api";
+		g->start_how = idle[i].start_how;
+		g->end_how = idle[i].end_how;
+		g->closer_tid = idle[i].closer_tid;
+		a->gap_ns += g->end_ns - g->start_ns;
+		if (blame__gap(bl, g))
+			goto oom;
+	}
+	free(idle);
+	blame__free(bl);
+	rank_causes(a);
+	reader_losses(a);
+	return a;
+oom:
+	free(idle);
+	blame__free(bl);
+	snprintf(err, errlen, "out of memory analysing %s", path);
+	analysis__free(a);
+	return NULL;
+}
+
+void analysis__free(struct analysis *a)
+{
+	struct analysis_priv *p;
+
+	if (!a)
+		return;
+	p = a->priv;
+	for (size_t g = 0; g < a->ngaps; g++) {
+		struct gap *gp = &a->gaps[g];
+
+		for (__u32 r = 0; r < gp->nroots; r++) {
+			for (__u32 k = 0; k < gp->roots[r].nlinks; k++)
+				free(gp->roots[r].links[k].frames);
+			free(gp->roots[r].links);
+		}
+		free(gp->roots);
+		for (__u32 s = 0; s < gp->nstacks; s++)
+			free(gp->stacks[s].frames);
+		free(gp->stacks);
+	}
+	free(a->gaps);
+	for (size_t d = 0; d < a->ndevices; d++)
+		free(a->devices[d].busy);
+	free(a->devices);
+	if (p) {
+		gputime__free(p->gt);
+		names__free(p->nm);
+		threads__free(p->th);
+		vec__free(&p->probes);
+		trace__close(p->tr);
+		strtab__free(p->strs);
+		free(p);
+	}
+	free(a);
+}

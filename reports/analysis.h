@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The result of `gapscope report`'s analysis, kept in memory after it ran so that every output
+ * (summary.txt, summary.json, folded stacks, and the renderers: per-gap SVG, speedscope,
+ * index.html, Perfetto timeline.json) is written from one structure.
+ *
+ *   struct analysis
+ *     devices[]   per GPU device: busy intervals (API-inferred), busy and idle ns
+ *     gaps[]      idle windows >= min_gap, numbered from 1 in order of start, each with
+ *                   closer      the thread whose submission ended it
+ *                   chain[]     the links from the closer to the gap's main root cause
+ *                   roots[]     every root cause the walk found in it, with the path to it
+ *                   stacks[]    its folded stacks: frames root first, weight = ns in the gap
+ *     causes[]    root causes summed over all gaps by kind, ranked by ns, with their share
+ *     losses[]    the recorder's loss counters, and what the reader could not read
+ *
+ * All strings are owned by the analysis (interned): they live until analysis__free().
+ * Times are CLOCK_MONOTONIC ns, as recorded.
+ */
+#ifndef GAPSCOPE_ANALYSIS_H
+#define GAPSCOPE_ANALYSIS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+#include "gapscope.h"
+
+enum blame_kind {
+	BK_LOCK,
+	BK_COND,
+	BK_IO,
+	BK_SLEEP,
+	BK_PROBE,	/* malloc_trim or a --probe function: function says which */
+	BK_CUDA,
+	BK_ON_CPU,
+	BK_PREEMPTED,
+	BK_OTHER,
+	BK_MAX
+};
+
+enum thread_state { TS_ON_CPU, TS_BLOCKED, TS_PREEMPTED };
+
+const char *blame_kind__name(enum blame_kind k);	/* "malloc_trim" for BK_PROBE */
+const char *thread_state__name(enum thread_state s);
+
+/* One hop of a chain: what a thread was doing, and why the chain goes on (or ends) there. */
+struct chain_link {
+	__u32 tid;
+	const char *comm;
+	enum thread_state state;
+	enum blame_kind kind;
+	__u64 ns;		/* gap time this link explains (on the path to the root) */
+	const char *lock;	/* lock/cond: data symbol or "by FUNCTION"; else NULL */
+	const char *function;	/* root: hottest/probed/CUDA function; blocked: where it waited */
+	const char *detail;	/* "held by T", "woken by T", "preempted by T", a syscall */
+	const char **frames;	/* leaf first, as summary.json lists them */
+	__u32 nframes;
+};
+
+/* A root cause inside one gap, and the path to it. */
+struct gap_root {
+	struct chain_link *links;	/* links[0] = the closer, links[n - 1] = the root */
+	__u32 nlinks;
+	__u64 ns;
+};
+
+/* A folded stack of a gap: frames root first (the closer's name is the first), ns inside it. */
+struct gap_stack {
+	const char **frames;
+	__u32 nframes;
+	__u64 ns;
+};
+
+struct gap {
+	__u32 id;		/* from 1, in order of start */
+	__u32 device;
+	__u64 start_ns, end_ns;
+	const char *tier;	/* "api" */
+	const char *start_how;	/* how the device was known idle: "cuStreamSynchronize returned" */
+	const char *end_how;	/* "cuLaunchKernel by gpu-worker-0" */
+	__u32 closer_tid;
+	const char *closer_comm;
+	struct chain_link *chain;	/* the path of the largest root */
+	__u32 nchain;
+	struct gap_root *roots;		/* largest first */
+	__u32 nroots;
+	struct gap_stack *stacks;	/* for gaps/NNNN.folded */
+	__u32 nstacks;
+	__u64 unexplained_ns;	/* gap time no thread's timeline covered */
+};
+
+struct busy_interval {
+	__u64 start, end;
+};
+
+struct device_summary {
+	__u32 id;
+	__u64 busy_ns, idle_ns;	/* over the recording */
+	struct busy_interval *busy;	/* sorted, disjoint */
+	size_t nbusy;
+};
+
+struct cause {
+	enum blame_kind kind;
+	const char *function;	/* the function (or lock) explaining most of this kind */
+	__u64 ns;
+	double share;		/* of all gap time */
+};
+
+#define ANALYSIS_LOSS_MAX	(GS_LOSS_MAX + 4)
+
+struct analysis {
+	__u64 start_ns, end_ns, duration_ns;
+	__u64 events;		/* trace records analysed */
+	__u64 cuda_events;
+	struct device_summary *devices;
+	size_t ndevices;
+	struct gap *gaps;
+	size_t ngaps;
+	__u64 gap_ns;
+	struct cause causes[BK_MAX];
+	size_t ncauses;
+	/* Loss counters by name ("ringbuf", ...), the reader's ("corrupt_chunks", ...) last. */
+	const char *loss_names[ANALYSIS_LOSS_MAX];
+	__u64 losses[ANALYSIS_LOSS_MAX];
+	size_t nlosses;
+	__u64 lost_events;	/* sum of losses */
+	/* What the trace lacked, one line each (cut off, corrupt, no CUDA events, ...). */
+	const char *notes[16];
+	size_t nnotes;
+	struct analysis_priv *priv;
+};
+
+struct analysis_opts {
+	__u64 min_gap_ns;	/* default 1 ms */
+	unsigned int max_hops;	/* blame chain depth, default 8 */
+};
+
+/* Read and analyse the trace at path. NULL with err set when it cannot be read at all. */
+struct analysis *analysis__run(const char *path, const struct analysis_opts *opts, char *err,
+			       size_t errlen);
+void analysis__free(struct analysis *a);
+
+/* Outputs (summary_txt.c, summary_json.c, folded_out.c). */
+struct report_out_opts {
+	unsigned int top;	/* gaps listed in summary.txt */
+};
+int summary_txt__write(const struct analysis *a, const struct report_out_opts *o, FILE *out);
+int summary_json__write(const struct analysis *a, FILE *out);
+/* gaps/NNNN.folded and gaps/all.folded under dir (which exists). */
+int folded_out__write(const struct analysis *a, const char *dir);
+
+#endif

@@ -1,0 +1,505 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Blame chains across wakers and lock owners: see blame.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blame.h"
+#include "offcpu.h"
+
+#define MAX_HOPS	16
+#define MAX_FRAMES	48	/* per thread on a folded stack */
+#define MAX_FOLDED	512
+
+/* x86-64 system calls a blocked thread may sleep in, by what they wait for. */
+static enum blame_kind syscall_kind(int nr)
+{
+	switch (nr) {
+	case 35:	/* nanosleep */
+	case 230:	/* clock_nanosleep */
+		return BK_SLEEP;
+	case 0: case 1: case 7: case 17: case 18: case 19: case 20:	/* read .. writev */
+	case 23: case 40: case 42: case 43: case 44: case 45: case 46: case 47:
+	case 74: case 75: case 208: case 232: case 257: case 270: case 271: case 275:
+	case 281: case 288: case 295: case 296: case 426: case 441:
+		return BK_IO;	/* select, sendfile, sockets, fsync, io_getevents, epoll, openat,
+				 * pselect/ppoll, splice, preadv/pwritev, io_uring_enter */
+	case 202: case 449: case 455:
+		return BK_COND;	/* a futex wait whose futex event is missing */
+	}
+	return BK_OTHER;
+}
+
+struct path_link {
+	struct chain_link l;
+	const char *frames_folded[MAX_FRAMES];	/* root first */
+	__u32 nfolded;
+};
+
+struct blame {
+	struct threads *th;
+	struct names *nm;
+	struct strtab *strs;
+	unsigned int max_hops;
+	struct path_link path[MAX_HOPS + 1];
+	__u32 depth;
+	struct vec roots;	/* struct gap_root */
+	struct vec stacks;	/* struct gap_stack */
+	const struct thread **all;
+	size_t nall;
+};
+
+struct blame *blame__new(struct threads *th, struct names *nm, struct strtab *strs,
+			 unsigned int max_hops)
+{
+	struct blame *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->th = th;
+	b->nm = nm;
+	b->strs = strs;
+	b->max_hops = max_hops < 1 ? 1 : max_hops > MAX_HOPS ? MAX_HOPS : max_hops;
+	return b;
+}
+
+void blame__free(struct blame *b)
+{
+	if (b)
+		free(b->all);
+	free(b);
+}
+
+/* A stack's frames, leaf first, named; n of them. */
+static __u32 stack_names(struct blame *b, const struct gs_hdr *h, const char **out, __u32 max)
+{
+	const __u64 *u;
+	__u32 n = 0;
+
+	if (!h)
+		return 0;
+	u = gs_ustack(h);
+	for (__u32 i = 0; i < h->ustack_n && n < max; i++)
+		out[n++] = names__user(b->nm, h->tgid, u[i], i == 0);
+	return n;
+}
+
+static __u32 kstack_names(struct blame *b, const struct gs_hdr *h, const char **out, __u32 max)
+{
+	const __u64 *k;
+	__u32 n = 0;
+
+	if (!h)
+		return 0;
+	k = gs_kstack(h);
+	for (__u32 i = 0; i < h->kstack_n && n < max; i++)
+		out[n++] = names__kernel(b->nm, k[i]);
+	return n;
+}
+
+/* The name of a lock or condition: its data symbol, else the function that waited on it. */
+static const char *lock_name(struct blame *b, const struct th_futex *f)
+{
+	const char *d = names__data(b->nm, f->ev->tgid, f->uaddr);
+	const __u64 *u = gs_ustack(f->ev);
+
+	if (d)
+		return d;
+	for (__u32 i = 0; i < f->ev->ustack_n; i++)
+		if (!names__in_libc(b->nm, f->ev->tgid, u[i]))
+			return strtab__internf(b->strs, "by %s",
+					       names__user(b->nm, f->ev->tgid, u[i], i == 0));
+	return strtab__internf(b->strs, "0x%llx", (unsigned long long)f->uaddr);
+}
+
+static int push_link(struct blame *b, const struct thread *th, enum thread_state st,
+		     enum blame_kind kind, const char *lock, const char *fn, const char *detail,
+		     const struct gs_hdr *stack)
+{
+	struct path_link *p = &b->path[b->depth];
+	const char *leaf_first[MAX_FRAMES];
+	__u32 n = stack_names(b, stack, leaf_first, MAX_FRAMES);
+
+	memset(p, 0, sizeof(*p));
+	p->l.tid = th->tid;
+	p->l.comm = th->comm;
+	p->l.state = st;
+	p->l.kind = kind;
+	p->l.lock = lock;
+	p->l.function = fn;
+	p->l.detail = detail;
+	for (__u32 i = 0; i < n; i++)
+		p->frames_folded[i] = leaf_first[n - 1 - i];
+	p->nfolded = n;
+	b->depth++;
+	return 0;
+}
+
+static bool link_eq(const struct chain_link *x, const struct chain_link *y)
+{
+	return x->tid == y->tid && x->kind == y->kind && x->state == y->state &&
+	       x->lock == y->lock && x->function == y->function && x->detail == y->detail;
+}
+
+/* The path as it stands (the root is the top link) explains ns; its folded stack too. */
+static int add_root(struct blame *b, __u64 ns, const char *const *extra, __u32 nextra)
+{
+	const char *frames[MAX_FOLDED];
+	struct gap_root *r = NULL;
+	struct gap_stack *s;
+	__u32 n = 0;
+
+	if (!ns)
+		return 0;
+	for (size_t i = 0; i < b->roots.n && !r; i++) {
+		struct gap_root *c = VEC_AT(&b->roots, struct gap_root, i);
+		__u32 k;
+
+		if (c->nlinks != b->depth)
+			continue;
+		for (k = 0; k < b->depth && link_eq(&c->links[k], &b->path[k].l); k++)
+			;
+		if (k == b->depth)
+			r = c;
+	}
+	if (!r) {
+		r = vec__push(&b->roots, sizeof(*r));
+		if (!r || !(r->links = calloc(b->depth, sizeof(*r->links))))
+			return -ENOMEM;
+		r->nlinks = b->depth;
+		for (__u32 k = 0; k < b->depth; k++) {
+			const struct path_link *p = &b->path[k];
+			const char **fr = p->nfolded ? malloc(p->nfolded * sizeof(*fr)) : NULL;
+
+			r->links[k] = p->l;
+			if (!fr)
+				continue;
+			for (__u32 i = 0; i < p->nfolded; i++)	/* leaf first */
+				fr[i] = p->frames_folded[p->nfolded - 1 - i];
+			r->links[k].frames = fr;
+			r->links[k].nframes = p->nfolded;
+		}
+	}
+	r->ns += ns;
+
+	/* Folded: closer;frames;[lock X];--;[held by Y];Y's frames;...;extra (leaf) */
+	frames[n++] = b->path[0].l.comm;
+	for (__u32 k = 0; k < b->depth && n < MAX_FOLDED - 8; k++) {
+		const struct path_link *p = &b->path[k];
+
+		for (__u32 i = 0; i < p->nfolded && n < MAX_FOLDED - 8; i++)
+			frames[n++] = p->frames_folded[i];
+		if (k + 1 == b->depth)
+			break;
+		if (p->l.kind == BK_LOCK)
+			frames[n++] = strtab__internf(b->strs, "[lock %s]", p->l.lock);
+		else
+			frames[n++] = strtab__internf(b->strs, "[cond %s]", p->l.lock);
+		frames[n++] = "--";
+		frames[n++] = strtab__internf(b->strs, "[%s]", p->l.detail);
+	}
+	for (__u32 i = 0; i < nextra && n < MAX_FOLDED; i++)
+		frames[n++] = extra[i];
+	for (size_t i = 0; i < b->stacks.n; i++) {
+		s = VEC_AT(&b->stacks, struct gap_stack, i);
+		if (s->nframes == n && !memcmp(s->frames, frames, n * sizeof(*frames))) {
+			s->ns += ns;
+			return 0;
+		}
+	}
+	s = vec__push(&b->stacks, sizeof(*s));
+	if (!s || !(s->frames = malloc(n * sizeof(*frames))))
+		return -ENOMEM;
+	memcpy(s->frames, frames, n * sizeof(*frames));
+	s->nframes = n;
+	s->ns = ns;
+	return 0;
+}
+
+/* A root link on top of the path, its stack's frames on the folded line, then popped. */
+static int root(struct blame *b, const struct thread *th, enum thread_state st,
+		enum blame_kind kind, const char *fn, const char *detail, const struct gs_hdr *stack,
+		__u64 ns, const char *const *extra, __u32 nextra)
+{
+	int err;
+
+	push_link(b, th, st, kind, NULL, fn, detail, stack);
+	err = add_root(b, ns, extra, nextra);
+	b->depth--;
+	return err;
+}
+
+/* Who ran on cpu in [s, e) instead of a preempted thread, among the target's sampled ones. */
+static const char *preempted_by(struct blame *b, const struct thread *self, __u32 cpu, __u64 s,
+				__u64 e)
+{
+	const struct thread *best = NULL;
+	size_t best_n = 0;
+
+	for (size_t i = 0; i < b->nall; i++) {
+		const struct thread *t = b->all[i];
+		size_t n = 0;
+
+		if (t == self)
+			continue;
+		for (size_t k = thread__first_sample(t, s); k < t->samples.n; k++) {
+			const struct th_sample *smp = VEC_AT(&t->samples, struct th_sample, k);
+
+			if (smp->ts >= e)
+				break;
+			n += smp->ev->cpu == cpu;
+		}
+		if (n > best_n) {
+			best = t;
+			best_n = n;
+		}
+	}
+	return best ? strtab__internf(b->strs, "preempted by %s", best->comm) :
+		      strtab__intern(b->strs, "preempted by another process");
+}
+
+/* On-CPU time [s, e): split over the thread's samples in it, by stack. */
+static int on_cpu(struct blame *b, const struct thread *th, __u64 s, __u64 e)
+{
+	size_t k0 = thread__first_sample(th, s), k1 = k0, nsmp;
+	const char *frames[MAX_FRAMES], *rootfirst[MAX_FRAMES];
+	const char *hot = NULL;
+	int err = 0;
+
+	while (k1 < th->samples.n && VEC_AT(&th->samples, struct th_sample, k1)->ts < e)
+		k1++;
+	nsmp = k1 - k0;
+	if (!nsmp) {
+		const char *x = "[on cpu, not sampled]";
+
+		return root(b, th, TS_ON_CPU, BK_ON_CPU, NULL, NULL, NULL, e - s, &x, 1);
+	}
+	for (size_t k = k0; k < k1; k++) {
+		const struct th_sample *smp = VEC_AT(&th->samples, struct th_sample, k);
+		__u32 nk = kstack_names(b, smp->ev, frames, MAX_FRAMES / 2);
+		__u32 nu = stack_names(b, smp->ev, frames + nk, MAX_FRAMES - nk);
+		__u32 n = nk + nu;
+		__u64 share = (e - s) / nsmp + (k == k0 ? (e - s) % nsmp : 0);
+
+		for (__u32 i = 0; i < n; i++)
+			rootfirst[i] = frames[n - 1 - i];
+		/* The hottest function: the leaf user frame of the first sample stands for the
+		 * rest until counted below. */
+		hot = nu ? frames[nk] : nk ? frames[0] : NULL;
+		err = root(b, th, TS_ON_CPU, BK_ON_CPU, hot, NULL, smp->ev, share, rootfirst, n);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static bool on_path(const struct blame *b, __u32 tid)
+{
+	for (__u32 k = 0; k < b->depth; k++)
+		if (b->path[k].l.tid == tid)
+			return true;
+	return false;
+}
+
+static int explain(struct blame *b, const struct thread *th, __u64 a, __u64 z);
+
+/* A blocked wait: follow the next thread, or end the chain at the wait itself. */
+static int follow(struct blame *b, const struct thread *th, enum blame_kind kind,
+		  const char *lock, __u32 next_tid, const char *next_comm, bool held,
+		  const struct gs_hdr *stack, __u64 s, __u64 e)
+{
+	const struct thread *nx = next_tid ? threads__find(b->th, next_tid) : NULL;
+	const char *who = nx ? nx->comm : next_comm ? next_comm : "?";
+	const char *detail = strtab__internf(b->strs, "%s %s", held ? "held by" : "woken by", who);
+	int err;
+
+	if (!nx || nx->tgid != th->tgid || on_path(b, nx->tid) || b->depth + 1 >= b->max_hops) {
+		push_link(b, th, TS_BLOCKED, kind, lock, NULL, detail, stack);
+		b->path[b->depth - 1].l.kind = kind;
+		{
+			const char *x = strtab__internf(b->strs, "[%s %s]",
+							kind == BK_LOCK ? "lock" : "cond", lock);
+
+			err = add_root(b, e - s, &x, 1);
+		}
+		b->depth--;
+		return err;
+	}
+	push_link(b, th, TS_BLOCKED, kind, lock, NULL, detail, stack);
+	err = explain(b, nx, s, e);
+	b->depth--;
+	return err;
+}
+
+static int off_cpu(struct blame *b, const struct thread *th, const struct th_off *o, __u64 s,
+		   __u64 e)
+{
+	const struct th_futex *f;
+	enum blame_kind k;
+	const char *x[MAX_FRAMES];
+	__u32 n, i;
+
+	if (!o->blocked) {
+		const char *by = preempted_by(b, th, o->cpu, s, e);
+
+		x[0] = strtab__internf(b->strs, "[%s]", by);
+		return root(b, th, TS_PREEMPTED, BK_PREEMPTED, NULL, by, NULL, e - s, x, 1);
+	}
+	f = thread__futex_at(th, s);
+	if (f) {
+		const char *lock = lock_name(b, f);
+
+		if (f->lock)
+			return follow(b, th, BK_LOCK, lock, f->owner ? f->owner : f->waker,
+				      f->waker_comm, true, f->ev, s, e);
+		return follow(b, th, BK_COND, lock, f->waker, f->waker_comm, false, f->ev, s, e);
+	}
+	k = syscall_kind(o->syscall);
+	if (k == BK_COND)
+		return follow(b, th, BK_COND, "futex", o->waker, o->waker_comm, false, NULL, s, e);
+	n = kstack_names(b, o->ev, x, MAX_FRAMES - 1);
+	for (i = 0; i < n / 2; i++) {
+		const char *t = x[i];
+
+		x[i] = x[n - 1 - i];
+		x[n - 1 - i] = t;
+	}
+	if (o->syscall == 16) {	/* ioctl: into the GPU driver when its stack says so */
+		for (i = 0; i < n; i++)
+			if (!strncmp(x[i], "nv", 2) || !strncmp(x[i], "uvm", 3))
+				k = BK_CUDA;
+	}
+	{
+		const char *fn = o->syscall >= 0 ? strtab__internf(b->strs, "syscall %d",
+								     o->syscall) :
+						   o->syscall == OFFCPU_SYSCALL_UNKNOWN ?
+						   "syscall unknown" : "no syscall";
+
+		x[n++] = strtab__internf(b->strs, "[%s %s]", blame_kind__name(k), fn);
+		return root(b, th, TS_BLOCKED, k, fn,
+			    o->waker_comm ? strtab__internf(b->strs, "woken by %s", o->waker_comm) :
+					    NULL,
+			    NULL, e - s, x, n);
+	}
+}
+
+/* Inside a probed function or a CUDA call: the call is the root, whatever the thread's state. */
+static int in_call(struct blame *b, const struct thread *th, const struct th_call *c, __u64 s,
+		   __u64 e)
+{
+	return root(b, th, TS_ON_CPU, c->kind == TC_PROBE ? BK_PROBE : BK_CUDA, c->name, NULL,
+		    c->ev, e - s, NULL, 0);
+}
+
+/* The next moment after t at which a call starts or ends (the classification may change). */
+static __u64 call_edge(const struct thread *th, __u64 t, __u64 z)
+{
+	const struct th_call *c = thread__call_at(th, t);
+	size_t lo = 0, hi = th->calls.n;
+
+	if (c)
+		return c->end < z ? c->end : z;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (VEC_AT(&th->calls, struct th_call, mid)->start <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < th->calls.n && VEC_AT(&th->calls, struct th_call, lo)->start < z)
+		return VEC_AT(&th->calls, struct th_call, lo)->start;
+	return z;
+}
+
+/* What th did over [a, z): pieces by off-CPU intervals and calls, each to its root. */
+static int explain(struct blame *b, const struct thread *th, __u64 a, __u64 z)
+{
+	size_t i = thread__first_off(th, a);
+	__u64 t = a;
+	int err = 0;
+
+	while (t < z && !err) {
+		const struct th_off *o = i < th->off.n ? VEC_AT(&th->off, struct th_off, i) : NULL;
+		__u64 e = z;
+		const struct th_call *c;
+
+		if (o && o->end <= t) {
+			i++;
+			continue;
+		}
+		if (o && o->start <= t)
+			e = o->end < z ? o->end : z;
+		else if (o && o->start < z)
+			e = o->start;
+		c = thread__call_at(th, t);
+		{
+			__u64 ce = call_edge(th, t, z);
+
+			if (ce > t && ce < e)
+				e = ce;
+		}
+		if (c)
+			err = in_call(b, th, c, t, e);
+		else if (o && o->start <= t)
+			err = off_cpu(b, th, o, t, e);
+		else
+			err = on_cpu(b, th, t, e);
+		t = e;
+	}
+	return err;
+}
+
+static int cmp_root(const void *x, const void *y)
+{
+	const struct gap_root *a = x, *c = y;
+
+	return a->ns > c->ns ? -1 : a->ns < c->ns;
+}
+
+static int cmp_stack(const void *x, const void *y)
+{
+	const struct gap_stack *a = x, *c = y;
+
+	return a->ns > c->ns ? -1 : a->ns < c->ns;
+}
+
+int blame__gap(struct blame *b, struct gap *g)
+{
+	const struct thread *closer = threads__find(b->th, g->closer_tid);
+	int err;
+
+	b->roots = (struct vec){};
+	b->stacks = (struct vec){};
+	b->depth = 0;
+	if (!b->all)
+		b->all = threads__all(b->th, &b->nall);
+	if (!closer) {
+		g->unexplained_ns = g->end_ns - g->start_ns;
+		return 0;
+	}
+	g->closer_comm = closer->comm;
+	err = explain(b, closer, g->start_ns, g->end_ns);
+	g->roots = b->roots.data;
+	g->nroots = b->roots.n;
+	g->stacks = b->stacks.data;
+	g->nstacks = b->stacks.n;
+	if (g->nroots > 1)
+		qsort(g->roots, g->nroots, sizeof(*g->roots), cmp_root);
+	if (g->nstacks > 1)
+		qsort(g->stacks, g->nstacks, sizeof(*g->stacks), cmp_stack);
+	if (g->nroots) {
+		g->chain = g->roots[0].links;
+		g->nchain = g->roots[0].nlinks;
+	}
+	/* Each link of the chain explains the time of the paths through it. */
+	for (__u32 k = 0; k < g->nchain; k++) {
+		__u64 ns = 0;
+
+		for (__u32 r = 0; r < g->nroots; r++)
+			if (g->roots[r].nlinks > k && link_eq(&g->roots[r].links[k], &g->chain[k]))
+				ns += g->roots[r].ns;
+		g->chain[k].ns = ns;
+	}
+	return err;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Blame chains: for a gap, walk what its closer did inside it (threads.h timelines); for blocked
+ * time follow the lock's owner or the waker, and what that thread did meanwhile, recursively,
+ * down to root causes. Every instant of the closer's window ends at exactly one root, so the
+ * roots of a gap add up to its duration.
+ */
+#ifndef GAPSCOPE_BLAME_H
+#define GAPSCOPE_BLAME_H
+
+#include "analysis.h"
+#include "names.h"
+#include "strtab.h"
+#include "threads.h"
+
+struct blame;
+
+struct blame *blame__new(struct threads *th, struct names *nm, struct strtab *strs,
+			 unsigned int max_hops);
+void blame__free(struct blame *b);
+
+/* Fills g->roots, g->chain, g->stacks (allocated; analysis__free frees them). 0 or -ENOMEM. */
+int blame__gap(struct blame *b, struct gap *g);
+
+#endif

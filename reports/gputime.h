@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The GPU timeline per device, API-inferred tier: work is outstanding on a stream from a launch
+ * (cuLaunchKernel*, cuGraphLaunch) until completion evidence covers it: a synchronize that
+ * returns (stream, event, context), a query that returns success, a synchronous copy (for the
+ * streams it waits on: the NULL stream and blocking streams). Launches into a stream being
+ * captured into a graph do not run. A device is busy while any of its streams has outstanding
+ * work; its idle windows are reported with the call that established each edge.
+ *
+ * Calls arrive in any order (a call with a return probe is written at its return): gputime__add
+ * queues them and gputime__finish replays them in time order.
+ */
+#ifndef GAPSCOPE_GPUTIME_H
+#define GAPSCOPE_GPUTIME_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "cuda.h"
+#include "analysis.h"
+#include "strtab.h"
+
+struct gputime;
+
+/* An idle window between two busy intervals of a device, closed by a submission. */
+struct gpu_idle {
+	__u32 device;
+	__u64 start, end;
+	const char *start_how;	/* "cuStreamSynchronize returned in gpu-worker-0" */
+	const char *end_how;	/* "cuLaunchKernel by gpu-worker-1" */
+	__u32 closer_tid;
+};
+
+struct gputime *gputime__new(struct strtab *strs);
+void gputime__free(struct gputime *g);
+
+/* fn: the probed symbol's name; comm: the calling thread's name. 0 or -ENOMEM. */
+int gputime__add(struct gputime *g, const struct cu_event *e, const char *fn, const char *comm);
+
+/*
+ * Replays the calls: every idle window of at least min_gap_ns closed by a launch (the idle time
+ * before a device's first launch and after its last evidence is not a gap), and per device its
+ * busy intervals clipped to [t0, t1]. Arrays are malloc'ed, the caller frees them.
+ */
+int gputime__finish(struct gputime *g, __u64 t0, __u64 t1, __u64 min_gap_ns,
+		    struct gpu_idle **idle, size_t *nidle, struct device_summary **devs,
+		    size_t *ndevs);
+
+#endif

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Frame, lock and kernel names for the report: see names.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "names.h"
+#include "symbols.h"
+
+struct ksym {
+	__u64 addr;
+	const char *name;
+};
+
+/* A direct-mapped cache of resolved addresses: the same stacks recur all through a trace. */
+#define CACHE_SIZE (1u << 14)
+
+struct cache_ent {
+	__u64 addr;
+	__u32 tgid;
+	__u8 kind;	/* 0 empty, 1 user leaf, 2 user return, 3 libc test, 4 data */
+	__u8 libc;
+	const char *name;
+};
+
+struct names {
+	struct strtab *strs;
+	struct symbolizer *sym;
+	struct ksym *ksyms;
+	size_t nksyms, capksyms;
+	bool ksyms_sorted;
+	struct cache_ent *cache;
+};
+
+struct names *names__new(struct strtab *strs)
+{
+	struct symbolizer_opts o = {};
+	struct names *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	n->strs = strs;
+	n->sym = symbolizer__new(&o);
+	n->cache = calloc(CACHE_SIZE, sizeof(*n->cache));
+	if (!n->sym || !n->cache) {
+		names__free(n);
+		return NULL;
+	}
+	return n;
+}
+
+void names__free(struct names *n)
+{
+	if (!n)
+		return;
+	symbolizer__free(n->sym);
+	free(n->ksyms);
+	free(n->cache);
+	free(n);
+}
+
+void names__add_map(struct names *n, const struct gs_rec_map *m)
+{
+	size_t fixed = gs_fixed_size(&m->h);
+	char path[4096];
+	size_t len;
+	struct sym_map sm = {
+		.start = m->start,
+		.end = m->end,
+		.pgoff = m->pgoff,
+		.path = path,
+		.build_id = m->build_id,
+		.build_id_len = m->build_id_len <= sizeof(m->build_id) ? m->build_id_len : 0,
+	};
+
+	if (fixed <= sizeof(*m))
+		return;
+	len = strnlen(m->path, fixed - sizeof(*m));
+	if (!len || len >= sizeof(path))
+		return;
+	memcpy(path, m->path, len);
+	path[len] = 0;
+	symbolizer__add_map(n->sym, m->h.tgid, &sm);
+	memset(n->cache, 0, CACHE_SIZE * sizeof(*n->cache));
+}
+
+void names__add_ksym(struct names *n, __u64 addr, const char *name)
+{
+	if (n->nksyms == n->capksyms) {
+		size_t cap = n->capksyms ? n->capksyms * 2 : 256;
+		struct ksym *k = realloc(n->ksyms, cap * sizeof(*k));
+
+		if (!k)
+			return;
+		n->ksyms = k;
+		n->capksyms = cap;
+	}
+	n->ksyms[n->nksyms].addr = addr;
+	n->ksyms[n->nksyms].name = strtab__intern(n->strs, name);
+	n->nksyms++;
+	n->ksyms_sorted = false;
+}
+
+static struct cache_ent *cache_slot(struct names *n, __u32 tgid, __u64 addr, __u8 kind)
+{
+	size_t h = ((addr * 0x9e3779b97f4a7c15ull) ^ tgid ^ ((__u64)kind << 7)) >> 50;
+
+	return &n->cache[h & (CACHE_SIZE - 1)];
+}
+
+static bool is_libc_module(const char *m)
+{
+	return m && (!strncmp(m, "libc.so", 7) || !strncmp(m, "libc-", 5) ||
+		     !strncmp(m, "libpthread", 10) || !strncmp(m, "ld-linux", 8));
+}
+
+static const char *resolve(struct names *n, __u32 tgid, __u64 addr, bool leaf, bool *libc)
+{
+	struct sym_frame f[8];
+	int k = symbolizer__resolve(n->sym, tgid, leaf ? addr : addr - 1, f, 8);
+
+	*libc = false;
+	if (k <= 0)
+		return strtab__internf(n->strs, "[unknown] 0x%llx", (unsigned long long)addr);
+	*libc = is_libc_module(f[k - 1].module);
+	/* The function that holds the code: the outermost of the inlined frames. */
+	if (f[k - 1].function)
+		return strtab__intern(n->strs, f[k - 1].function);
+	return strtab__internf(n->strs, "%s+0x%llx", f[k - 1].module ? f[k - 1].module : "?",
+			       (unsigned long long)f[k - 1].offset);
+}
+
+const char *names__user(struct names *n, __u32 tgid, __u64 addr, bool leaf)
+{
+	struct cache_ent *c = cache_slot(n, tgid, addr, leaf ? 1 : 2);
+	bool libc;
+
+	if (c->kind == (leaf ? 1 : 2) && c->addr == addr && c->tgid == tgid)
+		return c->name;
+	c->name = resolve(n, tgid, addr, leaf, &libc);
+	c->addr = addr;
+	c->tgid = tgid;
+	c->kind = leaf ? 1 : 2;
+	c->libc = libc;
+	return c->name;
+}
+
+bool names__in_libc(struct names *n, __u32 tgid, __u64 addr)
+{
+	struct cache_ent *c = cache_slot(n, tgid, addr, 3);
+	bool libc;
+
+	if (c->kind == 3 && c->addr == addr && c->tgid == tgid)
+		return c->libc;
+	c->name = resolve(n, tgid, addr, false, &libc);
+	c->addr = addr;
+	c->tgid = tgid;
+	c->kind = 3;
+	c->libc = libc;
+	return libc;
+}
+
+const char *names__data(struct names *n, __u32 tgid, __u64 addr)
+{
+	struct cache_ent *c = cache_slot(n, tgid, addr, 4);
+	const char *s;
+
+	if (c->kind == 4 && c->addr == addr && c->tgid == tgid)
+		return c->name;
+	s = symbolizer__data_symbol(n->sym, tgid, addr);
+	c->name = s ? strtab__intern(n->strs, s) : NULL;
+	c->addr = addr;
+	c->tgid = tgid;
+	c->kind = 4;
+	return c->name;
+}
+
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+const char *names__kernel(struct names *n, __u64 addr)
+{
+	size_t lo = 0, hi;
+
+	if (!n->ksyms_sorted) {
+		qsort(n->ksyms, n->nksyms, sizeof(*n->ksyms), cmp_ksym);
+		n->ksyms_sorted = true;
+	}
+	hi = n->nksyms;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (n->ksyms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return strtab__internf(n->strs, "0x%llx_[k]", (unsigned long long)addr);
+	return strtab__internf(n->strs, "%s_[k]", n->ksyms[lo - 1].name);
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Names for the report's frames and locks: user addresses through the symbolizer (symbols.h),
+ * "module+0xoffset" where it has no symbol, kernel addresses from the symbols the trace carries
+ * ("name_[k]"), static data (a lock's futex word) by its data symbol. Every name is interned
+ * and cached per (process, address), so a stack seen again costs hash lookups.
+ */
+#ifndef GAPSCOPE_NAMES_H
+#define GAPSCOPE_NAMES_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+#include "strtab.h"
+#include "trace.h"
+
+struct names;
+
+struct names *names__new(struct strtab *strs);
+void names__free(struct names *n);
+
+void names__add_map(struct names *n, const struct gs_rec_map *m);
+void names__add_ksym(struct names *n, __u64 addr, const char *name);
+
+/* The function at a user address (leaf: the address itself, else a return address). */
+const char *names__user(struct names *n, __u32 tgid, __u64 addr, bool leaf);
+/* Whether the address lies in the C library or the dynamic loader (lock callsites skip it). */
+bool names__in_libc(struct names *n, __u32 tgid, __u64 addr);
+/* The static data symbol at addr, NULL if none. */
+const char *names__data(struct names *n, __u32 tgid, __u64 addr);
+const char *names__kernel(struct names *n, __u64 addr);
+
+#endif

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gapscope report: find the GPU's idle windows in a trace and the chain of waits behind each.
+ * parse -> analyse (analysis.c) -> make DIR -> summary.json, summary.txt, folded stacks -> print.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "analysis.h"
+#include "gapscope_cmd.h"
+
+struct report_env {
+	const char *file;
+	const char *dir;	/* default: FILE.report */
+	bool force;
+	bool json;
+	double min_gap_ms;
+	unsigned int top;
+};
+
+static const struct argp_option opts[] = {
+	{ "output", 'o', "DIR", 0, "Write the report into DIR (default: FILE.report)", 0 },
+	{ "force", 'f', NULL, 0, "Write into DIR even if it exists", 0 },
+	{ "min-gap", 'g', "MS", 0, "Shortest idle window reported as a gap (default 1 ms)", 0 },
+	{ "top", 't', "N", 0, "Longest gaps listed with their chains (default 10)", 0 },
+	{ "format", 'F', "text|json", 0, "What to print: summary.txt (default) or summary.json",
+	  0 },
+	{},
+};
+
+static const char doc[] =
+	"Find the GPU's idle windows in a gapscope trace and the chain of waits behind each.\n"
+	"\n"
+	"USAGE: gapscope report FILE [-o DIR] [-f] [--min-gap MS] [--top N] "
+	"[--format text|json]\n"
+	"\n"
+	"Writes DIR/summary.txt (also printed), DIR/summary.json, DIR/gaps/NNNN.folded per gap and\n"
+	"DIR/gaps/all.folded.\n"
+	"\n"
+	"EXAMPLES:\n"
+	"  gapscope report t.gsc                 # writes t.gsc.report/\n"
+	"  gapscope report t.gsc -o r --min-gap 5 --top 3\n"
+	"  gapscope report t.gsc -f --format json | jq '.causes[0]'\n";
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct report_env *env = state->input;
+	char *end;
+
+	switch (key) {
+	case 'o':
+		env->dir = arg;
+		break;
+	case 'f':
+		env->force = true;
+		break;
+	case 'g':
+		errno = 0;
+		env->min_gap_ms = strtod(arg, &end);
+		if (errno || *end || env->min_gap_ms < 0 || env->min_gap_ms > 1e9)
+			argp_error(state, "--min-gap: not a number of milliseconds: %s", arg);
+		break;
+	case 't': {
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(arg, &end, 10);
+		if (errno || *end || !*arg || v > 1000000)
+			argp_error(state, "--top: not a count: %s", arg);
+		env->top = v;
+		break;
+	}
+	case 'F':
+		if (!strcmp(arg, "json"))
+			env->json = true;
+		else if (!strcmp(arg, "text"))
+			env->json = false;
+		else
+			argp_error(state, "--format: text or json, not %s", arg);
+		break;
+	case ARGP_KEY_ARG:
+		if (env->file)
+			argp_error(state, "one trace file at a time");
+		env->file = arg;
+		break;
+	case ARGP_KEY_END:
+		if (!env->file)
+			argp_error(state, "which trace file?");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* DIR and DIR/gaps; an existing DIR only with -f. */
+static int make_dirs(const char *dir, bool force)
+{
+	char gaps[PATH_MAX];
+
+	if (mkdir(dir, 0755)) {
+		if (errno != EEXIST) {
+			fprintf(stderr, "gapscope: cannot create %s: %s\n", dir, strerror(errno));
+			return -1;
+		}
+		if (!force) {
+			fprintf(stderr, "gapscope: %s exists (use -f to write into it)\n", dir);
+			return -1;
+		}
+	}
+	if ((size_t)snprintf(gaps, sizeof(gaps), "%s/gaps", dir) >= sizeof(gaps)) {
+		fprintf(stderr, "gapscope: %s: path too long\n", dir);
+		return -1;
+	}
+	if (mkdir(gaps, 0755) && errno != EEXIST) {
+		fprintf(stderr, "gapscope: cannot create %s: %s\n", gaps, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int write_file(const char *dir, const char *name, const struct analysis *a,
+		      const struct report_out_opts *o, bool json)
+{
+	char path[PATH_MAX];
+	FILE *f;
+	int err;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "we");
+	if (!f) {
+		fprintf(stderr, "gapscope: cannot write %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	err = json ? summary_json__write(a, f) : summary_txt__write(a, o, f);
+	if (fclose(f) || err) {
+		fprintf(stderr, "gapscope: cannot write %s\n", path);
+		return -1;
+	}
+	return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_env env = { .min_gap_ms = 1, .top = 10 };
+	const struct argp argp = { .options = opts, .parser = parse_opt, .doc = doc };
+	struct analysis_opts aopts = { .max_hops = 8 };
+	struct report_out_opts oopts;
+	struct analysis *a = NULL;
+	char err[512], dir[PATH_MAX], gaps[PATH_MAX];
+	int ret = 1;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, &env))
+		return 2;
+	aopts.min_gap_ns = (__u64)(env.min_gap_ms * 1e6);
+	oopts.top = env.top;
+	if (env.dir)
+		snprintf(dir, sizeof(dir), "%s", env.dir);
+	else
+		snprintf(dir, sizeof(dir), "%s.report", env.file);
+
+	a = analysis__run(env.file, &aopts, err, sizeof(err));
+	if (!a) {
+		fprintf(stderr, "gapscope: %s\n", err);
+		return 1;
+	}
+	for (size_t i = 0; i < a->nnotes; i++)
+		fprintf(stderr, "gapscope: warning: %s: %s\n", env.file, a->notes[i]);
+	if (make_dirs(dir, env.force))
+		goto out;
+	snprintf(gaps, sizeof(gaps), "%.*s/gaps", (int)sizeof(gaps) - 6, dir);
+	if (write_file(dir, "summary.json", a, &oopts, true) ||
+	    write_file(dir, "summary.txt", a, &oopts, false))
+		goto out;
+	if (folded_out__write(a, gaps)) {
+		fprintf(stderr, "gapscope: cannot write the folded stacks under %s\n", gaps);
+		goto out;
+	}
+	if (env.json)
+		summary_json__write(a, stdout);
+	else
+		summary_txt__write(a, &oopts, stdout);
+	ret = 0;
+out:
+	analysis__free(a);
+	return ret;
+}

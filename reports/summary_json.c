@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0
+/* summary.json: DESIGN.md's stable keys, and a few more (tier edges, notes). */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "analysis.h"
+
+static void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; s && *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+static void json_link(FILE *out, const struct chain_link *l)
+{
+	fprintf(out, "{\"tid\":%u,\"comm\":", l->tid);
+	json_str(out, l->comm);
+	fprintf(out, ",\"state\":\"%s\",\"kind\":\"%s\",\"ns\":%" PRIu64,
+		thread_state__name(l->state), blame_kind__name(l->kind), (uint64_t)l->ns);
+	if (l->lock) {
+		fprintf(out, ",\"lock\":");
+		json_str(out, l->lock);
+	}
+	if (l->function) {
+		fprintf(out, ",\"function\":");
+		json_str(out, l->function);
+	}
+	if (l->detail) {
+		fprintf(out, ",\"detail\":");
+		json_str(out, l->detail);
+	}
+	fprintf(out, ",\"frames\":[");
+	for (__u32 i = 0; i < l->nframes; i++) {
+		if (i)
+			fputc(',', out);
+		json_str(out, l->frames[i]);
+	}
+	fprintf(out, "]}");
+}
+
+static void json_gap(FILE *out, const struct gap *g)
+{
+	const struct chain_link *root = g->nchain ? &g->chain[g->nchain - 1] : NULL;
+
+	fprintf(out,
+		"{\"id\":%u,\"device\":%u,\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64
+		",\"duration_ns\":%" PRIu64 ",\"tier\":\"%s\",\"start_edge\":",
+		g->id, g->device, (uint64_t)g->start_ns, (uint64_t)g->end_ns,
+		(uint64_t)(g->end_ns - g->start_ns), g->tier);
+	json_str(out, g->start_how);
+	fprintf(out, ",\"end_edge\":");
+	json_str(out, g->end_how);
+	fprintf(out, ",\"closer\":{\"tid\":%u,\"comm\":", g->closer_tid);
+	json_str(out, g->closer_comm);
+	fprintf(out, "},\"chain\":[");
+	for (__u32 k = 0; k < g->nchain; k++) {
+		if (k)
+			fputc(',', out);
+		json_link(out, &g->chain[k]);
+	}
+	fprintf(out, "],\"cause\":");
+	if (root) {
+		fprintf(out, "{\"kind\":\"%s\",\"function\":", blame_kind__name(root->kind));
+		json_str(out, root->lock ? root->lock : root->function);
+		fprintf(out, ",\"comm\":");
+		json_str(out, root->comm);
+		fprintf(out, ",\"tid\":%u,\"ns\":%" PRIu64 "}", root->tid,
+			(uint64_t)g->roots[0].ns);
+	} else {
+		fprintf(out, "null");
+	}
+	fprintf(out, ",\"folded\":\"gaps/%04u.folded\",\"svg\":\"gaps/%04u.svg\"}", g->id, g->id);
+}
+
+int summary_json__write(const struct analysis *a, FILE *out)
+{
+	fprintf(out, "{\"version\":1,\"duration_ns\":%" PRIu64 ",\"lost_events\":%" PRIu64
+		     ",\n\"losses\":{",
+		(uint64_t)a->duration_ns, (uint64_t)a->lost_events);
+	for (size_t i = 0; i < a->nlosses; i++) {
+		fprintf(out, "%s", i ? "," : "");
+		json_str(out, a->loss_names[i]);
+		fprintf(out, ":%" PRIu64, (uint64_t)a->losses[i]);
+	}
+	fprintf(out, "},\n\"notes\":[");
+	for (size_t i = 0; i < a->nnotes; i++) {
+		fprintf(out, "%s", i ? "," : "");
+		json_str(out, a->notes[i]);
+	}
+	fprintf(out, "],\n\"devices\":[");
+	for (size_t d = 0; d < a->ndevices; d++)
+		fprintf(out,
+			"%s{\"id\":%u,\"busy_ns\":%" PRIu64 ",\"idle_ns\":%" PRIu64
+			",\"busy_pct\":%.2f}",
+			d ? "," : "", a->devices[d].id, (uint64_t)a->devices[d].busy_ns,
+			(uint64_t)a->devices[d].idle_ns,
+			a->duration_ns ? 100.0 * a->devices[d].busy_ns / a->duration_ns : 0.0);
+	fprintf(out, "],\n\"gap_ns\":%" PRIu64 ",\n\"gaps\":[", (uint64_t)a->gap_ns);
+	for (size_t g = 0; g < a->ngaps; g++) {
+		fprintf(out, "%s\n", g ? "," : "");
+		json_gap(out, &a->gaps[g]);
+	}
+	fprintf(out, "],\n\"causes\":[");
+	for (size_t i = 0; i < a->ncauses; i++) {
+		fprintf(out, "%s{\"kind\":\"%s\",\"function\":", i ? "," : "",
+			blame_kind__name(a->causes[i].kind));
+		json_str(out, a->causes[i].function);
+		fprintf(out, ",\"ns\":%" PRIu64 ",\"share\":%.4f}", (uint64_t)a->causes[i].ns,
+			a->causes[i].share);
+	}
+	fprintf(out, "]}\n");
+	return ferror(out) ? -1 : 0;
+}

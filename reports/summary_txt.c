@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0
+/* summary.txt: busy per device, gaps, ranked causes, the longest gaps' chains, losses. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+
+static void print_ms(FILE *out, __u64 ns)
+{
+	if (ns >= 10000000000ull)
+		fprintf(out, "%.1f s", ns / 1e9);
+	else if (ns >= 1000000)
+		fprintf(out, "%.0f ms", ns / 1e6);
+	else
+		fprintf(out, "%.2f ms", ns / 1e6);
+}
+
+/* One link as "lock tracker_lock held by finalizer-2", "malloc_trim 208 ms", ... */
+static void print_link(FILE *out, const struct chain_link *l, bool last)
+{
+	if (l->kind == BK_LOCK || l->kind == BK_COND) {
+		fprintf(out, "%s %s", blame_kind__name(l->kind), l->lock ? l->lock : "?");
+		if (l->detail)
+			fprintf(out, " %s", l->detail);
+	} else if (l->kind == BK_PROBE || l->kind == BK_CUDA) {
+		fprintf(out, "%s", l->function ? l->function : blame_kind__name(l->kind));
+	} else {
+		fprintf(out, "%s", blame_kind__name(l->kind));
+		if (l->function)
+			fprintf(out, " %s", l->function);
+		if (l->kind == BK_PREEMPTED && l->detail)
+			fprintf(out, " (%s)", l->detail);
+	}
+	if (last) {
+		fputc(' ', out);
+		print_ms(out, l->ns);
+	}
+}
+
+static void print_chain(FILE *out, const struct gap *g)
+{
+	fprintf(out, "%s", g->closer_comm ? g->closer_comm : "?");
+	for (__u32 k = 0; k < g->nchain; k++) {
+		const struct chain_link *l = &g->chain[k];
+
+		fprintf(out, " \u2190 ");
+		if (k && (g->chain[k - 1].kind == BK_LOCK || g->chain[k - 1].kind == BK_COND) &&
+		    k + 1 < g->nchain)
+			fprintf(out, "%s: ", l->comm);
+		print_link(out, l, k + 1 == g->nchain);
+	}
+	fputc('\n', out);
+}
+
+static int cmp_dur(const void *x, const void *y)
+{
+	const struct gap *a = *(const struct gap *const *)x, *b = *(const struct gap *const *)y;
+	__u64 da = a->end_ns - a->start_ns, db = b->end_ns - b->start_ns;
+
+	return da > db ? -1 : da < db;
+}
+
+int summary_txt__write(const struct analysis *a, const struct report_out_opts *o, FILE *out)
+{
+	const struct gap **by_dur;
+	size_t top;
+
+	fprintf(out, "duration ");
+	print_ms(out, a->duration_ns);
+	fprintf(out, ", %" PRIu64 " events, %" PRIu64 " CUDA events\n", (uint64_t)a->events,
+		(uint64_t)a->cuda_events);
+	for (size_t i = 0; i < a->nnotes; i++)
+		fprintf(out, "note: %s\n", a->notes[i]);
+	for (size_t d = 0; d < a->ndevices; d++)
+		fprintf(out, "device %u: busy %.1f%% (%.3f s of %.3f s, API-inferred)\n",
+			a->devices[d].id,
+			a->duration_ns ? 100.0 * a->devices[d].busy_ns / a->duration_ns : 0.0,
+			a->devices[d].busy_ns / 1e9, a->duration_ns / 1e9);
+	fprintf(out, "gaps: %zu, total ", a->ngaps);
+	print_ms(out, a->gap_ns);
+	fprintf(out, " (%.1f%% of the run)\n",
+		a->duration_ns ? 100.0 * a->gap_ns / a->duration_ns : 0.0);
+	if (a->ncauses)
+		fprintf(out, "\nroot causes (share of gap time):\n");
+	for (size_t i = 0; i < a->ncauses; i++) {
+		fprintf(out, "  %5.1f%%  %-12s %-40s ", 100 * a->causes[i].share,
+			blame_kind__name(a->causes[i].kind),
+			a->causes[i].function ? a->causes[i].function : "");
+		print_ms(out, a->causes[i].ns);
+		fputc('\n', out);
+	}
+	top = o->top < a->ngaps ? o->top : a->ngaps;
+	by_dur = calloc(a->ngaps ? a->ngaps : 1, sizeof(*by_dur));
+	if (!by_dur)
+		return -1;
+	for (size_t i = 0; i < a->ngaps; i++)
+		by_dur[i] = &a->gaps[i];
+	qsort(by_dur, a->ngaps, sizeof(*by_dur), cmp_dur);
+	if (top)
+		fprintf(out, "\nlongest gaps:\n");
+	for (size_t i = 0; i < top; i++) {
+		const struct gap *g = by_dur[i];
+
+		fprintf(out, "gap %u [", g->id);
+		print_ms(out, g->end_ns - g->start_ns);
+		fprintf(out, "] gpu%u ", g->device);
+		print_chain(out, g);
+	}
+	free(by_dur);
+	fprintf(out, "\nlosses: %" PRIu64 " events lost", (uint64_t)a->lost_events);
+	for (size_t i = 0; i < a->nlosses; i++)
+		fprintf(out, ", %s %" PRIu64, a->loss_names[i], (uint64_t)a->losses[i]);
+	fputc('\n', out);
+	return ferror(out) ? -1 : 0;
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Per-thread timelines: for every thread of the target, what it did over time, as the blame walk
+ * asks for it (threads__window):
+ *   off-CPU intervals: preempted (runnable, not running) or blocked, with the system call it
+ *     blocked in and the thread that woke it;
+ *   futex waits: lock (a pthread mutex with an owner, or a PI lock) or condition wait; a timed
+ *     wait that timed out and waited again on the same word is merged into one wait, whose
+ *     waker is the one that ended the last;
+ *   calls: CUDA calls that returned (their interval), malloc_trim and --probe functions;
+ *   CPU samples with their stacks.
+ * Each list is sorted by start once the trace is read (thread__seal).
+ */
+#ifndef GAPSCOPE_THREADS_H
+#define GAPSCOPE_THREADS_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+#include "gapscope.h"
+#include "strtab.h"
+
+struct th_off {
+	__u64 start, end;
+	__u32 waker;		/* tid, 0: none seen or not a thread of a target */
+	__s32 syscall;		/* offcpu.h: OFFCPU_NO_SYSCALL, OFFCPU_SYSCALL_UNKNOWN */
+	__u32 cpu;
+	__u8 blocked;
+	__u8 in_futex;
+	const char *waker_comm;
+	const struct gs_hdr *ev;	/* for the kernel stack */
+};
+
+struct th_futex {
+	__u64 start, end;
+	__u64 uaddr;
+	__u32 owner;		/* a thread of the same process holding the lock, else 0 */
+	__u32 waker;		/* from the last off-CPU interval inside the wait */
+	__u8 lock;
+	__u8 timed_out;
+	const char *waker_comm;
+	const struct gs_hdr *ev;	/* the waiter's user stack */
+};
+
+enum th_call_kind { TC_CUDA, TC_PROBE };
+
+struct th_call {
+	__u64 start, end;
+	const char *name;	/* "cuStreamSynchronize", "malloc_trim" */
+	__u8 kind;		/* enum th_call_kind */
+	const struct gs_hdr *ev;	/* stack at return */
+};
+
+struct th_sample {
+	__u64 ts;
+	const struct gs_hdr *ev;
+};
+
+struct thread {
+	__u32 tid, tgid;
+	const char *comm;
+	struct vec off;		/* struct th_off */
+	struct vec futex;	/* struct th_futex */
+	struct vec calls;	/* struct th_call */
+	struct vec samples;	/* struct th_sample */
+};
+
+struct threads;
+
+struct threads *threads__new(struct strtab *strs);
+void threads__free(struct threads *t);
+
+/* The thread, created (named "tid N") on first sight. NULL on ENOMEM. */
+struct thread *threads__get(struct threads *t, __u32 tid, __u32 tgid);
+struct thread *threads__find(const struct threads *t, __u32 tid);
+/* Every thread, in no particular order: an array the caller frees. */
+const struct thread **threads__all(const struct threads *t, size_t *n);
+void threads__set_comm(struct threads *t, __u32 tid, __u32 tgid, const char *comm, size_t len);
+
+/* Feeding, in any order (lists are sorted by threads__seal). */
+int threads__add_offcpu(struct threads *t, const struct gs_hdr *h, __u32 trace_version);
+int threads__add_futex(struct threads *t, const struct gs_hdr *h);
+int threads__add_call(struct threads *t, const struct gs_hdr *h, enum th_call_kind kind,
+		      const char *name, __u64 dur_ns);
+int threads__add_sample(struct threads *t, const struct gs_hdr *h);
+
+/* Sort every list, merge retried timed waits, give futex waits their wakers and owners. */
+void threads__seal(struct threads *t);
+
+/* First index in a sorted list whose interval may overlap [a, b) (end > a). */
+size_t thread__first_off(const struct thread *th, __u64 a);
+size_t thread__first_futex(const struct thread *th, __u64 a);
+size_t thread__first_sample(const struct thread *th, __u64 a);
+/* The call covering t (the innermost: latest start), NULL if none; probes before CUDA calls. */
+const struct th_call *thread__call_at(const struct thread *th, __u64 t);
+/* The futex wait covering t, NULL if none. */
+const struct th_futex *thread__futex_at(const struct thread *th, __u64 t);
+
+#endif
