@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The trace context: everything a reader needs to interpret records, kept apart from any output.
- * It is fed every record (ctx__note; the ordered reader does it as records arrive from the
- * file, before they are put in time order) and answers:
+ * It is fed every record (ctx__note; reader.h says when the ordered reader does it) and
+ * answers:
  *
  *   thread names      comm events, exec, fork (the child's name), the target record
  *   maps per process  map records (full paths, build-ids) and mmap events (file name only)

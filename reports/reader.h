@@ -4,6 +4,12 @@
  * context (context.h) kept up to date on the way. What every part of `gapscope script` and
  * `gapscope report` reads a trace through.
  *
+ * The context is fed every record: an event (type < GS_REC_CLOCK) just before it is returned,
+ * so names and mappings are those of its time (a thread renamed later keeps its old name on
+ * earlier events); a recorder record as soon as it is read, since the recorder writes what
+ * events need (kernel symbols, maps) just before those events, and may write it after events
+ * that ended later.
+ *
  *	char err[256];
  *	struct trace_reader *tr = trace__open(path, err, sizeof(err));
  *	struct gs_ctx *ctx = ctx__new();
