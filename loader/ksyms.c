@@ -10,8 +10,10 @@
 
 struct ksyms {
 	struct ksym *syms;
-	size_t n;
-	char *text;	/* the whole file; the names point into it */
+	size_t n, cap;
+	bool sorted;
+	char *text;	/* from kallsyms: the whole file, the names point into it */
+	bool own_names;	/* from ksyms__add: each name its own allocation */
 };
 
 static int cmp_ksym(const void *a, const void *b)
@@ -21,6 +23,79 @@ static int cmp_ksym(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+struct ksyms *ksyms__new(void)
+{
+	struct ksyms *k = calloc(1, sizeof(*k));
+
+	if (k)
+		k->sorted = true;
+	return k;
+}
+
+static int push(struct ksyms *k, __u64 addr, const char *name)
+{
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? k->cap * 2 : 1024;
+		struct ksym *ns = realloc(k->syms, cap * sizeof(*ns));
+
+		if (!ns)
+			return -ENOMEM;
+		k->syms = ns;
+		k->cap = cap;
+	}
+	if (k->n && addr < k->syms[k->n - 1].addr)
+		k->sorted = false;
+	k->syms[k->n++] = (struct ksym){ .addr = addr, .name = name };
+	return 0;
+}
+
+int ksyms__add(struct ksyms *k, __u64 addr, const char *name)
+{
+	char *copy;
+
+	if (k->text)
+		return -EINVAL; /* a kallsyms table is complete as read */
+	copy = strdup(name);
+	if (!copy || push(k, addr, copy)) {
+		free(copy);
+		return -ENOMEM;
+	}
+	k->own_names = true;
+	return 0;
+}
+
+static int read_all(int fd, char **out, size_t *outlen)
+{
+	size_t len = 0, cap = 8 << 20;
+	char *text = malloc(cap + 1);
+
+	for (;;) {
+		ssize_t n;
+
+		if (!text)
+			return -ENOMEM;
+		if (len == cap) {
+			char *t = realloc(text, (cap *= 2) + 1);
+
+			if (!t) {
+				free(text);
+				return -ENOMEM;
+			}
+			text = t;
+		}
+		n = read(fd, text + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += n;
+	}
+	text[len] = 0;
+	*out = text;
+	*outlen = len;
+	return 0;
+}
+
 /*
  * The file read whole in large reads and parsed in place ("ADDR TYPE NAME[\t[MODULE]]" per
  * line), names left where they are: ~120k lines, a strdup and an sscanf each took ~0.1 s.
@@ -28,87 +103,66 @@ static int cmp_ksym(const void *a, const void *b)
 struct ksyms *ksyms__load(void)
 {
 	int fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
-	struct ksyms *k;
-	size_t len = 0, cap = 8 << 20, scap = 0;
-	char *p, *end;
+	struct ksyms *k = NULL;
+	size_t len;
+	char *p, *end, *next;
 
 	if (fd < 0)
 		return NULL;
-	k = calloc(1, sizeof(*k));
-	if (!k)
+	k = ksyms__new();
+	if (!k || read_all(fd, &k->text, &len))
 		goto fail;
-	k->text = malloc(cap + 1);
-	for (;;) {
-		ssize_t n;
-
-		if (!k->text)
-			goto fail;
-		if (len == cap) {
-			char *t = realloc(k->text, (cap *= 2) + 1);
-
-			if (!t)
-				goto fail;
-			k->text = t;
-		}
-		n = read(fd, k->text + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += n;
-	}
 	close(fd);
-	fd = -1;
-	k->text[len] = 0;
-	for (p = k->text, end = k->text + len; p < end; p++) {
+	for (p = k->text, end = k->text + len; p < end; p = next) {
 		char *eol = memchr(p, '\n', end - p), *name, *q;
 		unsigned long long addr;
 		char type;
 
-		if (!eol)
-			eol = end;
-		*eol = 0;
+		next = eol ? eol + 1 : end;
+		if (eol)
+			*eol = 0;
 		addr = strtoull(p, &q, 16);
 		if (q == p || q[0] != ' ' || !q[1] || q[2] != ' ')
-			goto next;
+			continue;
 		type = q[1];
 		name = q + 3;
 		/* Text symbols only: stacks hold code addresses. */
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
-			goto next;
+			continue;
 		if (!addr)
-			goto next; /* kptr_restrict hides addresses: nothing to name with */
+			continue; /* kptr_restrict hides addresses: nothing to name with */
 		name[strcspn(name, " \t")] = 0; /* before a module name */
-		if (k->n == scap) {
-			size_t ncap = scap ? scap * 2 : 65536;
-			struct ksym *ns = realloc(k->syms, ncap * sizeof(*ns));
-
-			if (!ns)
-				break;
-			k->syms = ns;
-			scap = ncap;
-		}
-		k->syms[k->n].addr = addr;
-		k->syms[k->n].name = name;
-		k->syms[k->n].emitted = false;
-		k->n++;
-next:
-		p = eol;
+		if (push(k, addr, name))
+			break;
 	}
-	qsort(k->syms, k->n, sizeof(*k->syms), cmp_ksym);
 	return k;
 fail:
-	if (fd >= 0)
-		close(fd);
+	close(fd);
 	ksyms__free(k);
 	return NULL;
+}
+
+size_t ksyms__count(const struct ksyms *k)
+{
+	return k ? k->n : 0;
+}
+
+static void sort(struct ksyms *k)
+{
+	if (k->sorted)
+		return;
+	qsort(k->syms, k->n, sizeof(*k->syms), cmp_ksym);
+	k->sorted = true;
 }
 
 struct ksym *ksyms__find(struct ksyms *k, __u64 addr)
 {
 	size_t lo = 0, hi;
 
-	if (!k || !k->n || addr < k->syms[0].addr)
+	if (!k || !k->n)
+		return NULL;
+	sort(k);
+	if (addr < k->syms[0].addr)
 		return NULL;
 	hi = k->n;
 	while (hi - lo > 1) {
@@ -124,7 +178,10 @@ struct ksym *ksyms__find(struct ksyms *k, __u64 addr)
 
 struct ksym *ksyms__by_name(struct ksyms *k, const char *name, __u64 *end)
 {
-	for (size_t i = 0; k && i < k->n; i++) {
+	if (!k)
+		return NULL;
+	sort(k);
+	for (size_t i = 0; i < k->n; i++) {
 		size_t j = i + 1;
 
 		if (strcmp(k->syms[i].name, name))
@@ -141,6 +198,9 @@ void ksyms__free(struct ksyms *k)
 {
 	if (!k)
 		return;
+	if (k->own_names)
+		for (size_t i = 0; i < k->n; i++)
+			free((char *)k->syms[i].name);
 	free(k->syms);
 	free(k->text);
 	free(k);

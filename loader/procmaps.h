@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * An iterator over the lines of /proc/PID/maps ("START-END PERMS PGOFF MAJ:MIN INODE [PATH]"),
+ * the one parser of that format in the recorder.
+ */
+#ifndef GAPSCOPE_PROCMAPS_H
+#define GAPSCOPE_PROCMAPS_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#define PROCMAPS_R 1
+#define PROCMAPS_W 2
+#define PROCMAPS_X 4
+
+struct procmaps_entry {
+	__u64 start, end;
+	__u64 pgoff;
+	__u64 ino;
+	dev_t dev;		/* makedev(major, minor) as the line shows them */
+	__u32 prot;		/* PROCMAPS_R | _W | _X */
+	bool shared;		/* 's' rather than 'p' */
+	const char *path;	/* "" for an anonymous mapping; valid until the next call */
+};
+
+struct procmaps {
+	FILE *f;
+	bool own;		/* the iterator opened f and closes it */
+	char line[PATH_MAX + 256];
+};
+
+/* Opens /proc/PID/maps: 0, or -errno (the process is gone, or not ours to read). */
+int procmaps__open(struct procmaps *m, pid_t pid);
+/* Iterates over an open stream in the same format (a test's text through fmemopen()). */
+void procmaps__from_file(struct procmaps *m, FILE *f);
+/* The next mapping: true, or false at the end. Lines not in the format are passed over. */
+bool procmaps__next(struct procmaps *m, struct procmaps_entry *e);
+void procmaps__close(struct procmaps *m);
+
+#endif
