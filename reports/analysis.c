@@ -140,6 +140,14 @@ static int feed(struct analysis *a, const struct gs_hdr *h, __u32 version)
 			threads__set_comm(p->th, h->tid, h->tgid,
 					  ((const struct exec_event *)h)->comm, GS_COMM_LEN);
 		break;
+	case GS_EV_EXIT: {
+		struct thread *t = threads__get(p->th, h->tid, h->tgid);
+
+		if (!t)
+			return -ENOMEM;
+		t->exit_ns = h->ts;
+		break;
+	}
 	case GS_EV_OFFCPU:
 		if (fixed < sizeof(struct offcpu_event))
 			return 0;

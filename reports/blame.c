@@ -331,6 +331,33 @@ static int follow(struct blame *b, const struct thread *th, enum blame_kind kind
 	return err;
 }
 
+/*
+ * A mutex wait: the owner at its start held the lock until it woke another waiter on the same
+ * word, who then held it, and so on: each holder explains its part of the wait.
+ */
+static int lock_wait(struct blame *b, const struct thread *th, const struct th_futex *f,
+		     const char *lock, __u64 s, __u64 e)
+{
+	__u32 owner = f->owner ? f->owner : f->waker;
+	__u64 t = f->start;
+	int err = 0;
+
+	while (t < e && !err) {
+		const struct th_wake *w = threads__next_wake(b->th, f->uaddr, th->tgid, th->tid,
+							      owner, t, e);
+		__u64 z = w ? w->end : e;
+
+		if (z > s)
+			err = follow(b, th, BK_LOCK, lock, owner, owner == f->waker ?
+				     f->waker_comm : NULL, true, f->ev, t > s ? t : s, z);
+		if (!w)
+			break;
+		owner = w->tid;
+		t = z;
+	}
+	return err;
+}
+
 static int off_cpu(struct blame *b, const struct thread *th, const struct th_off *o, __u64 s,
 		   __u64 e)
 {
@@ -350,8 +377,7 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 		const char *lock = lock_name(b, f);
 
 		if (f->lock)
-			return follow(b, th, BK_LOCK, lock, f->owner ? f->owner : f->waker,
-				      f->waker_comm, true, f->ev, s, e);
+			return lock_wait(b, th, f, lock, s, e);
 		return follow(b, th, BK_COND, lock, f->waker, f->waker_comm, false, f->ev, s, e);
 	}
 	k = syscall_kind(o->syscall);
@@ -374,6 +400,20 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 								     o->syscall) :
 						   o->syscall == OFFCPU_SYSCALL_UNKNOWN ?
 						   "syscall unknown" : "no syscall";
+		const struct thread *w = o->waker ? threads__find(b->th, o->waker) : NULL;
+
+		/* Woken by a thread of the target (a pipe's writer, an mmap lock's holder):
+		 * what it did meanwhile is the reason; a sleep's timer is not. */
+		if (k != BK_SLEEP && k != BK_CUDA && w && w->tgid == th->tgid &&
+		    !on_path(b, w->tid) && b->depth + 1 < b->max_hops) {
+			int err;
+
+			push_link(b, th, TS_BLOCKED, k, NULL, fn,
+				  strtab__internf(b->strs, "woken by %s", w->comm), NULL);
+			err = explain(b, w, s, e);
+			b->depth--;
+			return err;
+		}
 
 		x[n++] = strtab__internf(b->strs, "[%s %s]", blame_kind__name(k), fn);
 		return root(b, th, TS_BLOCKED, k, fn,
@@ -427,6 +467,11 @@ static int explain(struct blame *b, const struct thread *th, __u64 a, __u64 z)
 		if (o && o->end <= t) {
 			i++;
 			continue;
+		}
+		if (th->exit_ns && t >= th->exit_ns) {
+			const char *x = "[exited]";
+
+			return root(b, th, TS_BLOCKED, BK_OTHER, "exited", NULL, NULL, z - t, &x, 1);
 		}
 		if (o && o->start <= t)
 			e = o->end < z ? o->end : z;

@@ -19,6 +19,7 @@ struct threads {
 	struct strtab *strs;
 	struct thread **slots;	/* open addressing by tid */
 	size_t cap, n;
+	struct vec wakes;	/* struct th_wake, by uaddr then end */
 };
 
 struct threads *threads__new(struct strtab *strs)
@@ -53,6 +54,7 @@ void threads__free(struct threads *t)
 		free(th);
 	}
 	free(t->slots);
+	vec__free(&t->wakes);
 	free(t);
 }
 
@@ -284,11 +286,65 @@ static void thread__seal(struct threads *t, struct thread *th)
 	th->futex.n = n;
 }
 
+static int cmp_wake(const void *a, const void *b)
+{
+	const struct th_wake *x = a, *y = b;
+
+	if (x->uaddr != y->uaddr)
+		return x->uaddr < y->uaddr ? -1 : 1;
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return x->end < y->end ? -1 : x->end > y->end;
+}
+
 void threads__seal(struct threads *t)
 {
-	for (size_t i = 0; i < t->cap; i++)
-		if (t->slots[i])
-			thread__seal(t, t->slots[i]);
+	for (size_t i = 0; i < t->cap; i++) {
+		struct thread *th = t->slots[i];
+
+		if (!th)
+			continue;
+		thread__seal(t, th);
+		for (size_t k = 0; k < th->futex.n; k++) {
+			const struct th_futex *f = VEC_AT(&th->futex, struct th_futex, k);
+			struct th_wake *w;
+
+			if (!f->waker || !(w = vec__push(&t->wakes, sizeof(*w))))
+				continue;
+			w->uaddr = f->uaddr;
+			w->end = f->end;
+			w->tid = th->tid;
+			w->tgid = th->tgid;
+			w->waker = f->waker;
+		}
+	}
+	if (t->wakes.n > 1)
+		qsort(t->wakes.data, t->wakes.n, sizeof(struct th_wake), cmp_wake);
+}
+
+const struct th_wake *threads__next_wake(const struct threads *t, __u64 uaddr, __u32 tgid,
+					 __u32 except, __u32 woken_by, __u64 after, __u64 before)
+{
+	struct th_wake key = { .uaddr = uaddr, .tgid = tgid, .end = after + 1 };
+	size_t lo = 0, hi = t->wakes.n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (cmp_wake(VEC_AT(&t->wakes, struct th_wake, mid), &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < t->wakes.n; lo++) {
+		const struct th_wake *w = VEC_AT(&t->wakes, struct th_wake, lo);
+
+		if (w->uaddr != uaddr || w->tgid != tgid || w->end >= before)
+			break;
+		if (w->waker == woken_by && w->tid != except)
+			return w;
+	}
+	return NULL;
 }
 
 /*

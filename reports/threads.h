@@ -59,6 +59,7 @@ struct th_sample {
 struct thread {
 	__u32 tid, tgid;
 	const char *comm;
+	__u64 exit_ns;		/* 0: did not exit while recorded */
 	struct vec off;		/* struct th_off */
 	struct vec futex;	/* struct th_futex */
 	struct vec calls;	/* struct th_call */
@@ -86,6 +87,20 @@ int threads__add_sample(struct threads *t, const struct gs_hdr *h);
 
 /* Sort every list, merge retried timed waits, give futex waits their wakers and owners. */
 void threads__seal(struct threads *t);
+
+/*
+ * Lock hand-offs: the earliest end of a futex wait on uaddr (of process tgid, by a thread other
+ * than except) within (after, before) that woken_by ended; its waiter is the lock's next owner.
+ * NULL if none.
+ */
+struct th_wake {
+	__u64 uaddr;
+	__u64 end;
+	__u32 tid, tgid;
+	__u32 waker;
+};
+const struct th_wake *threads__next_wake(const struct threads *t, __u64 uaddr, __u32 tgid,
+					 __u32 except, __u32 woken_by, __u64 after, __u64 before);
 
 /* First index in a sorted list whose interval may overlap [a, b) (end > a). */
 size_t thread__first_off(const struct thread *th, __u64 a);
