@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Embeds reports/assets/* (see assets.h). The assembler reads the files, with paths relative to
+ * Embeds the files of reports/assets (see assets.h). The assembler reads the files, with paths relative to
  * the top of the source tree where make runs; reports/assets.mk makes this object depend on
  * them, since the compiler's dependency files do not see .incbin.
  */

@@ -91,7 +91,7 @@ static struct folded *gap__stacks(const struct gap *g, bool hour)
 		char names[24][32];
 		const char *fr[26] = { g->worker, "start_thread" };
 
-		for (int s = 0; s < 120; s++) {
+		for (int s = 0; s < 12; s++) {
 			int depth = 4 + rnd(20);
 
 			for (int k = 0; k < depth; k++) {

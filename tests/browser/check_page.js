@@ -1,0 +1,130 @@
+// Opens a report's index.html from the file system in headless Chromium and checks it as a
+// person would use it: no console errors, no network requests, a click on a gap in the
+// timeline shows that gap's chain and its flame graph, the graph zooms and searches. Writes a
+// screenshot of the page.
+//   node check_page.js INDEX_HTML SCREENSHOT_PNG FRAME CHAIN_WORD
+// FRAME must be a frame of the clicked gap's flame graph, CHAIN_WORD a word of its chain.
+'use strict';
+const path = require('path');
+const puppeteer = require('puppeteer-core');
+
+const [index, shot, frame, chainWord] = process.argv.slice(2);
+const chromium = process.env.CHROMIUM || '/usr/bin/chromium';
+const problems = [];
+const fail = (msg) => { throw new Error(msg); };
+
+(async () => {
+	const browser = await puppeteer.launch({
+		executablePath: chromium,
+		headless: true,
+		// Root in CI: Chromium's sandbox refuses to run as root.
+		args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage',
+			'--no-first-run', '--disable-background-networking',
+			'--disable-component-update', '--disable-default-apps', '--disable-sync'],
+	});
+	try {
+		const page = await browser.newPage();
+		await page.setViewport({ width: 1400, height: 1000 });
+		const url = 'file://' + path.resolve(index);
+		const requests = [];
+		page.on('console', (m) => {
+			if (m.type() === 'error' || m.type() === 'warn')
+				problems.push(`console ${m.type()}: ${m.text()}`);
+		});
+		page.on('pageerror', (e) => problems.push('page error: ' + e.message));
+		page.on('request', (r) => requests.push(r.url()));
+		page.on('requestfailed', (r) => problems.push('request failed: ' + r.url()));
+		await page.goto(url, { waitUntil: 'load' });
+
+		const gaps = await page.evaluate(() => window.gapscope.gaps.map((g) => ({
+			id: g.id, ns: g.duration_ns })));
+		if (!gaps.length)
+			fail('the page shows no gaps');
+		const first = await page.$eval('#gap .flame', (e) => e.dataset.gap);
+		// Click a gap that is not the one shown at first: the second longest.
+		const pick = gaps.slice().sort((a, b) => b.ns - a.ns).find((g) => String(g.id) !== first) ||
+			gaps[0];
+		// As a person would in a long trace: zoom the timeline to the gap, then click it.
+		const pt = await page.evaluate((id) => {
+			window.gapscope.zoomTo(id);
+			return window.gapscope.gapPoint(id);
+		}, pick.id);
+		if (!pt)
+			fail(`gap ${pick.id} is not on the timeline`);
+		await page.mouse.click(pt.x, pt.y);
+		await page.waitForSelector(`#gap .flame[data-gap="${pick.id}"]`, { timeout: 5000 });
+
+		const shown = await page.evaluate(() => {
+			const svg = document.querySelector('#gap .flame svg');
+			const box = svg ? svg.getBoundingClientRect() : null;
+			return {
+				chain: document.querySelector('#gap .chain-text').textContent,
+				title: document.querySelector('#gap h2').textContent,
+				frames: svg ? [...svg.querySelectorAll('.frames > g > title')].map((t) =>
+					t.textContent.split('\n')[0]) : [],
+				sub: svg && svg.querySelector('.sub') ? svg.querySelector('.sub').textContent : '',
+				width: box ? box.width : 0, height: box ? box.height : 0,
+				tier: document.querySelector('#gap .tier').textContent,
+			};
+		});
+		console.log(`clicked gap ${pick.id}: "${shown.title}", ${shown.frames.length} frames, ` +
+			`${shown.tier}, chain: ${shown.chain}`);
+		if (shown.title !== `Gap ${pick.id}`)
+			fail(`panel shows "${shown.title}", not gap ${pick.id}`);
+		if (!shown.frames.includes(frame))
+			fail(`no ${frame} frame in the flame graph of gap ${pick.id}`);
+		if (!shown.chain.includes(chainWord))
+			fail(`chain "${shown.chain}" does not name ${chainWord}`);
+		if (shown.width < 600 || shown.height < 100)
+			fail(`flame graph drawn ${shown.width}x${shown.height}`);
+
+		// Zoom: a click on the frame makes it span the graph.
+		const zoomed = await page.evaluate((name) => {
+			const svg = document.querySelector('#gap .flame svg');
+			const g = [...svg.querySelectorAll('.frames > g')].find((x) =>
+				x.querySelector('title').textContent.split('\n')[0] === name);
+			const before = +g.querySelector('rect').getAttribute('width');
+			g.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+			const after = +g.querySelector('rect').getAttribute('width');
+			const full = svg.viewBox.baseVal.width - 20;
+			const reset = svg.querySelector('.reset');
+			reset.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+			const back = +g.querySelector('rect').getAttribute('width');
+			return { before, after, full, back };
+		}, frame);
+		console.log(`zoom on ${frame}: ${zoomed.before.toFixed(1)} px -> ` +
+			`${zoomed.after.toFixed(1)} px (full ${zoomed.full}), reset -> ${zoomed.back.toFixed(1)}`);
+		if (Math.abs(zoomed.after - zoomed.full) > 0.5 || Math.abs(zoomed.back - zoomed.before) > 0.01)
+			fail('zoom did not widen the frame to the full width and back');
+
+		// Search: typing the frame's name highlights it and shows a matched share.
+		await page.type('#gap input.search', frame);
+		const found = await page.evaluate(() => {
+			const svg = document.querySelector('#gap .flame svg');
+			return { hits: svg.querySelectorAll('.frames .hit').length,
+				matched: svg.querySelector('.matched').textContent };
+		});
+		console.log(`search "${frame}": ${found.hits} frames highlighted, ${found.matched}`);
+		if (!found.hits || !/Matched: [0-9.]+%/.test(found.matched))
+			fail('search highlighted nothing');
+		await page.click('#gap input.search', { clickCount: 3 });
+		await page.keyboard.press('Backspace');
+
+		await page.screenshot({ path: shot, fullPage: true });
+		const net = requests.filter((u) => !u.startsWith('file:') && !u.startsWith('data:'));
+		const files = requests.filter((u) => u.startsWith('file:') && u !== url);
+		console.log(`requests: ${requests.length} (${net.length} network, ${files.length} other files)`);
+		if (net.length)
+			problems.push('network requests: ' + net.join(' '));
+		if (files.length)
+			problems.push('files fetched besides the page: ' + files.join(' '));
+	} finally {
+		await browser.close();
+	}
+	if (problems.length)
+		fail(problems.join('\n'));
+	console.log('page ok; screenshot ' + shot);
+})().catch((e) => {
+	console.error('FAIL: ' + e.message);
+	process.exit(1);
+});
