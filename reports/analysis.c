@@ -381,6 +381,7 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 		a->gap_ns += g->end_ns - g->start_ns;
 		if (blame__gap(bl, g))
 			goto oom;
+		a->preempted_outside_ns += g->preempted_outside_ns;
 	}
 	free(idle);
 	blame__free(bl);

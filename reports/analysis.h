@@ -89,6 +89,9 @@ struct gap {
 	struct gap_stack *stacks;	/* for gaps/NNNN.folded */
 	__u32 nstacks;
 	__u64 unexplained_ns;	/* gap time no thread's timeline covered */
+	/* Gap time a thread on a chain was runnable while a process outside the target ran:
+	 * the machine's load, not the program's doing. */
+	__u64 preempted_outside_ns;
 };
 
 struct busy_interval {
@@ -120,6 +123,7 @@ struct analysis {
 	struct gap *gaps;
 	size_t ngaps;
 	__u64 gap_ns;
+	__u64 preempted_outside_ns;	/* summed over the gaps */
 	struct cause causes[BK_MAX];
 	size_t ncauses;
 	/* Loss counters by name ("ringbuf", ...), the reader's ("corrupt_chunks", ...) last. */

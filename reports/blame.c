@@ -45,6 +45,7 @@ struct blame {
 	__u32 depth;
 	struct vec roots;	/* struct gap_root */
 	struct vec stacks;	/* struct gap_stack */
+	__u64 outside_ns;	/* preempted by another process */
 	const struct thread **all;
 	size_t nall;
 };
@@ -254,8 +255,7 @@ static const char *preempted_by(struct blame *b, const struct thread *self, __u3
 			best_n = n;
 		}
 	}
-	return best ? strtab__internf(b->strs, "preempted by %s", best->comm) :
-		      strtab__intern(b->strs, "preempted by another process");
+	return best ? strtab__internf(b->strs, "preempted by %s", best->comm) : NULL;
 }
 
 /* On-CPU time [s, e): split over the thread's samples in it, by stack. */
@@ -369,8 +369,13 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 	if (!o->blocked) {
 		const char *by = preempted_by(b, th, o->cpu, s, e);
 
+		if (!by) {
+			by = "preempted by another process";
+			b->outside_ns += e - s;
+		}
 		x[0] = strtab__internf(b->strs, "[%s]", by);
-		return root(b, th, TS_PREEMPTED, BK_PREEMPTED, NULL, by, NULL, e - s, x, 1);
+		return root(b, th, TS_PREEMPTED, BK_PREEMPTED, by + strlen("preempted by "), by,
+			    NULL, e - s, x, 1);
 	}
 	f = thread__futex_at(th, s);
 	if (f) {
@@ -517,6 +522,7 @@ int blame__gap(struct blame *b, struct gap *g)
 	b->roots = (struct vec){};
 	b->stacks = (struct vec){};
 	b->depth = 0;
+	b->outside_ns = 0;
 	if (!b->all)
 		b->all = threads__all(b->th, &b->nall);
 	if (!closer) {
@@ -525,6 +531,7 @@ int blame__gap(struct blame *b, struct gap *g)
 	}
 	g->closer_comm = closer->comm;
 	err = explain(b, closer, g->start_ns, g->end_ns);
+	g->preempted_outside_ns = b->outside_ns;
 	g->roots = b->roots.data;
 	g->nroots = b->roots.n;
 	g->stacks = b->stacks.data;

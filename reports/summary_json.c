@@ -60,6 +60,7 @@ static void json_gap(FILE *out, const struct gap *g)
 	json_str(out, g->start_how);
 	fprintf(out, ",\"end_edge\":");
 	json_str(out, g->end_how);
+	fprintf(out, ",\"preempted_outside_ns\":%" PRIu64, (uint64_t)g->preempted_outside_ns);
 	fprintf(out, ",\"closer\":{\"tid\":%u,\"comm\":", g->closer_tid);
 	json_str(out, g->closer_comm);
 	fprintf(out, "},\"chain\":[");
@@ -105,7 +106,8 @@ int summary_json__write(const struct analysis *a, FILE *out)
 			d ? "," : "", a->devices[d].id, (uint64_t)a->devices[d].busy_ns,
 			(uint64_t)a->devices[d].idle_ns,
 			a->duration_ns ? 100.0 * a->devices[d].busy_ns / a->duration_ns : 0.0);
-	fprintf(out, "],\n\"gap_ns\":%" PRIu64 ",\n\"gaps\":[", (uint64_t)a->gap_ns);
+	fprintf(out, "],\n\"gap_ns\":%" PRIu64 ",\"preempted_outside_ns\":%" PRIu64 ",\n\"gaps\":[",
+		(uint64_t)a->gap_ns, (uint64_t)a->preempted_outside_ns);
 	for (size_t g = 0; g < a->ngaps; g++) {
 		fprintf(out, "%s\n", g ? "," : "");
 		json_gap(out, &a->gaps[g]);

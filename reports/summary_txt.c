@@ -81,6 +81,11 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 	print_ms(out, a->gap_ns);
 	fprintf(out, " (%.1f%% of the run)\n",
 		a->duration_ns ? 100.0 * a->gap_ns / a->duration_ns : 0.0);
+	if (a->preempted_outside_ns) {
+		fprintf(out, "of which ");
+		print_ms(out, a->preempted_outside_ns);
+		fprintf(out, " a thread on a chain was runnable while other processes ran\n");
+	}
 	if (a->ncauses)
 		fprintf(out, "\nroot causes (share of gap time):\n");
 	for (size_t i = 0; i < a->ncauses; i++) {
