@@ -1,132 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The trace context (context.h): what the records so far say about threads, processes, probes,
- * kernels and the recorder. Strings live in an arena freed with the context; lookups by id go
- * through open-addressing tables, so feeding a record costs no allocation but when it adds a
- * name or a mapping.
+ * kernels and the recorder. Strings are interned (strtab.h) and live with the context; lookups
+ * by id go through idmap.h tables, so feeding a record allocates only when it adds a name or a
+ * mapping.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "addrmaps.h"
 #include "context.h"
 #include "decode.h"
-
-/* ---- strings: an arena, freed at once ---------------------------------------------------- */
-
-#define ARENA_BLOCK (64u << 10)
-
-struct arena_block {
-	struct arena_block *next;
-	size_t used, cap;
-	char data[];
-};
-
-static char *arena__strndup(struct arena_block **head, const char *s, size_t n)
-{
-	struct arena_block *b = *head;
-	char *p;
-
-	if (!b || b->cap - b->used < n + 1) {
-		size_t cap = n + 1 > ARENA_BLOCK ? n + 1 : ARENA_BLOCK;
-
-		b = malloc(sizeof(*b) + cap);
-		if (!b)
-			return NULL;
-		b->next = *head;
-		b->used = 0;
-		b->cap = cap;
-		*head = b;
-	}
-	p = b->data + b->used;
-	memcpy(p, s, n);
-	p[n] = 0;
-	b->used += n + 1;
-	return p;
-}
-
-/* ---- u64 -> index tables (index + 1 stored: 0 is a free slot) ----------------------------- */
-
-struct idmap {
-	__u64 *keys;
-	__u32 *vals;
-	size_t cap, n;
-};
-
-static size_t idmap__slot(const struct idmap *m, __u64 key)
-{
-	size_t i = (key * 0x9e3779b97f4a7c15ull >> 17) & (m->cap - 1);
-
-	while (m->vals[i] && m->keys[i] != key)
-		i = (i + 1) & (m->cap - 1);
-	return i;
-}
-
-/* The index stored for key, or -1. */
-static long idmap__get(const struct idmap *m, __u64 key)
-{
-	size_t i;
-
-	if (!m->cap)
-		return -1;
-	i = idmap__slot(m, key);
-	return m->vals[i] ? (long)m->vals[i] - 1 : -1;
-}
-
-static int idmap__set(struct idmap *m, __u64 key, __u32 val)
-{
-	size_t i;
-
-	if ((m->n + 1) * 2 > m->cap) {
-		struct idmap big = { .cap = m->cap ? m->cap * 2 : 64 };
-
-		big.keys = calloc(big.cap, sizeof(*big.keys));
-		big.vals = calloc(big.cap, sizeof(*big.vals));
-		if (!big.keys || !big.vals) {
-			free(big.keys);
-			free(big.vals);
-			return -ENOMEM;
-		}
-		for (size_t j = 0; j < m->cap; j++) {
-			if (!m->vals[j])
-				continue;
-			i = idmap__slot(&big, m->keys[j]);
-			big.keys[i] = m->keys[j];
-			big.vals[i] = m->vals[j];
-			big.n++;
-		}
-		free(m->keys);
-		free(m->vals);
-		*m = big;
-	}
-	i = idmap__slot(m, key);
-	if (!m->vals[i])
-		m->n++;
-	m->keys[i] = key;
-	m->vals[i] = val + 1;
-	return 0;
-}
-
-static void idmap__free(struct idmap *m)
-{
-	free(m->keys);
-	free(m->vals);
-}
-
-/* Grows a vector of elements of size sz to hold n + 1. */
-static int vec__reserve(void **v, size_t *cap, size_t n, size_t sz)
-{
-	void *nv;
-
-	if (n < *cap)
-		return 0;
-	nv = realloc(*v, (*cap ? *cap * 2 : 16) * sz);
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	*cap = *cap ? *cap * 2 : 16;
-	return 0;
-}
+#include "idmap.h"
+#include "strtab.h"
 
 /* ---- the context ----------------------------------------------------------------------------- */
 
@@ -134,16 +22,10 @@ struct comm {
 	char name[GS_COMM_LEN + 1];
 };
 
-/* The mappings of one process: sorted by start, never overlapping (a later one cuts earlier). */
-struct proc_maps {
-	struct ctx_map *v;
-	size_t n, cap;
-};
-
 #define CTX_MAX_COUNTERS 64
 
 struct gs_ctx {
-	struct arena_block *arena;
+	struct strtab *strs;
 
 	struct idmap comm_ids;		/* tid -> comms[] */
 	struct comm *comms;
@@ -163,13 +45,9 @@ struct gs_ctx {
 	size_t ndistrust, distrust_cap;
 	bool distrust_any;
 
-	struct idmap proc_ids;		/* tgid -> procs[] */
-	struct proc_maps *procs;
-	size_t nprocs, procs_cap;
+	struct addrmaps *maps;
 
-	struct ctx_ksym *ksyms;
-	size_t nksyms, ksyms_cap;
-	bool ksyms_sorted;
+	struct ksyms *ksyms;
 
 	struct ctx_target target;
 
@@ -189,48 +67,64 @@ struct gs_ctx *ctx__new(void)
 {
 	struct gs_ctx *ctx = calloc(1, sizeof(*ctx));
 
-	if (ctx)
-		ctx->ksyms_sorted = true;
+	if (!ctx)
+		return NULL;
+	ctx->strs = strtab__new();
+	ctx->maps = addrmaps__new();
+	if (!ctx->strs || !ctx->maps) {
+		ctx__free(ctx);
+		return NULL;
+	}
 	return ctx;
 }
 
 void ctx__free(struct gs_ctx *ctx)
 {
-	struct arena_block *b, *next;
-
 	if (!ctx)
 		return;
-	for (b = ctx->arena; b; b = next) {
-		next = b->next;
-		free(b);
-	}
+	strtab__free(ctx->strs);
+	addrmaps__free(ctx->maps);
 	idmap__free(&ctx->comm_ids);
 	idmap__free(&ctx->probe_ids);
 	idmap__free(&ctx->kernel_ids);
 	idmap__free(&ctx->hkernel_ids);
-	idmap__free(&ctx->proc_ids);
-	for (size_t i = 0; i < ctx->nprocs; i++)
-		free(ctx->procs[i].v);
-	free(ctx->procs);
 	free(ctx->comms);
 	free(ctx->probes);
 	free(ctx->names);
 	free(ctx->distrust);
-	free(ctx->ksyms);
+	ksyms__free(ctx->ksyms);
 	free((void *)ctx->target.argv);
 	free(ctx);
 }
 
+/* A string of at most n bytes (the record's bound), interned. */
 static const char *ctx__str(struct gs_ctx *ctx, const char *s, size_t n)
 {
-	return arena__strndup(&ctx->arena, s, n);
+	return strtab__internf(ctx->strs, "%.*s", (int)n, s);
+}
+
+/* Grows a vector of elements of size sz to hold n + 1. */
+static int vec__reserve(void **v, size_t *cap, size_t n, size_t sz)
+{
+	void *nv;
+
+	if (n < *cap)
+		return 0;
+	nv = realloc(*v, (*cap ? *cap * 2 : 16) * sz);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = *cap ? *cap * 2 : 16;
+	return 0;
 }
 
 /* ---- thread names ---------------------------------------------------------------------------- */
 
-static void set_comm(struct gs_ctx *ctx, __u32 tid, const char *name, size_t len)
+/* Names tid with the first (at most max) bytes of name, up to a NUL. */
+static void set_comm(struct gs_ctx *ctx, __u32 tid, const char *name, size_t max)
 {
 	long i = idmap__get(&ctx->comm_ids, tid);
+	size_t len = strnlen(name, max);
 
 	if (i < 0) {
 		if (vec__reserve((void **)&ctx->comms, &ctx->comms_cap, ctx->ncomms,
@@ -443,81 +337,8 @@ int ctx__prescan(struct gs_ctx *ctx, const char *path)
 
 /* ---- maps -------------------------------------------------------------------------------- */
 
-static struct proc_maps *proc_of(struct gs_ctx *ctx, __u32 tgid, bool create)
-{
-	long i = idmap__get(&ctx->proc_ids, tgid);
-
-	if (i >= 0)
-		return &ctx->procs[i];
-	if (!create ||
-	    vec__reserve((void **)&ctx->procs, &ctx->procs_cap, ctx->nprocs,
-			 sizeof(*ctx->procs)) ||
-	    idmap__set(&ctx->proc_ids, tgid, ctx->nprocs))
-		return NULL;
-	ctx->procs[ctx->nprocs] = (struct proc_maps){};
-	return &ctx->procs[ctx->nprocs++];
-}
-
-/* The first mapping that ends after addr (the one holding it, if any holds it). */
-static size_t maps__lower(const struct proc_maps *pm, __u64 addr)
-{
-	size_t lo = 0, hi = pm->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (pm->v[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* Puts m in place: what it overlaps of earlier mappings is cut away, as mmap replaces them. */
-static void maps__insert(struct proc_maps *pm, const struct ctx_map *m)
-{
-	size_t i = maps__lower(pm, m->start), j = i;
-	struct ctx_map head = {}, tail = {};
-	bool has_head = false, has_tail = false;
-	size_t add;
-
-	/* [i, j): the mappings that overlap m. */
-	while (j < pm->n && pm->v[j].start < m->end)
-		j++;
-	if (i < j && pm->v[i].start < m->start) {
-		head = pm->v[i];
-		head.end = m->start;
-		has_head = true;
-	}
-	if (i < j && pm->v[j - 1].end > m->end) {
-		tail = pm->v[j - 1];
-		tail.pgoff += m->end - tail.start;
-		tail.start = m->end;
-		has_tail = true;
-	}
-	add = 1 + has_head + has_tail;
-	if (pm->n - (j - i) + add > pm->cap) {
-		size_t cap = pm->cap ? pm->cap * 2 : 32;
-		struct ctx_map *nv = realloc(pm->v, cap * sizeof(*nv));
-
-		if (!nv)
-			return;
-		pm->v = nv;
-		pm->cap = cap;
-	}
-	memmove(&pm->v[i + add], &pm->v[j], (pm->n - j) * sizeof(*pm->v));
-	pm->n = pm->n - (j - i) + add;
-	if (has_head)
-		pm->v[i++] = head;
-	pm->v[i++] = *m;
-	if (has_tail)
-		pm->v[i] = tail;
-}
-
 static void note_map(struct gs_ctx *ctx, const struct gs_rec_map *r)
 {
-	struct proc_maps *pm = proc_of(ctx, r->h.tgid, true);
 	struct ctx_map m = {
 		.start = r->start,
 		.end = r->end,
@@ -526,21 +347,18 @@ static void note_map(struct gs_ctx *ctx, const struct gs_rec_map *r)
 		.prot = r->prot,
 	};
 
-	if (!pm || r->end <= r->start)
-		return;
-	m.path = ctx__str(ctx, r->path, gs_rec_strlen(&r->h, r->path));
-	if (r->build_id_len && r->build_id_len <= sizeof(r->build_id)) {
-		m.build_id = (const __u8 *)ctx__str(ctx, (const char *)r->build_id,
-						    r->build_id_len);
-		m.build_id_len = m.build_id ? r->build_id_len : 0;
+	if (r->build_id_len <= sizeof(m.build_id)) {
+		m.build_id_len = r->build_id_len;
+		memcpy(m.build_id, r->build_id, r->build_id_len);
 	}
+	m.path = ctx__str(ctx, r->path, gs_rec_strlen(&r->h, r->path));
 	if (m.path)
-		maps__insert(pm, &m);
+		addrmaps__add(ctx->maps, r->h.tgid, &m);
 }
 
 static void note_mmap(struct gs_ctx *ctx, const struct mmap_event *e)
 {
-	struct proc_maps *pm = proc_of(ctx, e->h.tgid, true);
+	const struct ctx_map *old = addrmaps__find(ctx->maps, e->h.tgid, e->addr);
 	struct ctx_map m = {
 		.start = e->addr,
 		.end = e->addr + e->len,
@@ -548,71 +366,37 @@ static void note_mmap(struct gs_ctx *ctx, const struct mmap_event *e)
 		.ino = e->ino,
 		.from_mmap = true,
 	};
-	size_t i;
 
-	if (!pm || m.end <= m.start)
-		return;
 	/* The same mapping already recorded from /proc (a full path): keep that one. */
-	i = maps__lower(pm, m.start);
-	if (i < pm->n && pm->v[i].start == m.start && pm->v[i].end == m.end &&
-	    pm->v[i].pgoff == m.pgoff && pm->v[i].ino == m.ino)
+	if (old && old->start == m.start && old->end == m.end && old->pgoff == m.pgoff &&
+	    old->ino == m.ino)
 		return;
 	m.path = ctx__str(ctx, e->name, strnlen(e->name, PROC_NAME_LEN));
 	if (m.path)
-		maps__insert(pm, &m);
+		addrmaps__add(ctx->maps, e->h.tgid, &m);
 }
 
 const struct ctx_map *ctx__map(struct gs_ctx *ctx, __u32 tgid, __u64 addr)
 {
-	const struct proc_maps *pm = proc_of(ctx, tgid, false);
-	size_t i;
-
-	if (!pm)
-		return NULL;
-	i = maps__lower(pm, addr);
-	return i < pm->n && pm->v[i].start <= addr ? &pm->v[i] : NULL;
+	return addrmaps__find(ctx->maps, tgid, addr);
 }
 
 /* ---- kernel symbols ---------------------------------------------------------------------------- */
 
-static int cmp_ksym(const void *a, const void *b)
-{
-	const struct ctx_ksym *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
 static void note_ksym(struct gs_ctx *ctx, const struct gs_rec_ksym *k)
 {
-	const char *name = ctx__str(ctx, k->name, gs_rec_strlen(&k->h, k->name));
+	char name[512]; /* KSYM_NAME_LEN */
 
-	if (!name || vec__reserve((void **)&ctx->ksyms, &ctx->ksyms_cap, ctx->nksyms,
-				  sizeof(*ctx->ksyms)))
-		return;
-	if (ctx->nksyms && ctx->ksyms[ctx->nksyms - 1].addr > k->addr)
-		ctx->ksyms_sorted = false;
-	ctx->ksyms[ctx->nksyms++] = (struct ctx_ksym){ k->addr, name };
+	if (!ctx->ksyms)
+		ctx->ksyms = ksyms__new();
+	snprintf(name, sizeof(name), "%.*s", (int)gs_rec_strlen(&k->h, k->name), k->name);
+	if (ctx->ksyms)
+		ksyms__add(ctx->ksyms, k->addr, name);
 }
 
-const struct ctx_ksym *ctx__ksym(struct gs_ctx *ctx, __u64 addr)
+const struct ksym *ctx__ksym(struct gs_ctx *ctx, __u64 addr)
 {
-	size_t lo = 0, hi = ctx->nksyms;
-
-	if (!ctx->ksyms_sorted) {
-		qsort(ctx->ksyms, ctx->nksyms, sizeof(*ctx->ksyms), cmp_ksym);
-		ctx->ksyms_sorted = true;
-	}
-	if (!ctx->nksyms || addr < ctx->ksyms[0].addr)
-		return NULL;
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ctx->ksyms[mid].addr <= addr)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return &ctx->ksyms[lo];
+	return ctx->ksyms ? ksyms__find(ctx->ksyms, addr) : NULL;
 }
 
 /* ---- the target and the recorder's records ----------------------------------------------- */
@@ -641,7 +425,7 @@ static void note_target(struct gs_ctx *ctx, const struct gs_rec_target *t)
 	if (n && !ctx__comm(ctx, t->h.tgid)) {
 		base = strrchr(argv[0], '/');
 		base = base ? base + 1 : argv[0];
-		set_comm(ctx, t->h.tgid, base, strlen(base));
+		set_comm(ctx, t->h.tgid, base, GS_COMM_LEN - 1); /* as the kernel cuts it */
 	}
 }
 
@@ -707,124 +491,75 @@ const __u64 *ctx__lost_types(const struct gs_ctx *ctx, __u32 *n)
 
 /* ---- feeding ------------------------------------------------------------------------------ */
 
-#define COPY(field, T, dec)                              \
-	do {                                             \
-		const T *_r = dec(h);                    \
-		if (_r) {                                \
-			ctx->field = *_r;                \
-			ctx->has_##field = true;         \
-		}                                        \
-	} while (0)
-
 void ctx__note(struct gs_ctx *ctx, const struct gs_hdr *h)
 {
 	__u32 fn;
 
+	/* Too short for its type: the decoders below would refuse it. */
+	if (!gs_rec_check(h))
+		return;
 	if (disagrees(h, &fn))
 		distrust(ctx, ctx, fn);
 	switch (h->type) {
-	case GS_EV_CUDA: {
-		const struct cu_event *e = gs_cuda(h);
-
-		if (e && e->kind == CU_K_KERNEL_FUNCTION)
-			note_kernel_function(ctx, e);
+	case GS_EV_CUDA:
+		if (gs_cuda(h)->kind == CU_K_KERNEL_FUNCTION)
+			note_kernel_function(ctx, gs_cuda(h));
 		break;
-	}
-	case GS_EV_CU_NAME: {
-		const struct cu_name_event *e = gs_cu_name(h);
-
-		if (e)
-			note_cu_name(ctx, e);
+	case GS_EV_CU_NAME:
+		note_cu_name(ctx, gs_cu_name(h));
 		break;
-	}
-	case GS_EV_FORK: {
-		const struct fork_event *e = gs_fork(h);
-
-		if (e)
-			set_comm(ctx, e->child_tid, e->comm, strnlen(e->comm, GS_COMM_LEN));
+	case GS_EV_FORK:
+		set_comm(ctx, gs_fork(h)->child_tid, gs_fork(h)->comm, GS_COMM_LEN);
 		break;
-	}
-	case GS_EV_COMM: {
-		const struct comm_event *e = gs_comm(h);
-
-		if (e)
-			set_comm(ctx, h->tid, e->comm, strnlen(e->comm, GS_COMM_LEN));
+	case GS_EV_COMM:
+		set_comm(ctx, h->tid, gs_comm(h)->comm, GS_COMM_LEN);
 		break;
-	}
-	case GS_EV_EXEC: {
-		const struct exec_event *e = gs_exec(h);
-
-		if (e)
-			set_comm(ctx, h->tid, e->comm, strnlen(e->comm, GS_COMM_LEN));
+	case GS_EV_EXEC:
+		set_comm(ctx, h->tid, gs_exec(h)->comm, GS_COMM_LEN);
 		break;
-	}
-	case GS_EV_MMAP: {
-		const struct mmap_event *e = gs_mmap(h);
-
-		if (e)
-			note_mmap(ctx, e);
+	case GS_EV_MMAP:
+		note_mmap(ctx, gs_mmap(h));
 		break;
-	}
-	case GS_REC_TARGET: {
-		const struct gs_rec_target *t = gs_target(h);
-
-		if (t)
-			note_target(ctx, t);
+	case GS_REC_TARGET:
+		note_target(ctx, gs_target(h));
 		break;
-	}
-	case GS_REC_PROBE: {
-		const struct gs_rec_probe *p = gs_probe_rec(h);
-
-		if (p)
-			note_probe(ctx, p);
+	case GS_REC_PROBE:
+		note_probe(ctx, gs_probe_rec(h));
 		break;
-	}
-	case GS_REC_MAP: {
-		const struct gs_rec_map *m = gs_map(h);
-
-		if (m)
-			note_map(ctx, m);
+	case GS_REC_MAP:
+		note_map(ctx, gs_map(h));
 		break;
-	}
-	case GS_REC_KSYM: {
-		const struct gs_rec_ksym *k = gs_ksym(h);
-
-		if (k)
-			note_ksym(ctx, k);
+	case GS_REC_KSYM:
+		note_ksym(ctx, gs_ksym(h));
 		break;
-	}
-	case GS_REC_LOSSES: {
-		const struct gs_rec_losses *l = gs_losses(h);
-
-		if (l) {
-			copy_counters(ctx->losses, &ctx->nlosses, h, l->n, l->count);
-			ctx->has_losses = true;
-		}
+	case GS_REC_LOSSES:
+		ctx->has_losses = true;
+		copy_counters(ctx->losses, &ctx->nlosses, h, gs_losses(h)->n, gs_losses(h)->count);
 		break;
-	}
-	case GS_REC_LOST_TYPES: {
-		const struct gs_rec_lost_types *l = gs_lost_types(h);
-
-		if (l) {
-			copy_counters(ctx->lost_types, &ctx->nlost_types, h, l->n, l->count);
-			ctx->has_lost_types = true;
-		}
+	case GS_REC_LOST_TYPES:
+		ctx->has_lost_types = true;
+		copy_counters(ctx->lost_types, &ctx->nlost_types, h, gs_lost_types(h)->n,
+			      gs_lost_types(h)->count);
 		break;
-	}
 	case GS_REC_CLOCK:
-		COPY(clock, struct gs_rec_clock, gs_clock);
+		ctx->clock = *gs_clock(h);
+		ctx->has_clock = true;
 		break;
 	case GS_REC_SAMPLER:
-		COPY(sampler, struct gs_rec_sampler, gs_sampler);
+		ctx->sampler = *gs_sampler(h);
+		ctx->has_sampler = true;
 		break;
 	case GS_REC_CU_HANDLES:
-		COPY(cu_handles, struct gs_rec_cu_handles, gs_cu_handles);
+		ctx->cu_handles = *gs_cu_handles(h);
+		ctx->has_cu_handles = true;
 		break;
 	case GS_REC_PROC_EXIT:
-		COPY(exit, struct gs_rec_exit, gs_proc_exit);
+		ctx->exit = *gs_proc_exit(h);
+		ctx->has_exit = true;
 		break;
 	case GS_REC_END:
-		COPY(end, struct gs_rec_end, gs_end);
+		ctx->end = *gs_end(h);
+		ctx->has_end = true;
 		break;
 	}
 }

@@ -27,26 +27,12 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
+#include "addrmaps.h"
 #include "gapscope.h"
+#include "ksyms.h"
 #include "trace.h"
 
 struct gs_ctx;
-
-struct ctx_map {
-	__u64 start, end;	/* [start, end) */
-	__u64 pgoff;		/* file offset of start */
-	__u64 ino;
-	__u32 prot;		/* PROT_*; 0 for an mmap event */
-	__u32 build_id_len;	/* 0: unknown */
-	const __u8 *build_id;
-	const char *path;	/* full path (map record), or the file name alone (mmap event) */
-	bool from_mmap;		/* known only from an mmap event */
-};
-
-struct ctx_ksym {
-	__u64 addr;
-	const char *name;
-};
 
 struct ctx_probe {
 	__u32 id;
@@ -94,8 +80,8 @@ bool ctx__handle_names_trusted(const struct gs_ctx *ctx, __u32 fn);
 /* The mapping of tgid that holds addr (the latest one recorded there), NULL if none. */
 const struct ctx_map *ctx__map(struct gs_ctx *ctx, __u32 tgid, __u64 addr);
 
-/* The kernel symbol at or below addr, NULL if none. */
-const struct ctx_ksym *ctx__ksym(struct gs_ctx *ctx, __u64 addr);
+/* The kernel symbol at or below addr, NULL if none (valid until the next ksym record). */
+const struct ksym *ctx__ksym(struct gs_ctx *ctx, __u64 addr);
 
 const struct ctx_target *ctx__target(const struct gs_ctx *ctx);
 

@@ -118,7 +118,7 @@ static void print_stacks(const struct script *s, const struct gs_hdr *h, __u64 c
 	if (s->opts->no_stacks)
 		return;
 	for (unsigned int i = 0; i < k.n; i++) {
-		const struct ctx_ksym *sym = ctx__ksym(s->ctx, k.ip[i]);
+		const struct ksym *sym = ctx__ksym(s->ctx, k.ip[i]);
 
 		if (sym)
 			fprintf(s->out, "\t%16" PRIx64 " %s+0x%" PRIx64 " ([kernel.kallsyms])\n",

@@ -16,6 +16,10 @@
 
 /* One translation unit: the unit-test rule builds a single file. */
 #include "trace.c"
+#include "ksyms.c"
+#include "strtab.c"
+#include "idmap.c"
+#include "addrmaps.c"
 #include "context.c"
 #include "reader.c"
 #include "testlib.h"

@@ -12,6 +12,10 @@
 #include <unistd.h>
 
 #include "trace.c" /* one translation unit: the unit-test rule builds a single file */
+#include "ksyms.c"
+#include "strtab.c"
+#include "idmap.c"
+#include "addrmaps.c"
 #include "context.c"
 #include "testlib.h"
 
