@@ -5,11 +5,13 @@
  * file:line and the chain of inlined calls at an address.
  *
  * The maps come from the trace (GS_REC_MAP: path, start, end, file offset, build-id); the files are
- * read afterwards from this machine, so the target need not run. A file whose build-id differs
- * from the one recorded is not used for names (counted in build_id_mismatch). Debug files are
- * found by build-id (.build-id/xx/rest.debug under --debug-dir and /usr/lib/debug) and by
- * .gnu_debuglink (next to the file, in its .debug/, under --debug-dir and /usr/lib/debug); where
- * the mapped file itself is gone, a debug file found by its build-id stands in for it.
+ * read afterwards from this machine, so the target need not run ("[vdso]" is this kernel's). A
+ * file whose build-id differs from the one recorded is not used for names (counted in
+ * build_id_mismatch). Debug files are found by build-id (.build-id/xx/rest.debug under
+ * --debug-dir and /usr/lib/debug) and by .gnu_debuglink (next to the file, in its .debug/, under
+ * --debug-dir and /usr/lib/debug); where the mapped file is gone or another build, the binary or
+ * debug file of its build-id under those folders stands in for it. As everywhere libdwfl is
+ * used, a DEBUGINFOD_URLS in the environment also has debuginfod servers asked for debug files.
  *
  * Each file is opened once, on the first address that needs it, and shared by every process that
  * maps it; each (file, address) is resolved once and cached, so resolving the same stacks again
@@ -47,10 +49,11 @@ struct sym_frame {
 	const char *function;	/* NULL when no symbol covers the address: print module+offset */
 	const char *file;	/* source file, NULL without DWARF line information */
 	int line;		/* 0 when file is NULL */
-	bool inlined;		/* inlined into the next (outer) frame; file:line is in this function */
+	bool inlined;		/* inlined into the next frame out; file:line is in this one */
 	const char *module;	/* the mapped file's base name, e.g. "libc.so.6" */
-	__u64 offset;		/* address in the module's ELF (addr - load bias): what addr2line -e
-				 * module takes, and what a "module+0x..." frame prints */
+	__u64 offset;		/* the address in the module's ELF (addr - load bias), as addr2line
+				 * -e module takes it; for a file that could not be read, the
+				 * file offset (the same for code in most layouts) */
 };
 
 struct symbolizer_stats {
@@ -71,7 +74,8 @@ enum sym_file_state {
 
 struct sym_file_info {
 	const char *path;	/* as recorded */
-	const char *debug_path;	/* where DWARF was read from (NULL: none found or not looked for) */
+	const char *debug_path;	/* separate file DWARF was read from (NULL: none, in the file
+				 * itself, or not looked for yet) */
 	enum sym_file_state state;
 };
 
@@ -90,8 +94,9 @@ int symbolizer__add_map(struct symbolizer *s, __u32 tgid, const struct sym_map *
 /*
  * An address of tgid (addr - 1 for return addresses, see above) to up to max frames, innermost
  * (inlined) first, the function that holds the code last. Returns the number of frames written:
- * 0 when no mapping covers addr; 1 frame with function NULL when the mapped file is missing, not
- * the recorded build, or has no symbol there.
+ * 0 when no mapping covers addr; 1 frame with function NULL when the mapped file is missing or
+ * not the recorded build. With fewer than all frames asked for, the last one written is still
+ * the function that holds the code (max 1: just that function).
  */
 int symbolizer__resolve(struct symbolizer *s, __u32 tgid, __u64 addr, struct sym_frame *out,
 			int max);
@@ -104,9 +109,8 @@ const char *symbolizer__data_symbol(struct symbolizer *s, __u32 tgid, __u64 addr
 
 const struct symbolizer_stats *symbolizer__stats(const struct symbolizer *s);
 
-/* Calls cb for every distinct mapped file, in the order first added; non-zero from cb stops. */
-int symbolizer__for_each_file(const struct symbolizer *s,
-			      int (*cb)(const struct sym_file_info *f, void *ctx), void *ctx);
+/* The i-th distinct mapped file, in the order first added (i from 0); false past the last. */
+bool symbolizer__file(const struct symbolizer *s, size_t i, struct sym_file_info *f);
 
 void symbolizer__free(struct symbolizer *s);
 

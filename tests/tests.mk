@@ -16,3 +16,15 @@ $(BUILD)/tests/%: tests/unit/%.c | $(BUILD)/tests/
 
 # Tests that include a skeleton must wait for it.
 $(BUILD)/tests/test_bpf_smoke: $(BUILD)/bpf/smoke.skel.h
+
+# test_symbols maps a small shared object built with -g, and copies of it: stripped of every
+# symbol table, and with its DWARF moved to libsymtest.debug named by .gnu_debuglink.
+SYMTEST_DIR := $(BUILD)/tests/symbols
+$(SYMTEST_DIR)/libsymtest.so: tests/symbols/symtest.c | $(SYMTEST_DIR)/
+	$(call msg,CC,tests/symbols/libsymtest.so)
+	$(Q)$(CC) -O2 -g -fPIC -shared -Wl,--build-id $(FPFLAGS) -pthread $< -o $@
+	$(Q)objcopy --only-keep-debug $@ $(@D)/libsymtest.debug
+	$(Q)objcopy --strip-all $@ $(@D)/libsymtest-stripped.so
+	$(Q)cd $(@D) && objcopy --strip-debug --add-gnu-debuglink=libsymtest.debug \
+		libsymtest.so libsymtest-linked.so
+$(BUILD)/tests/test_symbols: $(SYMTEST_DIR)/libsymtest.so
