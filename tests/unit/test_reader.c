@@ -389,7 +389,24 @@ static void test_damage(void)
 		      "record %u read", got[i].idx);
 }
 
-/* Many records: the held entries stay within a window, and the reader's speed. */
+/* The process's peak resident size (VmHWM), in kB. */
+static __u64 peak_rss_kb(void)
+{
+	char line[256];
+	unsigned long long kb = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	CHECK(f, "/proc/self/status");
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	CHECK(kb, "no VmHWM");
+	return kb;
+}
+
+/* Many records: the held entries stay within a window, the file's pages are given back as
+ * reading goes, and the reader's speed. */
 static void test_bounded(void)
 {
 	const size_t n = 2000000;
@@ -402,7 +419,8 @@ static void test_bounded(void)
 	struct ordered_reader *r;
 	const struct gs_hdr *h;
 	struct gs_ctx *ctx = ctx__new();
-	__u64 last = 0, count = 0;
+	__u64 last = 0, count = 0, hwm;
+	struct stat sb;
 	double secs;
 
 	path_of(path, sizeof(path), "big.gsc");
@@ -433,9 +451,16 @@ static void test_bounded(void)
 	CHECK_EQ_U64(st.late, 0);
 	CHECK(st.held_max <= 140, "held %llu records for a 100 us window",
 	      (unsigned long long)st.held_max);
+	/* The file's pages behind the window were given back: the peak is far below its size. */
+	CHECK(stat(path, &sb) == 0, "stat");
+	hwm = peak_rss_kb();
+	CHECK(hwm * 1024 < (__u64)sb.st_size / 2, "peak RSS %llu kB reading a %lld kB trace",
+	      (unsigned long long)hwm, (long long)sb.st_size / 1024);
 	secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-	printf("ordered reader: %zu records in %.3f s, %.1fM records/s, at most %llu held\n", n,
-	       secs, n / secs / 1e6, (unsigned long long)st.held_max);
+	printf("ordered reader: %zu records in %.3f s, %.1fM records/s, at most %llu held, "
+	       "peak RSS %llu kB for a %lld kB trace\n",
+	       n, secs, n / secs / 1e6, (unsigned long long)st.held_max, (unsigned long long)hwm,
+	       (long long)sb.st_size / 1024);
 	oreader__free(r);
 	ctx__free(ctx);
 	trace__close(tr);
