@@ -272,36 +272,3 @@ bool cuda_fns__lookup(const char *sym, struct cu_fn_desc *d)
 		return false;
 	return true;
 }
-
-const char *cuda_fns__kind_name(__u32 kind)
-{
-	static const char *const names[CU_K_MAX] = {
-		[CU_K_LAUNCH] = "launch",
-		[CU_K_GRAPH_LAUNCH] = "graph_launch",
-		[CU_K_MEMCPY] = "memcpy",
-		[CU_K_MEMSET] = "memset",
-		[CU_K_SYNC_STREAM] = "sync_stream",
-		[CU_K_SYNC_EVENT] = "sync_event",
-		[CU_K_SYNC_CTX] = "sync_ctx",
-		[CU_K_EVENT_RECORD] = "event_record",
-		[CU_K_EVENT_QUERY] = "event_query",
-		[CU_K_STREAM_QUERY] = "stream_query",
-		[CU_K_STREAM_WAIT] = "stream_wait",
-		[CU_K_ALLOC] = "alloc",
-		[CU_K_FREE] = "free",
-		[CU_K_HOST_REGISTER] = "host_register",
-		[CU_K_HOST_UNREGISTER] = "host_unregister",
-		[CU_K_CTX_SET] = "ctx_set",
-		[CU_K_CTX_PUSH] = "ctx_push",
-		[CU_K_CTX_POP] = "ctx_pop",
-		[CU_K_CTX_CREATE] = "ctx_create",
-		[CU_K_STREAM_CREATE] = "stream_create",
-		[CU_K_GET_FUNCTION] = "get_function",
-		[CU_K_GET_KERNEL] = "get_kernel",
-		[CU_K_KERNEL_FUNCTION] = "kernel_function",
-		[CU_K_CAPTURE_BEGIN] = "capture_begin",
-		[CU_K_CAPTURE_END] = "capture_end",
-	};
-
-	return kind < CU_K_MAX && names[kind] ? names[kind] : "cuda";
-}

@@ -13,6 +13,5 @@
  * know (a future _v3) is probed for its timing only, with no arguments decoded.
  */
 bool cuda_fns__lookup(const char *sym, struct cu_fn_desc *d);
-const char *cuda_fns__kind_name(__u32 kind);
 
 #endif

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "record.skel.h"
+#include "bpf_setup.h"
+#include "links.h"
+#include "metadata.h"
+#include "options.h"
+#include "trace.h"
+#include "umulti.h"
+
+static int check_privileges(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2] = {};
+	__u64 eff;
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	eff = data[0].effective | (__u64)data[1].effective << 32;
+	if (eff & (1ull << CAP_SYS_ADMIN))
+		return 0;
+	if ((eff & (1ull << CAP_BPF)) && (eff & (1ull << CAP_PERFMON)))
+		return 0;
+	return -EPERM;
+}
+
+/*
+ * /sys/kernel/btf/vmlinux readable and starting with a BTF header (magic 0xeB9F). Only the
+ * header: parsing it (~50 ms) is what loading does, once, and a second parse just for this check
+ * would double that.
+ */
+static bool kernel_btf_present(void)
+{
+	int fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
+	__u16 magic = 0;
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = read(fd, &magic, sizeof(magic)) == sizeof(magic) && magic == 0xeB9F;
+	close(fd);
+	return ok;
+}
+
+bool bpf_setup__check(void)
+{
+	if (check_privileges()) {
+		fprintf(stderr,
+			"gapscope: need root or CAP_BPF and CAP_PERFMON to load BPF "
+			"programs (running as uid %d)\n",
+			getuid());
+		return false;
+	}
+	if (!kernel_btf_present()) {
+		const char *why = access("/sys/kernel/btf/vmlinux", R_OK) ? strerror(errno) :
+									    "unreadable";
+
+		fprintf(stderr,
+			"gapscope: kernel BTF not available (/sys/kernel/btf/vmlinux: %s); "
+			"a kernel built with CONFIG_DEBUG_INFO_BTF is needed\n",
+			why);
+		return false;
+	}
+	return true;
+}
+
+void bpf_setup__mount_tracefs(bool verbose)
+{
+	struct stat st;
+
+	if (!stat("/sys/kernel/tracing/events", &st) ||
+	    !stat("/sys/kernel/debug/tracing/events", &st))
+		return;
+	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) && verbose)
+		fprintf(stderr, "gapscope: cannot mount tracefs: %s\n", strerror(errno));
+}
+
+static int print_verbose(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	return vfprintf(stderr, fmt, args);
+}
+
+static int print_none(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	return 0;
+}
+
+void bpf_setup__libbpf_output(bool verbose)
+{
+	libbpf_set_print(verbose ? print_verbose : print_none);
+}
+
+/* What the recording asks for, set before the load: rodata, map sizes, programs not needed. */
+static void configure(struct record_bpf *skel, const struct record_opts *o, bool umulti)
+{
+	if (umulti) {
+		bpf_program__set_expected_attach_type(skel->progs.cu_entry,
+						      GS_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(skel->progs.cu_return,
+						      GS_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(skel->progs.probe_entry,
+						      GS_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(skel->progs.probe_return,
+						      GS_BPF_TRACE_UPROBE_MULTI);
+	} else if (o->verbose) {
+		fprintf(stderr, "gapscope: no uprobe_multi links (Linux < 6.6): one link per probe\n");
+	}
+	skel->rodata->follow_children = o->follow_children;
+	skel->rodata->stop_for_attach = o->cmd != NULL;
+	/* What this recording will not attach is not loaded (each program is verified: ~15-40 ms). */
+	if (o->sampler == GS_SAMPLER_TIMER) {
+		bpf_program__set_autoload(skel->progs.tick_sample, false);
+		bpf_program__set_autoload(skel->progs.tick_taken, false);
+	}
+	if (!o->lock_holds) {
+		bpf_program__set_autoload(skel->progs.lock_entry, false);
+		bpf_program__set_autoload(skel->progs.lock_return, false);
+		bpf_program__set_autoload(skel->progs.unlock_entry, false);
+	}
+	bpf_map__set_max_entries(skel->maps.events, o->ringbuf_mb << 20);
+	/*
+	 * Per-thread maps that only calls of rare functions fill (an executable mmap, a probed
+	 * libc or CUDA call with a return probe) allocate their elements when used: preallocated,
+	 * each cost ~6-12 ms of start-up. The scheduler's and futex's maps, updated at every
+	 * switch or wait, stay preallocated.
+	 */
+	bpf_map__set_map_flags(skel->maps.mmaps, BPF_F_NO_PREALLOC);
+	bpf_map__set_map_flags(skel->maps.probe_calls, BPF_F_NO_PREALLOC);
+	bpf_map__set_map_flags(skel->maps.calls, BPF_F_NO_PREALLOC);
+}
+
+struct record_bpf *bpf_setup__open_load(const struct record_opts *o, bool *umulti)
+{
+	struct record_bpf *skel = record_bpf__open();
+	int err;
+
+	if (!skel) {
+		fprintf(stderr, "gapscope: cannot open BPF objects: %s\n", strerror(errno));
+		return NULL;
+	}
+	*umulti = umulti__supported() && !getenv("GAPSCOPE_NO_UPROBE_MULTI");
+	configure(skel, o, *umulti);
+	err = record_bpf__load(skel);
+	if (err) {
+		fprintf(stderr, "gapscope: cannot load BPF programs: %s%s\n", strerror(-err),
+			o->verbose ? "" : " (run with -v for libbpf's log)");
+		record_bpf__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+int bpf_setup__watch_tgid(struct record_bpf *skel, pid_t tgid)
+{
+	__u32 one = 1, key = tgid;
+
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.tgids), &key, &one, BPF_ANY);
+}
+
+int bpf_setup__attach_tracepoints(struct record_bpf *skel, struct links *links,
+				  struct trace_out *o, pid_t tgid, int pid)
+{
+	struct bpf_program *prog;
+
+	/* Each link joins the others, so that they are let go of in parallel at the end: each
+	 * waits for a grace period when destroyed (links__detach_all). */
+	bpf_object__for_each_program(prog, skel->obj) {
+		const char *sec = bpf_program__section_name(prog);
+		struct bpf_link *l;
+		int err;
+
+		if (bpf_program__fd(prog) < 0 || strncmp(sec, "tp", 2) ||
+		    prog == skel->progs.tick_sample || prog == skel->progs.tick_taken)
+			continue;
+		l = bpf_program__attach(prog);
+		err = l ? links__add(links, l) : -errno;
+		if (err) {
+			fprintf(stderr, "gapscope: cannot attach tracepoints: %s\n", strerror(-err));
+			return err;
+		}
+		meta__kernel_probe(o, tgid, pid, sec);
+	}
+	return 0;
+}
+
+void bpf_setup__destroy(struct record_bpf *skel)
+{
+	record_bpf__destroy(skel);
+}

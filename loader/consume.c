@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+
+#include "proc.h"
+#include "record.skel.h"
+#include "clock.h"
+#include "consume.h"
+#include "ksyms.h"
+#include "metadata.h"
+#include "stack.h"
+#include "target.h"
+#include "trace.h"
+#include "uprobes.h"
+
+int signals__block(sigset_t *orig)
+{
+	static const int sigs[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	sigset_t mask;
+	int fd;
+
+	sigemptyset(&mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(*sigs); i++)
+		sigaddset(&mask, sigs[i]);
+	sigprocmask(SIG_BLOCK, &mask, orig);
+	fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	return fd < 0 ? -errno : fd;
+}
+
+static void *ksyms_worker(void *arg)
+{
+	return ksyms__load();
+}
+
+void consumer__load_ksyms(struct consumer *c)
+{
+	c->ksyms_loading = !pthread_create(&c->ksyms_thread, NULL, ksyms_worker, NULL);
+	if (!c->ksyms_loading)
+		c->ksyms = ksyms__load();
+}
+
+struct ksyms *consumer__ksyms(struct consumer *c)
+{
+	void *k = NULL;
+
+	if (c->ksyms_loading) {
+		c->ksyms_loading = false;
+		if (!pthread_join(c->ksyms_thread, &k))
+			c->ksyms = k;
+	}
+	return c->ksyms;
+}
+
+/* A GS_REC_KSYM for each kernel function in a stack not named in the trace before. */
+static void name_kernel_frames(struct consumer *c, const __u64 *frames, unsigned int n)
+{
+	if (!n || !consumer__ksyms(c))
+		return;
+	for (unsigned int i = 0; i < n; i++) {
+		struct ksym *k = ksyms__find(c->ksyms, frames[i]);
+
+		if (!k || k->emitted)
+			continue;
+		k->emitted = true;
+		meta__ksym(c->out, k->addr, k->name);
+	}
+}
+
+/* A watched library mapped: attach to it (the mapping thread waits stopped if asked to). */
+static void on_mmap(struct consumer *c, const struct mmap_event *ev)
+{
+	char fdpath[64], shown[PATH_MAX];
+	ssize_t n;
+
+	if (ev->flags & MMAP_F_WATCHED) {
+		snprintf(fdpath, sizeof(fdpath), "/proc/%u/fd/%d", ev->h.tgid, ev->fd);
+		n = readlink(fdpath, shown, sizeof(shown) - 1);
+		if (n > 0) {
+			shown[n] = 0;
+			/* The fd link opens the very file mapped (also across mount namespaces). */
+			uprobes__attach_file(c->up, fdpath, shown, ev->dev, ev->ino);
+		} else if (ev->flags & MMAP_F_STOPPED) {
+			fprintf(stderr, "gapscope: warning: cannot attach to %s of pid %u: %s\n",
+				ev->name, ev->h.tgid, strerror(errno));
+		}
+		if (ev->flags & MMAP_F_STOPPED)
+			kill(ev->h.tgid, SIGCONT);
+	}
+	map_records__scan(c->maps, c->out, ev->h.tgid);
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct consumer *c = ctx;
+	struct gs_hdr *h = data;
+	size_t n;
+
+	if (size < sizeof(*h) || h->size > size)
+		return 0;
+	c->events++;
+	switch (h->type) {
+	case GS_EV_MMAP:
+		if (h->size >= sizeof(struct mmap_event))
+			on_mmap(c, data);
+		break;
+	case GS_EV_EXEC:
+		map_records__scan(c->maps, c->out, h->tgid);
+		break;
+	}
+	if (!(h->flags & GS_F_STACK)) {
+		trace_out__append(c->out, data, h->size);
+		return 0;
+	}
+	n = stack__compact(h, c->buf, STACK_COMPACT_MAX);
+	if (n) {
+		name_kernel_frames(c, stack__kernel_frames((void *)c->buf), h->kstack_n);
+		trace_out__append(c->out, c->buf, n);
+	}
+	return 0;
+}
+
+int consumer__open(struct consumer *c)
+{
+	c->buf = malloc(STACK_COMPACT_MAX);
+	if (!c->buf)
+		return -ENOMEM;
+	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events), on_event, c, NULL);
+	if (!c->rb) {
+		int err = -errno;
+
+		fprintf(stderr, "gapscope: cannot open the ring buffer: %s\n", strerror(errno));
+		return err;
+	}
+	return 0;
+}
+
+void consumer__drain(struct consumer *c)
+{
+	ring_buffer__consume(c->rb);
+}
+
+static __u64 losses_so_far(struct consumer *c)
+{
+	__u64 kinds[GS_LOSS_MAX];
+
+	return meta__count_losses(c->skel, c->up->attach_failed, kinds);
+}
+
+/* While recording, on a terminal only: one line, rewritten every second. */
+static void status_line(struct consumer *c, struct target *t, __u64 elapsed_ns, double rate)
+{
+	fprintf(stderr,
+		"\rgapscope: recording %s%d: %.0f s, %.1fk events/s, %llu events, %llu lost\033[K",
+		t->launched ? "" : "pid ", t->pid, elapsed_ns / 1e9, rate / 1e3,
+		(unsigned long long)c->events, (unsigned long long)losses_so_far(c));
+	fflush(stderr);
+}
+
+/* The signals that arrived: whether the recording ends. */
+static bool on_signals(int sfd, struct target *t)
+{
+	struct signalfd_siginfo si;
+	bool stop = false;
+
+	while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD) {
+			stop |= target__reap(t);
+			continue;
+		}
+		if (!t->launched) {
+			/* -p: a signal to the recorder ends the recording only. */
+			stop = true;
+			continue;
+		}
+		/*
+		 * A terminal's Ctrl-C reaches the whole foreground process group, the target
+		 * included (si_code SI_KERNEL): it needs no help. A signal sent to the recorder
+		 * alone (kill) is passed on, so the target sees what it would see without gapscope.
+		 */
+		if (si.ssi_code != SI_KERNEL)
+			kill(t->pid, si.ssi_signo);
+	}
+	return stop;
+}
+
+int consumer__poll(struct consumer *c, struct target *t, int sfd, double duration,
+		   __u64 start_ns)
+{
+	/*
+	 * Every 50 ms: consume the ring buffer (the BPF side does not wake us per event, see
+	 * submit()); every 200 ms a chunk goes to the file and every second the loss counters, so
+	 * a killed recorder loses little.
+	 */
+	struct itimerspec its = { { 0, 50000000 }, { 0, 50000000 } };
+	int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK), err = 0;
+	struct pollfd pfd[4] = {
+		{ .fd = ring_buffer__epoll_fd(c->rb), .events = POLLIN },
+		{ .fd = sfd, .events = POLLIN },
+		{ .fd = tfd, .events = POLLIN },
+		{ .fd = target__exit_fd(t), .events = POLLIN },
+	};
+	bool stop = false, tty = isatty(STDERR_FILENO);
+	__u64 last_events = 0, last_ns = start_ns;
+	unsigned int ticks = 0;
+
+	if (tfd < 0 || timerfd_settime(tfd, 0, &its, NULL)) {
+		err = -errno;
+		fprintf(stderr, "gapscope: %s\n", strerror(errno));
+		goto out;
+	}
+	while (!stop) {
+		__u64 n;
+
+		if (poll(pfd, 4, -1) < 0 && errno != EINTR) {
+			err = -errno;
+			break;
+		}
+		if (pfd[0].revents)
+			consumer__drain(c);
+		if (pfd[1].revents)
+			stop |= on_signals(sfd, t);
+		if (pfd[2].revents && read(tfd, &n, sizeof(n)) > 0) {
+			consumer__drain(c);
+			ticks++;
+			if (ticks % 4 == 0)
+				trace_out__flush(c->out);
+			if (ticks % 20 == 0)
+				meta__losses(c->out, c->skel, t->pid, c->up->attach_failed,
+					     uprobes__cuda_libs(c->up));
+			if (tty && ticks % 20 == 0) {
+				__u64 now = clock__mono_ns();
+
+				status_line(c, t, now - start_ns,
+					    (c->events - last_events) * 1e9 / (now - last_ns));
+				last_events = c->events;
+				last_ns = now;
+			}
+		}
+		if (pfd[2].revents && duration && clock__mono_ns() - start_ns >= duration * 1e9)
+			stop = true;
+		if (pfd[3].fd >= 0 && pfd[3].revents) {
+			t->gone = true;
+			stop = true;
+		}
+	}
+	if (tty && ticks >= 20)
+		fputs("\r\033[K", stderr); /* the status line gives way to the summary */
+out:
+	if (tfd >= 0)
+		close(tfd);
+	return err;
+}
+
+void consumer__free(struct consumer *c)
+{
+	ring_buffer__free(c->rb);
+	c->rb = NULL;
+	ksyms__free(consumer__ksyms(c));
+	c->ksyms = NULL;
+	free(c->buf);
+	c->buf = NULL;
+}

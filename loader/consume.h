@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Ring-buffer consumption: the poll loop of a recording (ring buffer, signals, a 50 ms timer,
+ * the end of the target), and what each event needs on its way to the trace: stacks compacted,
+ * their kernel functions named once, a watched library mapped late attached, mappings recorded.
+ */
+#ifndef GAPSCOPE_CONSUME_H
+#define GAPSCOPE_CONSUME_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <linux/types.h>
+
+struct ksyms;
+struct map_records;
+struct record_bpf;
+struct ring_buffer;
+struct target;
+struct trace_out;
+struct uprobes;
+
+struct consumer {
+	/* Set by the caller. */
+	struct record_bpf *skel;
+	struct trace_out *out;
+	struct uprobes *up;
+	struct map_records *maps;
+
+	struct ring_buffer *rb;
+	unsigned char *buf;		/* one event, stack compacted */
+	struct ksyms *ksyms;
+	pthread_t ksyms_thread;		/* reading them, while ksyms_loading */
+	bool ksyms_loading;
+	__u64 events;
+};
+
+/*
+ * Blocks the signals the loop handles (SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT) and returns a
+ * signalfd for them, the mask before in ORIG (the launched target gets it back). -errno.
+ */
+int signals__block(sigset_t *orig);
+
+/*
+ * Starts reading the kernel's symbols beside the BPF load (~50 ms, off the path to
+ * "recording"), not on the first kernel stack: that would stall the consumer while a thread may
+ * be stopped for a late attach. Call with the signals blocked, so that the thread never takes one.
+ */
+void consumer__load_ksyms(struct consumer *c);
+/* The kernel's symbols (waiting for them), or NULL when unreadable. */
+struct ksyms *consumer__ksyms(struct consumer *c);
+/* Opens the ring buffer of C->skel. 0 or -errno, said why. */
+int consumer__open(struct consumer *c);
+/* Consumes everything the ring buffer holds now. */
+void consumer__drain(struct consumer *c);
+/*
+ * Until the target ends, a signal ends a -p recording, or DURATION seconds (0: no limit) pass
+ * from START_NS: consumes the ring buffer, flushes a chunk every 200 ms and the loss counters
+ * every second, and passes signals on to a launched target. 0 or -errno.
+ */
+int consumer__poll(struct consumer *c, struct target *t, int sfd, double duration,
+		   __u64 start_ns);
+void consumer__free(struct consumer *c);
+
+#endif

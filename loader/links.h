@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The recording's attachments: libbpf links and raw link fds, let go of together at the end. */
+#ifndef GAPSCOPE_LINKS_H
+#define GAPSCOPE_LINKS_H
+
+#include <stddef.h>
+
+struct bpf_link;
+
+struct links {
+	struct bpf_link **l;
+	size_t n, cap;
+	int *fds;		/* uprobe_multi links (loader/umulti.h) */
+	size_t nfds;
+};
+
+/* Keeps L (destroyed by links__detach_all); -ENOMEM and L destroyed when it cannot. */
+int links__add(struct links *k, struct bpf_link *l);
+/* Keeps a link FD; -ENOMEM and FD closed when it cannot. */
+int links__add_fd(struct links *k, int fd);
+/* Detaches everything, in parallel; the container stays usable (and empty). */
+void links__detach_all(struct links *k);
+void links__free(struct links *k);
+
+#endif

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <argp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gapscope.h"
+#include "options.h"
+#include "trace.h"
+
+static const struct record_opts defaults = {
+	.output = "gapscope.gsc",
+	.freq = 499,
+	/*
+	 * The ring buffer's pages are mapped twice into the recorder (the data area wraps) and all
+	 * count as resident: 32 MiB is 64 MB of RSS. At the 512 KiB wakeup mark it still holds
+	 * tens of milliseconds of the fastest storm this recorder can drain (tests/bench).
+	 */
+	.ringbuf_mb = 32,
+};
+
+enum {
+	OPT_PROBE = 0x100,
+	OPT_LOCK_HOLDS,
+	OPT_FOLLOW,
+	OPT_CUPTI,
+	OPT_NO_CUPTI,
+	OPT_NVML,
+	OPT_ARCHIVE,
+	OPT_DURATION,
+	OPT_FREQ,
+	OPT_SAMPLER,
+	OPT_RINGBUF,
+};
+
+/* argp wraps help text at 79 columns: keep every line shorter. */
+static const char doc[] =
+	"Record CUDA driver calls, futex waits, malloc_trim, scheduling and CPU\n"
+	"samples of a program, for 'gapscope report' and 'gapscope script'.\n"
+	"\n"
+	"USAGE: gapscope record [-o FILE] [-f] [--duration S] [--freq HZ]\n"
+	"         [--probe LIB:SYM]... [--follow-children] (-p PID | -- CMD [ARGS])\n"
+	"\n"
+	"EXAMPLES:\n"
+	"  gapscope record -- ./zkengine --device sim   # until it exits\n"
+	"  gapscope record -o t.gsc -f -- python3 train.py\n"
+	"  gapscope record -p 4242 --duration 10        # a running process\n"
+	"  gapscope record --probe libc.so.6:free -- ./app   # time every free()\n"
+	"\n"
+	"Needs root (or CAP_BPF and CAP_PERFMON) and a kernel with BTF.\n";
+
+static const struct argp_option opts[] = {
+	{ "output", 'o', "FILE", 0, "Trace file (default gapscope.gsc)", 0 },
+	{ "force", 'f', NULL, 0, "Overwrite an existing trace file", 0 },
+	{ "pid", 'p', "PID", 0, "Record a running process", 0 },
+	{ "duration", OPT_DURATION, "S", 0, "Stop recording after S seconds", 0 },
+	{ "freq", OPT_FREQ, "HZ", 0, "CPU samples per second per CPU, at most (default 499)", 0 },
+	{ "sampler", OPT_SAMPLER, "tick|timer", 0,
+	  "CPU samples at the scheduler tick (default: no added interrupt, at most CONFIG_HZ a "
+	  "second) or from a cpu-clock timer (any rate, one interrupt per sample)",
+	  0 },
+	{ "probe", OPT_PROBE, "LIB:SYM", 0, "Also record calls of SYM in LIB as intervals", 0 },
+	{ "lock-holds", OPT_LOCK_HOLDS, NULL, 0,
+	  "pthread mutex hold times (uprobes on pthread_mutex_lock/unlock: three traps per pair)",
+	  0 },
+	{ "follow-children", OPT_FOLLOW, NULL, 0, "Also record processes the target forks", 0 },
+	{ "cupti", OPT_CUPTI, NULL, 0, "CUPTI activity records (not yet supported)", 0 },
+	{ "no-cupti", OPT_NO_CUPTI, NULL, 0, "No CUPTI", 0 },
+	{ "nvml", OPT_NVML, NULL, 0, "NVML utilization samples (not yet supported)", 0 },
+	{ "archive", OPT_ARCHIVE, NULL, 0, "Keep binaries for offline reports (not yet supported)",
+	  0 },
+	{ "ringbuf-mb", OPT_RINGBUF, "MB", 0, "Ring buffer size in MiB (default 32)", 0 },
+	{ "verbose", 'v', NULL, 0, "libbpf debug output", 0 },
+	{},
+};
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct record_opts *o = state->input;
+	char *end;
+
+	switch (key) {
+	case 'o':
+		o->output = arg;
+		break;
+	case 'f':
+		o->force = true;
+		break;
+	case 'v':
+		o->verbose = true;
+		break;
+	case 'p':
+		errno = 0;
+		o->pid = strtol(arg, &end, 10);
+		if (errno || *end || o->pid <= 0)
+			argp_error(state, "invalid pid: %s", arg);
+		break;
+	case OPT_DURATION:
+		o->duration = strtod(arg, &end);
+		if (*end || o->duration <= 0)
+			argp_error(state, "invalid duration: %s", arg);
+		break;
+	case OPT_FREQ:
+		o->freq = strtoul(arg, &end, 10);
+		if (*end || !o->freq || o->freq > 100000)
+			argp_error(state, "invalid frequency: %s", arg);
+		break;
+	case OPT_SAMPLER:
+		if (!strcmp(arg, "tick"))
+			o->sampler = GS_SAMPLER_TICK;
+		else if (!strcmp(arg, "timer"))
+			o->sampler = GS_SAMPLER_TIMER;
+		else
+			argp_error(state, "--sampler wants tick or timer, got %s", arg);
+		break;
+	case OPT_RINGBUF:
+		o->ringbuf_mb = strtoul(arg, &end, 10);
+		if (*end || !o->ringbuf_mb || (o->ringbuf_mb & (o->ringbuf_mb - 1)))
+			argp_error(state, "ring buffer size must be a power of two: %s", arg);
+		break;
+	case OPT_PROBE: {
+		struct probe_spec p;
+
+		if (probe_spec__parse(arg, &p))
+			argp_error(state, "--probe wants LIB:SYM, got %s", arg);
+		if (o->nprobes == MAX_USER_PROBES)
+			argp_error(state, "at most %d --probe options", MAX_USER_PROBES);
+		o->probes[o->nprobes++] = p;
+		break;
+	}
+	case OPT_FOLLOW:
+		o->follow_children = true;
+		break;
+	case OPT_LOCK_HOLDS:
+		o->lock_holds = true;
+		break;
+	case OPT_CUPTI:
+	case OPT_NVML:
+	case OPT_ARCHIVE:
+		fprintf(stderr, "gapscope: warning: %s is not supported yet, ignored\n",
+			state->argv[state->next - 1]);
+		break;
+	case OPT_NO_CUPTI:
+		break;
+	case ARGP_KEY_ARG:
+		/* The command and everything after it belong to the target. */
+		o->cmd = &state->argv[state->next - 1];
+		state->next = state->argc;
+		break;
+	case ARGP_KEY_END:
+		if (!o->cmd && !o->pid)
+			argp_error(state, "need -p PID or a command after --");
+		if (o->cmd && o->pid)
+			argp_error(state, "-p PID and a command exclude each other");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+int record_opts__parse(int argc, char **argv, struct record_opts *o)
+{
+	static const struct argp argp = {
+		.options = opts,
+		.parser = parse_opt,
+		.args_doc = "(-p PID | -- CMD [ARGS...])",
+		.doc = doc,
+	};
+
+	*o = defaults;
+	return argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, o) ? -EINVAL : 0;
+}

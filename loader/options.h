@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* gapscope record's command line: what a recording is asked to do. */
+#ifndef GAPSCOPE_OPTIONS_H
+#define GAPSCOPE_OPTIONS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "probe_spec.h"
+
+#define MAX_USER_PROBES 32
+
+struct record_opts {
+	const char *output;
+	bool force;
+	double duration;	/* seconds, 0: until the target exits or a signal */
+	unsigned int freq;
+	int sampler;		/* GS_SAMPLER_*, 0: the tick where the kernel allows, else the timer */
+	struct probe_spec probes[MAX_USER_PROBES];
+	int nprobes;
+	bool lock_holds;
+	bool follow_children;
+	pid_t pid;		/* -p */
+	char **cmd;		/* or the command to launch */
+	bool verbose;
+	unsigned int ringbuf_mb;
+};
+
+/* Parses argv into *o (the defaults first); argp exits on --help and on errors. 0 or -EINVAL. */
+int record_opts__parse(int argc, char **argv, struct record_opts *o);
+
+#endif

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Uprobe attachment: the CUDA driver functions in libcuda, malloc_trim (and with --lock-holds the
+ * pthread mutexes) in libc, and each --probe LIB:SYM, attached once per file and recorded in the
+ * trace as GS_REC_PROBE records. Before exec to the files the target will load, for -p to what
+ * it has mapped, and while recording to each watched library it maps (loader/consume.c).
+ */
+#ifndef GAPSCOPE_UPROBES_H
+#define GAPSCOPE_UPROBES_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "probe_spec.h"
+
+struct links;
+struct record_bpf;
+struct trace_out;
+
+struct uprobes {
+	/* Set by the caller. */
+	struct record_bpf *skel;
+	struct links *links;
+	struct trace_out *out;
+	bool umulti;			/* uprobe_multi links (Linux 6.6) */
+	pid_t tgid;			/* the target, named in the probe records */
+	int pid;			/* pid filter: the target, or -1 to follow children */
+	bool lock_holds;
+	const struct probe_spec *specs;	/* --probe */
+	int nspecs;
+
+	/* Kept while recording. */
+	struct probed_file *files;
+	size_t nfiles;
+	__u64 attach_failed;
+	__u64 cuda_probes;
+};
+
+/*
+ * Attaches every probe that belongs in a file, once per file (inode). PATH is what to open (it
+ * may be /proc/PID/fd/N or /proc/PID/root/...), SHOWN what the trace calls it; KDEV and KINO the
+ * file in the kernel's encoding when known (0: from stat). -errno when PATH cannot be read.
+ */
+int uprobes__attach_file(struct uprobes *u, const char *path, const char *shown, __u64 kdev,
+			 __u64 kino);
+/* Before exec: libc, libcuda and each --probe LIB as the dynamic loader will find them for EXE. */
+void uprobes__attach_predicted(struct uprobes *u, const char *exe);
+/* For -p: every executable file PID has mapped already. */
+void uprobes__attach_mapped(struct uprobes *u, pid_t pid);
+/* Tells the mmap hook which library names to stop the target for (libcuda, libc, --probe). */
+void uprobes__watch(struct uprobes *u);
+/* The libcuda files probed. */
+__u32 uprobes__cuda_libs(const struct uprobes *u);
+void uprobes__free(struct uprobes *u);
+
+#endif
