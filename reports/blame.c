@@ -263,7 +263,6 @@ static int on_cpu(struct blame *b, const struct thread *th, __u64 s, __u64 e)
 {
 	size_t k0 = thread__first_sample(th, s), k1 = k0, nsmp;
 	const char *frames[MAX_FRAMES], *rootfirst[MAX_FRAMES];
-	const char *hot = NULL;
 	int err = 0;
 
 	while (k1 < th->samples.n && VEC_AT(&th->samples, struct th_sample, k1)->ts < e)
@@ -276,17 +275,18 @@ static int on_cpu(struct blame *b, const struct thread *th, __u64 s, __u64 e)
 	}
 	for (size_t k = k0; k < k1; k++) {
 		const struct th_sample *smp = VEC_AT(&th->samples, struct th_sample, k);
-		__u32 nk = kstack_names(b, smp->ev, frames, MAX_FRAMES / 2);
-		__u32 nu = stack_names(b, smp->ev, frames + nk, MAX_FRAMES - nk);
-		__u32 n = nk + nu;
+		__u32 nk = kstack_names(b, smp->ev, frames, MAX_FRAMES);
 		__u64 share = (e - s) / nsmp + (k == k0 ? (e - s) % nsmp : 0);
+		const char *hot = NULL;
 
-		for (__u32 i = 0; i < n; i++)
-			rootfirst[i] = frames[n - 1 - i];
-		/* The hottest function: the leaf user frame of the first sample stands for the
-		 * rest until counted below. */
-		hot = nu ? frames[nk] : nk ? frames[0] : NULL;
-		err = root(b, th, TS_ON_CPU, BK_ON_CPU, hot, NULL, smp->ev, share, rootfirst, n);
+		/* User frames come with the link (root first); kernel frames go above them. */
+		for (__u32 i = 0; i < nk; i++)
+			rootfirst[i] = frames[nk - 1 - i];
+		if (smp->ev->ustack_n)
+			hot = names__user(b->nm, smp->ev->tgid, gs_ustack(smp->ev)[0], true);
+		else if (nk)
+			hot = frames[0];
+		err = root(b, th, TS_ON_CPU, BK_ON_CPU, hot, NULL, smp->ev, share, rootfirst, nk);
 		if (err)
 			return err;
 	}

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Checks of a gapscope report (summary.json) against what a test knows, for tests/cases/report_*.sh.
+
+  cause SUMMARY KIND [--truth TRUTH] [--lock SUBSTR] [--root KIND] [--min SHARE]
+      KIND ranks first in causes with share >= --min (default 0.8) of the gap time that is not
+      preemption by processes outside the target (the machine's load). With --truth, where the
+      engine's own truth says its mechanism explains less of the idle time (own_share), the bar
+      is own_share - 0.1 instead, when lower. --lock: the longest gap whose cause is KIND has a
+      lock link whose name contains SUBSTR; --root: and its chain ends in kind ROOT.
+  ratio FIXED TRIM    gap time over run time of FIXED is at most a quarter of TRIM's.
+  truth SUMMARY TRUTH
+      >= 95% of the truth's GPU idle windows >= 1 ms (between its first and last kernel) are
+      gaps with both edges within 1 ms, and >= 95% of the gaps there are such windows. The end
+      edge of an API-inferred gap is the first launch after the idle time; the copies queued on
+      the stream before that launch run first and their time is not visible to the API tier,
+      so the end edge may precede the truth's by up to the upload time the truth records for
+      the partition whose kernels end the window (partition records: kernels_start_ns minus
+      gpu_start_ns), plus 1 ms.
+  holders SUMMARY TRUTH
+      every malloc_trim root of a chain through a lock is a thread the truth lists as trimming
+      with the tracker lock held, at a time inside one of its trims.
+"""
+import json
+import sys
+
+
+def load(path):
+    return json.load(open(path))
+
+
+def truth_records(path):
+    return [json.loads(l) for l in open(path) if l.strip()]
+
+
+def fail(msg):
+    print('FAIL: ' + msg)
+    sys.exit(1)
+
+
+def cmd_cause(args):
+    s = load(args[0])
+    kind = args[1]
+    opt = dict(zip(args[2::2], args[3::2]))
+    bar = float(opt.get('--min', 0.8))
+    if '--truth' in opt:
+        steady = [t for t in truth_records(opt['--truth']) if t['kind'] == 'gpu_steady']
+        if steady and steady[0]['own_share'] - 0.1 < bar:
+            bar = steady[0]['own_share'] - 0.1
+            print('the truth says the scenario explains %.3f of idle time: bar %.3f' %
+                  (steady[0]['own_share'], bar))
+    base = s['gap_ns'] - s.get('preempted_outside_ns', 0)
+    for c in s['causes']:
+        print('cause %-12s %-30s share %.3f (%.3f without outside preemption)' %
+              (c['kind'], c['function'], c['share'], c['ns'] / base if base else 0))
+    if not s['causes']:
+        fail('no causes')
+    top = s['causes'][0]
+    if top['kind'] == 'preempted' and top['function'] == 'another process' and len(s['causes']) > 1:
+        top = s['causes'][1]
+    if top['kind'] != kind:
+        fail('top cause %s, expected %s' % (top['kind'], kind))
+    share = top['ns'] / base if base else 0
+    if share < bar:
+        fail('%s explains %.3f of the gap time, expected >= %.3f' % (kind, share, bar))
+    if '--lock' in opt:
+        gaps = sorted([g for g in s['gaps'] if g['cause'] and g['cause']['kind'] == kind],
+                      key=lambda g: -g['duration_ns'])
+        if not gaps:
+            fail('no gap caused by %s' % kind)
+        g = gaps[0]
+        chain = ' <- '.join('%s %s %s' % (l['comm'], l['kind'], l.get('lock', l.get('function', '')))
+                            for l in g['chain'])
+        print('gap %d: %s' % (g['id'], chain))
+        locks = [l for l in g['chain'] if l['kind'] == 'lock' and opt['--lock'] in l.get('lock', '')]
+        if not locks:
+            fail('gap %d: no lock link naming %s' % (g['id'], opt['--lock']))
+        if '--root' in opt and g['chain'][-1]['kind'] != opt['--root']:
+            fail('gap %d: chain ends in %s, expected %s' % (g['id'], g['chain'][-1]['kind'], opt['--root']))
+    print('ok: %s first with %.3f' % (kind, share))
+
+
+def cmd_ratio(args):
+    f, t = load(args[0]), load(args[1])
+    rf = f['gap_ns'] / f['duration_ns']
+    rt = t['gap_ns'] / t['duration_ns']
+    print('gap time over run: fixed %.3f, tracker-trim %.3f' % (rf, rt))
+    if rf > rt / 4:
+        fail('fixed has more than a quarter of tracker-trim\'s gap time')
+
+
+def cmd_truth(args):
+    s = load(args[0])
+    truth = truth_records(args[1])
+    steady = {t['gpu']: t for t in truth if t['kind'] == 'gpu_steady'}
+    idle = [t for t in truth if t['kind'] == 'gpu_idle' and t['end_ns'] - t['start_ns'] >= 1e6]
+    upload = {}
+    for p in truth:
+        if p['kind'] == 'partition' and p.get('kernels_start_ns') and p.get('gpu_start_ns'):
+            upload[(p['gpu'], p['kernels_start_ns'])] = p['kernels_start_ns'] - p['gpu_start_ns']
+
+    def upload_before(gpu, end):
+        best = 0
+        for (g, k), ns in upload.items():
+            if g == gpu and abs(k - end) <= 1e6:
+                best = max(best, ns)
+        return best
+
+    def match(g, t):
+        if g['device'] != t['gpu'] or abs(g['start_ns'] - t['start_ns']) > 1e6:
+            return False
+        d = t['end_ns'] - g['end_ns']
+        return -1e6 <= d <= 1e6 + upload_before(t['gpu'], t['end_ns'])
+
+    def steady_gap(g):
+        st = steady.get(g['device'])
+        return st and g['start_ns'] >= st['first_kernel_ns'] - 1e6 and g['end_ns'] <= st['last_kernel_ns'] + 1e6
+
+    gaps = [g for g in s['gaps'] if steady_gap(g)]
+    found = 0
+    for t in idle:
+        m = [g for g in gaps if match(g, t)]
+        found += bool(m)
+        print('truth %d..%d %7.2f ms: %s' % (t['start_ns'], t['end_ns'], (t['end_ns'] - t['start_ns']) / 1e6,
+              'gap %d (%+.3f, %+.3f ms)' % (m[0]['id'], (m[0]['start_ns'] - t['start_ns']) / 1e6,
+                                           (m[0]['end_ns'] - t['end_ns']) / 1e6) if m else 'MISSED'))
+    true = 0
+    for g in gaps:
+        ok = any(match(g, t) for t in idle)
+        true += ok
+        if not ok:
+            print('gap %d %d..%d %.2f ms: no truth window' % (g['id'], g['start_ns'], g['end_ns'],
+                  g['duration_ns'] / 1e6))
+    rf = found / len(idle) if idle else 1.0
+    rt = true / len(gaps) if gaps else 1.0
+    print('truth windows found %d/%d (%.3f), gaps true %d/%d (%.3f)' % (found, len(idle), rf, true, len(gaps), rt))
+    if rf < 0.95 or rt < 0.95:
+        fail('below 0.95')
+
+
+def cmd_holders(args):
+    s = load(args[0])
+    trims = [t for t in truth_records(args[1]) if t['kind'] == 'malloc_trim' and t.get('tracker_lock_held')]
+    n = 0
+    for g in s['gaps']:
+        ch = g['chain']
+        if not ch or ch[-1]['kind'] != 'malloc_trim' or not any(l['kind'] == 'lock' for l in ch):
+            continue
+        tid = ch[-1]['tid']
+        mine = [t for t in trims if t['tid'] == tid and t['start_ns'] < g['end_ns'] and
+                t['start_ns'] + t['ns'] > g['start_ns']]
+        print('gap %d: malloc_trim by tid %d: %s' % (g['id'], tid, 'in the truth' if mine else 'NOT in the truth'))
+        if not mine:
+            fail('gap %d blames tid %d, which the truth does not list trimming under the lock then' % (g['id'], tid))
+        n += 1
+    if not n:
+        fail('no chain through a lock to malloc_trim')
+
+
+cmds = {'cause': cmd_cause, 'ratio': cmd_ratio, 'truth': cmd_truth, 'holders': cmd_holders}
+if len(sys.argv) < 3 or sys.argv[1] not in cmds:
+    print(__doc__)
+    sys.exit(2)
+cmds[sys.argv[1]](sys.argv[2:])
