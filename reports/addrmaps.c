@@ -6,16 +6,11 @@
 
 #include "addrmaps.h"
 #include "idmap.h"
-
-struct proc_maps {
-	struct ctx_map *v;
-	size_t n, cap;
-};
+#include "strtab.h"
 
 struct addrmaps {
-	struct idmap ids;	/* tgid -> procs[] */
-	struct proc_maps *procs;
-	size_t nprocs, cap;
+	struct idmap ids;	/* tgid -> procs: a struct vec of struct ctx_map each */
+	struct vec procs;
 };
 
 struct addrmaps *addrmaps__new(void)
@@ -27,43 +22,37 @@ void addrmaps__free(struct addrmaps *a)
 {
 	if (!a)
 		return;
-	for (size_t i = 0; i < a->nprocs; i++)
-		free(a->procs[i].v);
-	free(a->procs);
+	for (size_t i = 0; i < a->procs.n; i++)
+		vec__free(VEC_AT(&a->procs, struct vec, i));
+	vec__free(&a->procs);
 	idmap__free(&a->ids);
 	free(a);
 }
 
-static struct proc_maps *proc_of(struct addrmaps *a, __u32 tgid)
+static struct vec *proc_of(struct addrmaps *a, __u32 tgid)
 {
 	long i = idmap__get(&a->ids, tgid);
+	struct vec *pm;
 
 	if (i >= 0)
-		return &a->procs[i];
-	if (a->nprocs == a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 16;
-		struct proc_maps *np = realloc(a->procs, cap * sizeof(*np));
-
-		if (!np)
-			return NULL;
-		a->procs = np;
-		a->cap = cap;
-	}
-	if (idmap__set(&a->ids, tgid, a->nprocs))
+		return VEC_AT(&a->procs, struct vec, i);
+	pm = vec__push(&a->procs, sizeof(*pm));
+	if (pm && idmap__set(&a->ids, tgid, a->procs.n - 1)) {
+		a->procs.n--;
 		return NULL;
-	a->procs[a->nprocs] = (struct proc_maps){};
-	return &a->procs[a->nprocs++];
+	}
+	return pm;
 }
 
 /* The first mapping that ends after addr (the one holding it, if any holds it). */
-static size_t lower(const struct proc_maps *pm, __u64 addr)
+static size_t lower(const struct vec *pm, __u64 addr)
 {
 	size_t lo = 0, hi = pm->n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (pm->v[mid].end <= addr)
+		if (VEC_AT(pm, struct ctx_map, mid)->end <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -73,59 +62,62 @@ static size_t lower(const struct proc_maps *pm, __u64 addr)
 
 int addrmaps__add(struct addrmaps *a, __u32 tgid, const struct ctx_map *m)
 {
-	struct proc_maps *pm = proc_of(a, tgid);
-	struct ctx_map head, tail;
+	struct vec *pm = proc_of(a, tgid);
+	struct ctx_map head, tail, *v;
 	bool has_head = false, has_tail = false;
-	size_t i, j, add;
+	size_t i, j, n, add;
 
 	if (!pm)
 		return -ENOMEM;
 	if (m->end <= m->start)
 		return 0;
 	/* [i, j): the mappings m overlaps; the first may keep a head, the last a tail. */
+	v = pm->data;
+	n = pm->n;
 	i = j = lower(pm, m->start);
-	while (j < pm->n && pm->v[j].start < m->end)
+	while (j < n && v[j].start < m->end)
 		j++;
-	if (i < j && pm->v[i].start < m->start) {
-		head = pm->v[i];
+	if (i < j && v[i].start < m->start) {
+		head = v[i];
 		head.end = m->start;
 		has_head = true;
 	}
-	if (i < j && pm->v[j - 1].end > m->end) {
-		tail = pm->v[j - 1];
+	if (i < j && v[j - 1].end > m->end) {
+		tail = v[j - 1];
 		tail.pgoff += m->end - tail.start;
 		tail.start = m->end;
 		has_tail = true;
 	}
+	/* Room for what is added (the vector may move), then close up behind it. */
 	add = 1 + has_head + has_tail;
-	if (pm->n - (j - i) + add > pm->cap) {
-		size_t cap = pm->cap ? pm->cap * 2 : 32;
-		struct ctx_map *nv = realloc(pm->v, cap * sizeof(*nv));
-
-		if (!nv)
+	for (size_t k = 0; k < add; k++) {
+		if (!vec__push(pm, sizeof(*v))) {
+			pm->n = n;
 			return -ENOMEM;
-		pm->v = nv;
-		pm->cap = cap;
+		}
 	}
-	memmove(&pm->v[i + add], &pm->v[j], (pm->n - j) * sizeof(*pm->v));
-	pm->n = pm->n - (j - i) + add;
+	v = pm->data;
+	memmove(&v[i + add], &v[j], (n - j) * sizeof(*v));
+	pm->n = n - (j - i) + add;
 	if (has_head)
-		pm->v[i++] = head;
-	pm->v[i++] = *m;
+		v[i++] = head;
+	v[i++] = *m;
 	if (has_tail)
-		pm->v[i] = tail;
+		v[i] = tail;
 	return 0;
 }
 
 const struct ctx_map *addrmaps__find(const struct addrmaps *a, __u32 tgid, __u64 addr)
 {
 	long p = idmap__get(&a->ids, tgid);
-	const struct proc_maps *pm;
+	const struct vec *pm;
+	const struct ctx_map *m;
 	size_t i;
 
 	if (p < 0)
 		return NULL;
-	pm = &a->procs[p];
+	pm = VEC_AT(&a->procs, struct vec, p);
 	i = lower(pm, addr);
-	return i < pm->n && pm->v[i].start <= addr ? &pm->v[i] : NULL;
+	m = i < pm->n ? VEC_AT(pm, struct ctx_map, i) : NULL;
+	return m && m->start <= addr ? m : NULL;
 }

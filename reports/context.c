@@ -27,22 +27,18 @@ struct comm {
 struct gs_ctx {
 	struct strtab *strs;
 
-	struct idmap comm_ids;		/* tid -> comms[] */
-	struct comm *comms;
-	size_t ncomms, comms_cap;
+	struct idmap comm_ids;		/* tid -> comms: struct comm */
+	struct vec comms;
 
-	struct idmap probe_ids;		/* probe id -> probes[] */
-	struct ctx_probe *probes;
-	size_t nprobes, probes_cap;
+	struct idmap probe_ids;		/* probe id -> probes: struct ctx_probe */
+	struct vec probes;
 
 	/* Kernel names by handle: from lookups, and (trusted libraries only) from handles. */
-	struct idmap kernel_ids, hkernel_ids;	/* handle -> names[] */
-	const char **names;
-	size_t nnames, names_cap;
+	struct idmap kernel_ids, hkernel_ids;	/* handle -> names: const char * */
+	struct vec names;
 
 	/* Libraries whose handle names a lookup contradicted; any: one whose library is unknown. */
-	const char **distrust;
-	size_t ndistrust, distrust_cap;
+	struct vec distrust;		/* const char * */
 	bool distrust_any;
 
 	struct addrmaps *maps;
@@ -88,10 +84,10 @@ void ctx__free(struct gs_ctx *ctx)
 	idmap__free(&ctx->probe_ids);
 	idmap__free(&ctx->kernel_ids);
 	idmap__free(&ctx->hkernel_ids);
-	free(ctx->comms);
-	free(ctx->probes);
-	free(ctx->names);
-	free(ctx->distrust);
+	vec__free(&ctx->comms);
+	vec__free(&ctx->probes);
+	vec__free(&ctx->names);
+	vec__free(&ctx->distrust);
 	ksyms__free(ctx->ksyms);
 	free((void *)ctx->target.argv);
 	free(ctx);
@@ -103,19 +99,28 @@ static const char *ctx__str(struct gs_ctx *ctx, const char *s, size_t n)
 	return strtab__internf(ctx->strs, "%.*s", (int)n, s);
 }
 
-/* Grows a vector of elements of size sz to hold n + 1. */
-static int vec__reserve(void **v, size_t *cap, size_t n, size_t sz)
+/* The element of key in v (indexed through ids), a zeroed new one if none; NULL on ENOMEM. */
+static void *slot(struct idmap *ids, struct vec *v, size_t elem, __u64 key)
 {
-	void *nv;
+	long i = idmap__get(ids, key);
+	void *e;
 
-	if (n < *cap)
-		return 0;
-	nv = realloc(*v, (*cap ? *cap * 2 : 16) * sz);
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	*cap = *cap ? *cap * 2 : 16;
-	return 0;
+	if (i >= 0)
+		return (char *)v->data + i * elem;
+	e = vec__push(v, elem);
+	if (e && idmap__set(ids, key, v->n - 1)) {
+		v->n--;
+		return NULL;
+	}
+	return e;
+}
+
+/* The element of key, NULL if none. */
+static void *find(const struct idmap *ids, const struct vec *v, __u64 key)
+{
+	long i = idmap__get(ids, key);
+
+	return i < 0 ? NULL : (char *)v->data + i * v->elem;
 }
 
 /* ---- thread names ---------------------------------------------------------------------------- */
@@ -123,36 +128,27 @@ static int vec__reserve(void **v, size_t *cap, size_t n, size_t sz)
 /* Names tid with the first (at most max) bytes of name, up to a NUL. */
 static void set_comm(struct gs_ctx *ctx, __u32 tid, const char *name, size_t max)
 {
-	long i = idmap__get(&ctx->comm_ids, tid);
-	size_t len = strnlen(name, max);
+	struct comm *c = slot(&ctx->comm_ids, &ctx->comms, sizeof(*c), tid);
+	size_t len = strnlen(name, max < GS_COMM_LEN ? max : GS_COMM_LEN);
 
-	if (i < 0) {
-		if (vec__reserve((void **)&ctx->comms, &ctx->comms_cap, ctx->ncomms,
-				 sizeof(*ctx->comms)) ||
-		    idmap__set(&ctx->comm_ids, tid, ctx->ncomms))
-			return;
-		i = ctx->ncomms++;
-	}
-	if (len > GS_COMM_LEN)
-		len = GS_COMM_LEN;
-	memcpy(ctx->comms[i].name, name, len);
-	ctx->comms[i].name[len] = 0;
+	if (!c)
+		return;
+	memcpy(c->name, name, len);
+	c->name[len] = 0;
 }
 
 const char *ctx__comm(const struct gs_ctx *ctx, __u32 tid)
 {
-	long i = idmap__get(&ctx->comm_ids, tid);
+	const struct comm *c = find(&ctx->comm_ids, &ctx->comms, tid);
 
-	return i < 0 ? NULL : ctx->comms[i].name;
+	return c ? c->name : NULL;
 }
 
 /* ---- probes and kernel names ----------------------------------------------------------------- */
 
 const struct ctx_probe *ctx__probe(const struct gs_ctx *ctx, __u32 id)
 {
-	long i = idmap__get(&ctx->probe_ids, id);
-
-	return i < 0 ? NULL : &ctx->probes[i];
+	return find(&ctx->probe_ids, &ctx->probes, id);
 }
 
 static void note_probe(struct gs_ctx *ctx, const struct gs_rec_probe *p)
@@ -169,43 +165,28 @@ static void note_probe(struct gs_ctx *ctx, const struct gs_rec_probe *p)
 		.live_ns = h->ts,
 		.offset = p->offset,
 	};
-	long i;
+	struct ctx_probe *slot_p;
 
 	cp.lib = ctx__str(ctx, p->names, ll);
 	cp.sym = ctx__str(ctx, sym, gs_rec_strlen(h, sym));
-	if (!cp.lib || !cp.sym)
-		return;
-	i = idmap__get(&ctx->probe_ids, p->id);
-	if (i < 0) {
-		if (vec__reserve((void **)&ctx->probes, &ctx->probes_cap, ctx->nprobes,
-				 sizeof(*ctx->probes)) ||
-		    idmap__set(&ctx->probe_ids, p->id, ctx->nprobes))
-			return;
-		i = ctx->nprobes++;
-	}
-	ctx->probes[i] = cp;
+	slot_p = slot(&ctx->probe_ids, &ctx->probes, sizeof(*slot_p), p->id);
+	if (cp.lib && cp.sym && slot_p)
+		*slot_p = cp;
 }
 
 static void set_name(struct gs_ctx *ctx, struct idmap *ids, __u64 handle, const char *name)
 {
-	long i = idmap__get(ids, handle);
+	const char **n = slot(ids, &ctx->names, sizeof(*n), handle);
 
-	if (i >= 0) {
-		ctx->names[i] = name;
-		return;
-	}
-	if (vec__reserve((void **)&ctx->names, &ctx->names_cap, ctx->nnames,
-			 sizeof(*ctx->names)) ||
-	    idmap__set(ids, handle, ctx->nnames))
-		return;
-	ctx->names[ctx->nnames++] = name;
+	if (n)
+		*n = name;
 }
 
 static const char *get_name(const struct gs_ctx *ctx, const struct idmap *ids, __u64 handle)
 {
-	long i = idmap__get(ids, handle);
+	const char *const *n = find(ids, &ctx->names, handle);
 
-	return i < 0 ? NULL : ctx->names[i];
+	return n ? *n : NULL;
 }
 
 const char *ctx__kernel_name(const struct gs_ctx *ctx, __u64 handle, bool *by_handle)
@@ -224,8 +205,8 @@ const char *ctx__kernel_name(const struct gs_ctx *ctx, __u64 handle, bool *by_ha
 
 static bool distrusted(const struct gs_ctx *ctx, const char *lib)
 {
-	for (size_t i = 0; i < ctx->ndistrust; i++)
-		if (!strcmp(ctx->distrust[i], lib))
+	for (size_t i = 0; i < ctx->distrust.n; i++)
+		if (!strcmp(*VEC_AT(&ctx->distrust, const char *, i), lib))
 			return true;
 	return false;
 }
@@ -234,7 +215,7 @@ static bool distrusted(const struct gs_ctx *ctx, const char *lib)
 static void distrust(struct gs_ctx *ctx, const struct gs_ctx *probes, __u32 fn)
 {
 	const struct ctx_probe *p = ctx__probe(probes, fn);
-	const char *lib;
+	const char **lib;
 
 	if (!p) {
 		ctx->distrust_any = true;	/* which library is unknown: trust none */
@@ -242,11 +223,9 @@ static void distrust(struct gs_ctx *ctx, const struct gs_ctx *probes, __u32 fn)
 	}
 	if (distrusted(ctx, p->lib))
 		return;
-	lib = ctx__str(ctx, p->lib, strlen(p->lib));
-	if (!lib || vec__reserve((void **)&ctx->distrust, &ctx->distrust_cap, ctx->ndistrust,
-				 sizeof(*ctx->distrust)))
-		return;
-	ctx->distrust[ctx->ndistrust++] = lib;
+	lib = vec__push(&ctx->distrust, sizeof(*lib));
+	if (lib)
+		*lib = ctx__str(ctx, p->lib, strlen(p->lib)) ?: "";
 }
 
 bool ctx__handle_names_trusted(const struct gs_ctx *ctx, __u32 fn)

@@ -65,7 +65,10 @@ int ctx__prescan(struct gs_ctx *ctx, const char *path);
 /* A thread's name, NULL when the trace never named it. */
 const char *ctx__comm(const struct gs_ctx *ctx, __u32 tid);
 
-/* A probe by its id (the fn of CUDA events, the id of probe events), NULL if unknown. */
+/*
+ * A probe by its id (the fn of CUDA events, the id of probe events), NULL if unknown. Pointers
+ * to probes and mappings hold until the next record is fed; strings until ctx__free.
+ */
 const struct ctx_probe *ctx__probe(const struct gs_ctx *ctx, __u32 id);
 
 /*
