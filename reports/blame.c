@@ -30,6 +30,39 @@ static enum blame_kind syscall_kind(int nr)
 	return BK_OTHER;
 }
 
+/* Names of the system calls a thread commonly sleeps in (x86-64 numbers). */
+static const char *syscall_name(int nr)
+{
+	switch (nr) {
+	case 0: return "read";
+	case 1: return "write";
+	case 7: return "poll";
+	case 9: return "mmap";
+	case 10: return "mprotect";
+	case 11: return "munmap";
+	case 16: return "ioctl";
+	case 17: return "pread64";
+	case 18: return "pwrite64";
+	case 23: return "select";
+	case 28: return "madvise";
+	case 35: return "nanosleep";
+	case 45: return "recvfrom";
+	case 47: return "recvmsg";
+	case 61: return "wait4";
+	case 74: return "fsync";
+	case 202: return "futex";
+	case 230: return "clock_nanosleep";
+	case 232: return "epoll_wait";
+	case 257: return "openat";
+	case 270: return "pselect6";
+	case 271: return "ppoll";
+	case 281: return "epoll_pwait";
+	case 426: return "io_uring_enter";
+	case 441: return "epoll_pwait2";
+	}
+	return NULL;
+}
+
 struct path_link {
 	struct chain_link l;
 	const char *frames_folded[MAX_FRAMES];	/* root first */
@@ -401,7 +434,9 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 				k = BK_CUDA;
 	}
 	{
-		const char *fn = o->syscall >= 0 ? strtab__internf(b->strs, "syscall %d",
+		const char *sn = syscall_name(o->syscall);
+		const char *fn = sn                ? sn :
+				 o->syscall >= 0 ? strtab__internf(b->strs, "syscall %d",
 								     o->syscall) :
 						   o->syscall == OFFCPU_SYSCALL_UNKNOWN ?
 						   "syscall unknown" : "no syscall";

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# gapscope report on GPU programs not shaped like zkengine (tests/report/feeder.c on simcuda,
+# real probes): a feeder paced by nanosleep (cause sleep), one that reads its input from a FIFO
+# another process fills (io), one that waits on a condition variable for a helper thread that
+# computes each input (on_cpu, through the cond wait), and one that replays a captured graph
+# with CPU work in between (on_cpu; the launches made while capturing are not GPU work).
+set -eu
+. "$GAPSCOPE_ROOT/tests/lib.sh"
+need_root "loads BPF programs and attaches uprobes"
+GS=$BUILD/gapscope
+LIBCUDA=$PWD/$BUILD/simcuda/libcuda.so.1
+CHECK="python3 $GAPSCOPE_ROOT/tests/report/report_check.py"
+[ -f "$LIBCUDA" ] || die "$LIBCUDA not built"
+${CC:-cc} -O2 -g -fno-omit-frame-pointer -Iengine -pthread -o "$TMP/feeder" \
+	tests/report/feeder.c -ldl || die "cannot build the feeder"
+
+# run NAME MODE [FILE]: 20 iterations, 15 ms apart.
+run() {
+	local rc=0
+	"$GS" record -o "$TMP/$1.gsc" -- "$TMP/feeder" "$LIBCUDA" "$2" 20 15 ${3:-} \
+		>"$TMP/$1.out" 2>"$TMP/$1.err" || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		cat "$TMP/$1.out" "$TMP/$1.err"
+		grep -q 'feeder: cu.*: undefined symbol' "$TMP/$1.err" && return 77
+		die "record $1"
+	fi
+	"$GS" report "$TMP/$1.gsc" -o "$TMP/$1.rep" --top 2 >"$TMP/$1.txt" ||
+		die "report $1"
+	echo "== $1"
+	cat "$TMP/$1.txt"
+	n=$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['gaps']))" \
+		"$TMP/$1.rep/summary.json")
+	# 20 submissions after the first: 19 gaps of about 15 ms each.
+	[ "$n" -ge 17 ] && [ "$n" -le 21 ] || die "$1: $n gaps, expected 19"
+}
+
+run sleep sleep
+$CHECK cause "$TMP/sleep.rep/summary.json" sleep || die "sleep feeder"
+grep -q '"function":"clock_nanosleep"\|"function":"nanosleep"' "$TMP/sleep.rep/summary.json" ||
+	die "sleep feeder: the sleep is not named"
+
+mkfifo "$TMP/in.fifo"
+# The writer is another process: its 15 ms pauses are what the reads wait for.
+(for i in $(seq 25); do sleep 0.015; head -c 4096 /dev/zero; done >"$TMP/in.fifo") &
+writer=$!
+run file file "$TMP/in.fifo"
+wait "$writer" 2>/dev/null || true
+$CHECK cause "$TMP/file.rep/summary.json" io || die "file feeder"
+
+run helper helper
+$CHECK cause "$TMP/helper.rep/summary.json" on_cpu || die "helper feeder"
+grep -q '^feeder;.*\[cond [^]]*\];--;\[woken by helper\];.*compute_input' \
+	"$TMP/helper.rep/gaps/all.folded" || die "helper feeder: no chain through the cond wait"
+
+rc=0
+run graph graph || rc=$?
+if [ "$rc" -eq 77 ]; then
+	echo "graph replay: simcuda lacks the graph API, not checked"
+else
+	$CHECK cause "$TMP/graph.rep/summary.json" on_cpu || die "graph feeder"
+	grep -q 'cuGraphLaunch by feeder' "$TMP/graph.rep/summary.json" ||
+		die "graph feeder: gaps not ended by graph launches"
+fi

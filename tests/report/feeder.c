@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * GPU feeders not shaped like zkengine, for tests/cases/report_programs.sh. One thread feeds
+ * one stream of a simcuda device (dlopen'ed from the path given) ITER times; what it does
+ * between two submissions is the GPU's idle time, and the mode says what that is:
+ *
+ *   sleep   paced by nanosleep (PERIOD ms)                         expected cause: sleep
+ *   file    reads its next input from FILE (a FIFO another process
+ *           writes every PERIOD ms)                                 expected cause: io
+ *   graph   captures its kernels into a graph once, then replays it
+ *           with cuGraphLaunch; between replays it computes on the
+ *           CPU for PERIOD ms                                       expected cause: on_cpu
+ *   helper  hands each input to a helper thread and waits on a
+ *           condition variable until the helper (computing on the
+ *           CPU for PERIOD ms) signals it                           expected: on_cpu via cond
+ *
+ * usage: feeder LIBCUDA MODE ITER PERIOD_MS [FILE]
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kernels.h"
+
+typedef int (*fn_t)();
+static void *lib;
+
+static fn_t sym(const char *name)
+{
+	fn_t f = (fn_t)dlsym(lib, name);
+
+	if (!f) {
+		fprintf(stderr, "feeder: %s: %s\n", name, dlerror());
+		exit(77);	/* this driver lacks it: the test skips the mode */
+	}
+	return f;
+}
+
+#define CU(name, ...)                                                                              \
+	do {                                                                                       \
+		int r_ = sym(#name)(__VA_ARGS__);                                                  \
+		if (r_) {                                                                          \
+			fprintf(stderr, "feeder: %s: error %d\n", #name, r_);                      \
+			exit(1);                                                                   \
+		}                                                                                  \
+	} while (0)
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* CPU work for ms milliseconds of this thread's own CPU time, in a function of its own. */
+static __attribute__((noinline)) uint64_t compute_input(unsigned int ms)
+{
+	struct timespec ts;
+	uint64_t x = 1, end;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	end = ts.tv_sec * 1000000000ull + ts.tv_nsec + ms * 1000000ull;
+	do {
+		for (int i = 0; i < 10000; i++)
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	} while (ts.tv_sec * 1000000000ull + ts.tv_nsec < end);
+	return x;
+}
+
+static void *stream, *func;
+static struct fr_scale_args args;
+
+static void launch(void)
+{
+	void *params[] = { &args };
+
+	CU(cuLaunchKernel, func, 1, 1, 1, ZK_BLOCK, 1, 1, 0, stream, params, NULL);
+}
+
+/* helper mode: one input at a time through a condition variable. */
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int ready, done, period;
+
+static void *helper_main(void *arg)
+{
+	pthread_setname_np(pthread_self(), "helper");
+	for (;;) {
+		pthread_mutex_lock(&mu);
+		while (ready && !done)
+			pthread_cond_wait(&cv, &mu);
+		if (done) {
+			pthread_mutex_unlock(&mu);
+			return NULL;
+		}
+		pthread_mutex_unlock(&mu);
+		compute_input(period);
+		pthread_mutex_lock(&mu);
+		ready = 1;
+		pthread_cond_broadcast(&cv);
+		pthread_mutex_unlock(&mu);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const uint32_t fatbin[4] = { 0xBA55ED50u };	/* the fatbin header's magic */
+	void *ctx, *mod, *dev_mem, *graph = NULL, *exec = NULL;
+	const char *mode;
+	int iter, fd = -1, dev;
+	pthread_t helper;
+	char buf[4096];
+
+	if (argc < 5) {
+		fprintf(stderr, "usage: feeder LIBCUDA sleep|file|graph|helper ITER PERIOD_MS [FILE]\n");
+		return 2;
+	}
+	mode = argv[2];
+	iter = atoi(argv[3]);
+	period = atoi(argv[4]);
+	lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		fprintf(stderr, "feeder: %s\n", dlerror());
+		return 1;
+	}
+	pthread_setname_np(pthread_self(), "feeder");
+	CU(cuInit, 0);
+	CU(cuDeviceGet, &dev, 0);
+	CU(cuDevicePrimaryCtxRetain, &ctx, dev);
+	CU(cuCtxSetCurrent, ctx);
+	CU(cuModuleLoadData, &mod, fatbin);
+	CU(cuModuleGetFunction, &func, mod, "fr_scale");
+	CU(cuStreamCreate, &stream, 1);
+	CU(cuMemAlloc_v2, &dev_mem, 256 * sizeof(fr_t));
+	args.data = dev_mem;
+	args.c = fr_one();
+	args.n = 256;
+	if (!strcmp(mode, "graph")) {
+		sym("cuGraphLaunch");	/* skip before capturing if the driver cannot replay */
+		CU(cuStreamBeginCapture_v2, stream, 0);
+		for (int k = 0; k < 4; k++)
+			launch();
+		CU(cuStreamEndCapture, stream, &graph);
+		CU(cuGraphInstantiateWithFlags, &exec, graph, 0ull);
+	}
+	if (!strcmp(mode, "file")) {
+		fd = open(argv[5], O_RDONLY);
+		if (fd < 0) {
+			perror("feeder: open");
+			return 1;
+		}
+	}
+	if (!strcmp(mode, "helper"))
+		pthread_create(&helper, NULL, helper_main, NULL);
+
+	for (int i = 0; i < iter; i++) {
+		if (!strcmp(mode, "sleep")) {
+			struct timespec ts = { 0, period * 1000000l };
+
+			nanosleep(&ts, NULL);
+		} else if (!strcmp(mode, "file")) {
+			if (read(fd, buf, sizeof(buf)) <= 0)
+				break;
+		} else if (!strcmp(mode, "graph")) {
+			compute_input(period);
+		} else {
+			pthread_mutex_lock(&mu);
+			while (!ready)
+				pthread_cond_wait(&cv, &mu);
+			ready = 0;
+			pthread_cond_broadcast(&cv);
+			pthread_mutex_unlock(&mu);
+		}
+		if (exec) {
+			CU(cuGraphLaunch, exec, stream);
+		} else {
+			for (int k = 0; k < 4; k++)
+				launch();
+		}
+		CU(cuStreamSynchronize, stream);
+	}
+	if (!strcmp(mode, "helper")) {
+		pthread_mutex_lock(&mu);
+		done = 1;
+		pthread_cond_broadcast(&cv);
+		pthread_mutex_unlock(&mu);
+		pthread_join(helper, NULL);
+	}
+	if (exec) {
+		CU(cuGraphExecDestroy, exec);
+		CU(cuGraphDestroy, graph);
+	}
+	printf("feeder: %s %d iterations at %llu\n", mode, iter, (unsigned long long)now_ns());
+	return 0;
+}
