@@ -49,8 +49,29 @@ static int push(struct ksyms *k, __u64 addr, const char *name)
 	return 0;
 }
 
+/* The index of the first of the first n symbols (sorted) above addr. */
+static size_t upper_bound(const struct ksyms *k, size_t n, __u64 addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Kept sorted as it grows, by insertion: a reader adds the trace's symbols between lookups, and a
+ * sort at each lookup after an add would cost far more than moving the entries above.
+ */
 int ksyms__add(struct ksyms *k, __u64 addr, const char *name)
 {
+	size_t at;
 	char *copy;
 
 	if (k->text)
@@ -61,6 +82,13 @@ int ksyms__add(struct ksyms *k, __u64 addr, const char *name)
 		return -ENOMEM;
 	}
 	k->own_names = true;
+	if (k->sorted)
+		return 0;
+	/* The new entry went last, below the one before it: move it into place. */
+	at = upper_bound(k, k->n - 1, addr);
+	memmove(&k->syms[at + 1], &k->syms[at], (k->n - 1 - at) * sizeof(*k->syms));
+	k->syms[at] = (struct ksym){ .addr = addr, .name = copy };
+	k->sorted = true;
 	return 0;
 }
 

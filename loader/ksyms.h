@@ -27,8 +27,8 @@ struct ksyms *ksyms__load(void);
 int ksyms__add(struct ksyms *k, __u64 addr, const char *name);
 size_t ksyms__count(const struct ksyms *k);
 /*
- * The function containing addr (the last symbol at or below it), or NULL. The first lookup after
- * an add sorts the table: pointers from before an add do not survive it.
+ * The function containing addr (the last symbol at or below it), or NULL. An add moves entries:
+ * pointers from before an add do not survive it.
  */
 struct ksym *ksyms__find(struct ksyms *k, __u64 addr);
 /* The symbol named name (the first, by address) and where the next one starts, or NULL. */

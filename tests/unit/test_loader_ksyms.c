@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The kernel-symbol table (loader/ksyms.c): built from pairs added out of order (as a reader
- * rebuilds it from GS_REC_KSYM records), each address inside a function finds that function,
+ * rebuilds it from GS_REC_KSYM records, with lookups between the adds), each address inside a
+ * function finds that function,
  * addresses below the first find nothing, names find their symbol and where the next begins;
  * then /proc/kallsyms, where (addresses visible) a function's own address finds it back.
  */
@@ -57,6 +58,43 @@ static void pairs(void)
 	ksyms__free(NULL);
 }
 
+/* Adds in random order, lookups between them: every lookup agrees with a search of all. */
+static void random_order(void)
+{
+	enum { N = 3000 };
+	static __u64 addrs[N];
+	struct ksyms *k = ksyms__new();
+	unsigned int seed = 12345;
+	char name[32];
+
+	for (int i = 0; i < N; i++)
+		addrs[i] = 0xffffffff80000000ull + (__u64)i * 64; /* distinct, ascending */
+	for (int i = N - 1; i > 0; i--) {
+		int j = rand_r(&seed) % (i + 1);
+		__u64 t = addrs[i];
+
+		addrs[i] = addrs[j];
+		addrs[j] = t;
+	}
+	for (int i = 0; i < N; i++) {
+		__u64 probe = addrs[rand_r(&seed) % (i + 1)] + 13, best = 0;
+		struct ksym *s;
+
+		snprintf(name, sizeof(name), "f%llx", (unsigned long long)addrs[i]);
+		CHECK(!ksyms__add(k, addrs[i], name), "add %d", i);
+		for (int j = 0; j <= i; j++)
+			if (addrs[j] <= probe && addrs[j] > best)
+				best = addrs[j];
+		s = ksyms__find(k, probe);
+		CHECK(s && s->addr == best, "after %d adds: %llx found %llx, want %llx", i + 1,
+		      (unsigned long long)probe, s ? (unsigned long long)s->addr : 0ull,
+		      (unsigned long long)best);
+		snprintf(name, sizeof(name), "f%llx", (unsigned long long)best);
+		CHECK(!strcmp(s->name, name), "%s, want %s", s->name, name);
+	}
+	ksyms__free(k);
+}
+
 static void kallsyms(void)
 {
 	struct ksyms *k = ksyms__load();
@@ -83,6 +121,7 @@ static void kallsyms(void)
 int main(void)
 {
 	pairs();
+	random_order();
 	kallsyms();
 	TEST_PASS();
 }
