@@ -260,6 +260,9 @@ static int gen_report(const char *dir, bool hour)
 		pnames[i + 1] = strdup(strchr(sub, ':') ? sub : title);
 	}
 
+	printf("gap svgs: %zu, largest %zu bytes, %zu frames left out\n", ng, svg_max,
+	       svg_omitted);
+
 	/* All gaps together. */
 	{
 		struct flame_opts o = { .title = "All gaps", .subtitle = sub };
@@ -280,15 +283,10 @@ static int gen_report(const char *dir, bool hour)
 		printf("all.svg: %zu frames of %zu drawn, %zu left out (%llu ns), %zu bytes\n",
 		       fs.frames, folded__nodes(all), fs.frames_omitted,
 		       (unsigned long long)fs.ns_omitted, svgs[nsvg].svg_len);
-		if (svgs[nsvg].svg_len > svg_max)
-			svg_max = svgs[nsvg].svg_len;
 		nsvg++;
 		profiles[0] = all;
 		pnames[0] = "all gaps";
 	}
-	printf("gap svgs: %zu, largest %zu bytes, %zu frames left out\n", ng, svg_max,
-	       svg_omitted);
-
 	out = open_out(dir, "gaps.speedscope.json");
 	if (speedscope__write(out, "generated report", (const struct folded *const *)profiles,
 			      pnames, ng + 1))
