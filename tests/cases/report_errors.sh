@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# gapscope report on bad input, built with ASan and UBSan (into build/asan/): a missing file, a
+# file that is no trace, bad options and an existing output directory each give one line and a
+# non-zero exit (bad options: argp's message); an empty trace and one without CUDA events say so; traces cut at random
+# offsets or with bytes overwritten give a report of what could be read and say what was not;
+# a version 1 trace (before the off-CPU system call) is read, its blocked reasons unknown.
+set -eu
+. "$GAPSCOPE_ROOT/tests/lib.sh"
+need_root "records real traces"
+CC=${CC:-cc}
+GS=$BUILD/gapscope
+LIBCUDA=$PWD/$BUILD/simcuda/libcuda.so.1
+ASAN=$BUILD/asan/gapscope-report
+mkdir -p "$BUILD/asan"
+$CC -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \
+	-D_GNU_SOURCE -Ibpf -Iloader -Ireports -o "$ASAN" tests/report/report_main.c \
+	reports/report.c reports/analysis.c reports/strtab.c reports/threads.c reports/gputime.c \
+	reports/names.c reports/blame.c reports/summary_txt.c reports/summary_json.c \
+	reports/folded_out.c reports/symbols.c loader/trace.c -ldw -lelf -lz ||
+	die "cannot build the sanitized report"
+export ASAN_OPTIONS=exitcode=99:detect_leaks=1
+export UBSAN_OPTIONS=halt_on_error=1:exitcode=98:print_stacktrace=1
+${CC} -O2 -g -fno-omit-frame-pointer -Iengine -pthread -o "$TMP/feeder" tests/report/feeder.c -ldl
+"$GS" record -o "$TMP/t.gsc" -- "$TMP/feeder" "$LIBCUDA" sleep 12 5 >/dev/null 2>&1 ||
+	die "record the feeder"
+"$GS" record -o "$TMP/nocuda.gsc" -- sleep 0.05 >/dev/null 2>&1 || die "record sleep"
+
+# one_line CMD...: fails with exactly one line on stderr, no sanitizer report.
+one_line() {
+	local rc=0
+	"$@" >"$TMP/o" 2>"$TMP/e" || rc=$?
+	[ "$rc" -ne 0 ] || die "$*: exit 0"
+	[ "$rc" -lt 98 ] || { cat "$TMP/e"; die "$*: sanitizer error"; }
+	[ "$(wc -l <"$TMP/e")" -eq 1 ] || { cat "$TMP/e"; die "$*: not one line"; }
+	echo "$*: $(cat "$TMP/e")"
+}
+one_line "$ASAN" "$TMP/missing.gsc" -o "$TMP/r0"
+echo "not a trace" >"$TMP/junk"
+one_line "$ASAN" "$TMP/junk" -o "$TMP/r0"
+mkdir "$TMP/exists"
+one_line "$ASAN" "$TMP/t.gsc" -o "$TMP/exists"
+# Bad options: argp's message (and its usage hint), a non-zero exit.
+for opt in "--min-gap abc" "--format xml" "--top -1"; do
+	rc=0
+	"$ASAN" "$TMP/t.gsc" -o "$TMP/r0" $opt >/dev/null 2>"$TMP/e" || rc=$?
+	[ "$rc" -ne 0 ] && [ "$rc" -lt 98 ] || die "$opt: exit $rc"
+	grep -q -- "${opt%% *}" "$TMP/e" || die "$opt: the error does not name the option"
+done
+[ ! -e "$TMP/r0" ] || die "a failed command left its output directory"
+
+# Intact: the sanitized build writes what the normal one does.
+"$ASAN" "$TMP/t.gsc" -o "$TMP/exists" -f --format json >"$TMP/asan.json" || die "sanitized report"
+"$GS" report "$TMP/t.gsc" -o "$TMP/plain" --format json >"$TMP/plain.json" || die "report"
+cmp -s "$TMP/asan.json" "$TMP/plain.json" || die "sanitized and plain reports differ"
+[ -s "$TMP/exists/gaps/all.folded" ] && [ -s "$TMP/exists/gaps/0001.folded" ] ||
+	die "no folded stacks"
+cmp -s "$TMP/exists/summary.json" "$TMP/asan.json" || die "--format json is not summary.json"
+
+# No CUDA events; an empty trace (the file header alone).
+"$ASAN" "$TMP/nocuda.gsc" -o "$TMP/r1" >"$TMP/o" 2>"$TMP/e" || die "report without CUDA"
+grep -q 'no CUDA events' "$TMP/e" "$TMP/o" || die "no word of the missing CUDA events"
+head -c 32 "$TMP/t.gsc" >"$TMP/empty.gsc"
+"$ASAN" "$TMP/empty.gsc" -o "$TMP/r2" >"$TMP/o" 2>"$TMP/e" || die "report of an empty trace"
+grep -q 'holds no events' "$TMP/o" || die "no word of the empty trace"
+
+# Damaged copies, and a version 1 header.
+python3 - "$TMP" "$ASAN" <<'PY' || die "damaged traces"
+import os, random, struct, subprocess, sys, zlib
+tmp, asan = sys.argv[1], sys.argv[2]
+data = open(os.path.join(tmp, "t.gsc"), "rb").read()
+rnd = random.Random(11)
+def report(name, blob, expect):
+    p = os.path.join(tmp, name)
+    open(p, "wb").write(blob)
+    r = subprocess.run([asan, p, "-o", p + ".rep"], capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit("%s: exit %d: %s" % (name, r.returncode, r.stderr))
+    if expect not in r.stderr + r.stdout:
+        sys.exit("%s: no '%s' in: %s" % (name, expect, r.stderr))
+for i in range(8):
+    cut = rnd.randrange(64, len(data) - 8)
+    report("cut%d.gsc" % i, data[:cut], "did not finish")
+for i in range(8):
+    b = bytearray(data)
+    for _ in range(4):
+        b[rnd.randrange(64, len(b))] ^= 0xff
+    report("flip%d.gsc" % i, bytes(b), "corrupt chunk")
+hdr = bytearray(data[:32])
+struct.pack_into("<I", hdr, 8, 1)
+struct.pack_into("<I", hdr, 28, 0)
+struct.pack_into("<I", hdr, 28, zlib.crc32(bytes(hdr)))
+report("v1.gsc", bytes(hdr) + data[32:], "gaps:")
+print("damaged traces: reported, no sanitizer errors")
+PY
+grep -q 'syscall unknown' "$TMP/v1.gsc.rep/summary.json" || die "version 1: blocked reasons not unknown"
+grep -q 'clock_nanosleep' "$TMP/plain/summary.json" || die "version 2: the sleep is not named"
