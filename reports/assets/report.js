@@ -167,7 +167,11 @@
 		T1 = Math.max(T1, g.end_ns);
 	});
 	var view = { a: T0, b: T1 }, selected = null;
-	var LABEL_W = 64, AXIS_H = 26, LANE_H = 46, LANE_GAP = 10;
+	// A lane per device: a strip of gap marks (at least 2 px, so a short gap in an hour
+	// shows), then the busy band, where a gap is tinted at its true width.
+	var LABEL_W = 64, AXIS_H = 26, STRIP = 9, LANE_H = 44, LANE_GAP = 10;
+	var LANE = STRIP + LANE_H + LANE_GAP;
+	function laneY(li) { return AXIS_H + STRIP + li * LANE; }
 	var canvas, ctx, tip, rangeEl;
 
 	function niceStep(span, px) {
@@ -179,7 +183,7 @@
 
 	function draw() {
 		var dpr = window.devicePixelRatio || 1, W = canvas.clientWidth;
-		var H = AXIS_H + lanes.length * (LANE_H + LANE_GAP) + 4;
+		var H = AXIS_H + lanes.length * LANE + 4;
 		canvas.style.height = H + 'px';
 		canvas.width = Math.round(W * dpr);
 		canvas.height = Math.round(H * dpr);
@@ -204,7 +208,7 @@
 		}
 
 		lanes.forEach(function (l, li) {
-			var y = AXIS_H + li * (LANE_H + LANE_GAP);
+			var y = laneY(li);
 			ctx.fillStyle = '#223';
 			ctx.textAlign = 'left';
 			ctx.font = '600 12px system-ui, sans-serif';
@@ -222,31 +226,39 @@
 					ctx.fillRect(LABEL_W + px, y + LANE_H - h, 1, h);
 				}
 			}
-			// Gaps, at least 3 px wide so a short one in an hour still shows.
+			var sel = null;
 			GAPS.forEach(function (g) {
 				if (g.device !== l.id || g.end_ns < view.a || g.start_ns > view.b)
 					return;
-				var x0 = X(g.start_ns), x1 = Math.max(X(g.end_ns), x0 + 3);
-				x0 = Math.max(x0, LABEL_W);
-				x1 = Math.min(x1, LABEL_W + w);
-				var sel = g === selected;
-				ctx.fillStyle = (g.tier === 'cupti' ? 'rgba(160,40,160,' : 'rgba(222,70,40,') +
-					(sel ? '0.9)' : '0.6)');
-				ctx.fillRect(x0, y - 3, x1 - x0, LANE_H + 6);
-				if (sel) {
-					ctx.strokeStyle = '#111';
-					ctx.lineWidth = 2;
-					ctx.strokeRect(x0 - 1, y - 4, x1 - x0 + 2, LANE_H + 8);
-					ctx.lineWidth = 1;
+				var x0 = Math.max(X(g.start_ns), LABEL_W);
+				var x1 = Math.min(X(g.end_ns), LABEL_W + w);
+				var rgb = g.tier === 'cupti' ? 'rgba(160,40,160,' : 'rgba(222,70,40,';
+				ctx.fillStyle = rgb + '0.9)';
+				ctx.fillRect(x0, y - STRIP, Math.max(2, x1 - x0), STRIP - 2);
+				// Narrower than a pixel, a tint would hide the busy share there: the
+				// strip's mark is enough.
+				if (x1 - x0 >= 1) {
+					ctx.fillStyle = rgb + '0.35)';
+					ctx.fillRect(x0, y, x1 - x0, LANE_H);
 				}
+				if (g === selected)
+					sel = [x0, x1];
 			});
+			if (sel) {
+				var sw = Math.max(4, sel[1] - sel[0]), sx = sel[1] - sel[0] < 4 ?
+					(sel[0] + sel[1]) / 2 - 2 : sel[0];
+				ctx.strokeStyle = '#111';
+				ctx.lineWidth = 2;
+				ctx.strokeRect(sx - 1, y - STRIP - 1, sw + 2, STRIP + LANE_H + 2);
+				ctx.lineWidth = 1;
+			}
 		});
 		rangeEl.textContent = fmtAt(view.a - T0, span / 10) + ' \u2013 ' +
 			fmtAt(view.b - T0, span / 10) + ' (' + fmtNs(span) + ' shown)';
 	}
 
 	function gapAt(px, py) {
-		var li = Math.floor((py - AXIS_H + LANE_GAP / 2) / (LANE_H + LANE_GAP));
+		var li = Math.floor((py - AXIS_H + LANE_GAP / 2) / LANE);
 		var lane = lanes[li];
 		if (!lane || px < LABEL_W)
 			return null;
@@ -255,7 +267,7 @@
 		GAPS.forEach(function (g) {
 			if (g.device !== lane.id)
 				return;
-			var end = Math.max(g.end_ns, g.start_ns + 3 / k);
+			var end = Math.max(g.end_ns, g.start_ns + 2 / k);
 			var d = t < g.start_ns ? g.start_ns - t : t > end ? t - end : 0;
 			// Zoomed out, many gaps share a pixel: the nearest, then the longest.
 			if (d <= tol && (d < bd || (d === bd && g.duration_ns > best.duration_ns))) {
@@ -287,8 +299,8 @@
 		ctx = canvas.getContext('2d');
 		tip = el('div', { class: 'tip' });
 		rangeEl = el('span', { class: 'range' });
-		var note = TL.merge_ns ? 'Downsampled: ' + TL.intervals_in + ' busy intervals drawn from ' +
-			TL.intervals_out + ', idle holes under ' + fmtNs(TL.merge_ns) + ' merged ' +
+		var note = TL.merge_ns ? 'Downsampled: ' + TL.intervals_out + ' busy intervals drawn from ' +
+			TL.intervals_in + ', idle holes under ' + fmtNs(TL.merge_ns) + ' merged ' +
 			'(utilization stays exact).' : TL.intervals_in + ' busy intervals, all kept.';
 		var drag = null;
 		canvas.addEventListener('wheel', function (e) {
@@ -605,7 +617,7 @@
 				Math.min(g.end_ns, view.b)) / 2;
 			return {
 				x: r.left + LABEL_W + (mid - view.a) * k,
-				y: r.top + AXIS_H + li * (LANE_H + LANE_GAP) + LANE_H / 2,
+				y: r.top + laneY(li) + LANE_H / 2,
 			};
 		},
 	};

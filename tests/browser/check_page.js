@@ -110,6 +110,8 @@ const fail = (msg) => { throw new Error(msg); };
 		await page.click('#gap input.search', { clickCount: 3 });
 		await page.keyboard.press('Backspace');
 
+		// The artifact shows the whole trace, the clicked gap outlined on it.
+		await page.click('.timeline button[title="Show the whole trace"]');
 		await page.screenshot({ path: shot, fullPage: true });
 		const net = requests.filter((u) => !u.startsWith('file:') && !u.startsWith('data:'));
 		const files = requests.filter((u) => u.startsWith('file:') && u !== url);
