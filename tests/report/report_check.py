@@ -5,7 +5,8 @@
       KIND ranks first in causes with share >= --min (default 0.8) of the gap time that is not
       preemption by processes outside the target (the machine's load). With --truth, where the
       engine's own truth says its mechanism explains less of the idle time (own_share), the bar
-      is own_share - 0.1 instead, when lower. --lock: the longest gap whose cause is KIND has a
+      is own_share - 0.1 instead, when lower; below 0.5 the mechanism did not dominate the run
+      (it depends on timing on a loaded machine) and only the share is judged. --lock: the longest gap whose cause is KIND has a
       lock link whose name contains SUBSTR; --root: and its chain ends in kind ROOT.
   ratio FIXED TRIM    gap time over run time of FIXED is at most a quarter of TRIM's.
   truth SUMMARY TRUTH
@@ -42,12 +43,16 @@ def cmd_cause(args):
     kind = args[1]
     opt = dict(zip(args[2::2], args[3::2]))
     bar = float(opt.get('--min', 0.8))
+    rank = True
     if '--truth' in opt:
         steady = [t for t in truth_records(opt['--truth']) if t['kind'] == 'gpu_steady']
         if steady and steady[0]['own_share'] - 0.1 < bar:
             bar = steady[0]['own_share'] - 0.1
             print('the truth says the scenario explains %.3f of idle time: bar %.3f' %
                   (steady[0]['own_share'], bar))
+            if steady[0]['own_share'] < 0.5:
+                print('its mechanism did not dominate this run: its rank is not judged')
+                rank = False
     base = s['gap_ns'] - s.get('preempted_outside_ns', 0)
     for c in s['causes']:
         print('cause %-12s %-30s share %.3f (%.3f without outside preemption)' %
@@ -58,11 +63,13 @@ def cmd_cause(args):
     if top['kind'] == 'preempted' and top['function'] == 'another process' and len(s['causes']) > 1:
         top = s['causes'][1]
     if top['kind'] != kind:
-        fail('top cause %s, expected %s' % (top['kind'], kind))
+        if rank:
+            fail('top cause %s, expected %s' % (top['kind'], kind))
+        top = ([c for c in s['causes'] if c['kind'] == kind] + [dict(kind=kind, ns=0)])[0]
     share = top['ns'] / base if base else 0
     if share < bar:
         fail('%s explains %.3f of the gap time, expected >= %.3f' % (kind, share, bar))
-    if '--lock' in opt:
+    if '--lock' in opt and (rank or top['ns']):
         gaps = sorted([g for g in s['gaps'] if g['cause'] and g['cause']['kind'] == kind],
                       key=lambda g: -g['duration_ns'])
         if not gaps:
@@ -139,7 +146,9 @@ def cmd_truth(args):
 
 def cmd_holders(args):
     s = load(args[0])
-    trims = [t for t in truth_records(args[1]) if t['kind'] == 'malloc_trim' and t.get('tracker_lock_held')]
+    truth = truth_records(args[1])
+    trims = [t for t in truth if t['kind'] == 'malloc_trim' and t.get('tracker_lock_held')]
+    idle = [t for t in truth if t['kind'] == 'gpu_idle']
     n = 0
     for g in s['gaps']:
         ch = g['chain']
@@ -153,6 +162,9 @@ def cmd_holders(args):
             fail('gap %d blames tid %d, which the truth does not list trimming under the lock then' % (g['id'], tid))
         n += 1
     if not n:
+        if not any(i['stalls'].get('tracker_wait') for i in idle):
+            print('the truth has no idle window with a wait for the tracker lock: nothing to blame')
+            return
         fail('no chain through a lock to malloc_trim')
 
 

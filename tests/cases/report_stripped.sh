@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# tracker-trim with the engine's threads renamed (tests/report/rename.c) and its binary stripped
+# of every symbol table: the report still blames malloc_trim through a lock, the lock now named
+# by what is left (the waiting callsite's address), and the holders are the truth's.
+set -eu
+. "$GAPSCOPE_ROOT/tests/lib.sh"
+need_root "loads BPF programs and attaches uprobes"
+GS=$BUILD/gapscope
+CHECK="python3 $GAPSCOPE_ROOT/tests/report/report_check.py"
+CC=${CC:-cc}
+[ -x "$BUILD/zkengine" ] || die "zkengine not built"
+mkdir -p "$TMP/bin"
+objcopy --strip-all "$BUILD/zkengine" "$TMP/bin/zkengine"
+ln -s "$PWD/$BUILD/simcuda" "$TMP/bin/simcuda"	# found next to the engine
+nm "$TMP/bin/zkengine" 2>&1 | grep -q 'no symbols' || die "the copy is not stripped"
+$CC -O2 -g -shared -fPIC -o "$TMP/rename.so" tests/report/rename.c -ldl
+
+LD_PRELOAD=$TMP/rename.so "$GS" record -o "$TMP/t.gsc" -- "$TMP/bin/zkengine" --device sim \
+	--scenario tracker-trim --truth "$TMP/truth" >"$TMP/out" 2>"$TMP/err" ||
+	{ cat "$TMP/out" "$TMP/err"; die "record"; }
+"$GS" report "$TMP/t.gsc" -o "$TMP/rep" --top 3 >"$TMP/txt" || die "report"
+cat "$TMP/txt"
+grep -q 'gpu-worker\|finalizer\|tracker' "$TMP/rep/summary.json" &&
+	die "names the renamed threads or the stripped symbols"
+$CHECK cause "$TMP/rep/summary.json" malloc_trim --truth "$TMP/truth" --lock by --root malloc_trim ||
+	die "stripped, renamed"
+$CHECK holders "$TMP/rep/summary.json" "$TMP/truth" || die "stripped, renamed: holders"
