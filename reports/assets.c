@@ -15,5 +15,7 @@
 	".popsection\n"
 
 __asm__(ASSET(gs_asset_flame_js, "reports/assets/flame.js")
+	ASSET(gs_asset_util_js, "reports/assets/util.js")
+	ASSET(gs_asset_timeline_js, "reports/assets/timeline.js")
 	ASSET(gs_asset_report_js, "reports/assets/report.js")
 	ASSET(gs_asset_report_css, "reports/assets/report.css"));

@@ -228,8 +228,9 @@ int html__write(FILE *out, const struct html_input *in, struct html_stats *stats
 		st.intervals_in += d[i].n;
 	}
 	/* The summary goes in whole; the intervals get up to half of what is left. */
-	used = PAGE_SLACK + in->summary_len + strlen(gs_asset_flame_js) +
-	       strlen(gs_asset_report_js) + strlen(gs_asset_report_css);
+	used = PAGE_SLACK + in->summary_len + strlen(gs_asset_flame_js) + strlen(gs_asset_util_js) +
+	       strlen(gs_asset_timeline_js) + strlen(gs_asset_report_js) +
+	       strlen(gs_asset_report_css);
 	budget_iv = used < max ? (max - used) / 2 : 0;
 	if (html__merge_ns(d, in->ndevices, budget_iv / IV_BYTES, &st.merge_ns))
 		goto out;
@@ -282,8 +283,9 @@ int html__write(FILE *out, const struct html_input *in, struct html_stats *stats
 			st.svgs_linked++;
 		}
 	}
-	fprintf(out, "<script>\n%s</script>\n<script>\n%s</script>\n</body>\n</html>\n",
-		gs_asset_flame_js, gs_asset_report_js);
+	fprintf(out, "<script>\n%s</script>\n<script>\n%s</script>\n<script>\n%s</script>\n"
+		"<script>\n%s</script>\n</body>\n</html>\n", gs_asset_flame_js, gs_asset_util_js,
+		gs_asset_timeline_js, gs_asset_report_js);
 	st.bytes = start >= 0 && ftell(out) >= start ? (size_t)(ftell(out) - start) : 0;
 	err = ferror(out) ? -1 : 0;
 out:

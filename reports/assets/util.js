@@ -1,0 +1,73 @@
+// index.html: formatting and DOM helpers shared by the page's scripts, as window.gs.
+(function () {
+	'use strict';
+
+	function fmtNs(ns) {
+		var u = [[1e9, 's'], [1e6, 'ms'], [1e3, '\u00b5s']];
+		for (var i = 0; i < u.length; i++) {
+			var v = ns / u[i][0];
+			if (v >= 1)
+				return v.toFixed(v >= 100 ? 0 : v >= 10 ? 1 : 2) + ' ' + u[i][1];
+		}
+		return Math.round(ns) + ' ns';
+	}
+	function fmtAt(ns, step) {
+		var d = Math.max(0, Math.min(9, Math.ceil(-Math.log10((step || 1e6) / 1e9))));
+		return (ns / 1e9).toFixed(d) + ' s';
+	}
+	function pct(x) { return (100 * x).toFixed(1) + '%'; }
+	function el(tag, attrs, kids) {
+		var e = document.createElement(tag);
+		for (var k in attrs || {}) {
+			if (k === 'text')
+				e.textContent = attrs[k];
+			else if (k === 'class')
+				e.className = attrs[k];
+			else if (k.slice(0, 2) === 'on')
+				e.addEventListener(k.slice(2), attrs[k]);
+			else
+				e.setAttribute(k, attrs[k]);
+		}
+		(kids || []).forEach(function (c) {
+			if (c != null)
+				e.appendChild(typeof c === 'string' ? document.createTextNode(c) : c);
+		});
+		return e;
+	}
+	var TIER = {
+		api: 'API-inferred (CUDA calls and their completion)',
+		cupti: 'CUPTI activity (exact kernel times)',
+		nvml: 'NVML utilization samples',
+	};
+	var STATE = { blocked: 'blocked', on_cpu: 'on CPU', preempted: 'runnable, preempted' };
+
+	// One link of a chain in words: "gpu-worker-0 blocked 545 ms on lock tracker_lock".
+	function linkText(l) {
+		var what = {
+			lock: 'on lock ' + (l.lock || '?'),
+			cond: 'on a condition' + (l.lock ? ' ' + l.lock : '') + (l.function ? ' in ' + l.function : ''),
+			io: 'on I/O' + (l.function ? ' in ' + l.function : ''),
+			sleep: 'sleeping' + (l.function ? ' in ' + l.function : ''),
+			malloc_trim: 'in ' + (l.function || 'malloc_trim'),
+			cuda: 'in CUDA ' + (l.function || 'call'),
+			on_cpu: 'in ' + (l.function || (l.frames && l.frames[0]) || 'its own code'),
+			preempted: 'waiting for a CPU',
+		}[l.kind] || (l.kind || '') + (l.function ? ' in ' + l.function : '');
+		return (l.comm || 'tid ' + l.tid) + ' ' + (STATE[l.state] || l.state || '') + ' ' +
+			fmtNs(l.ns || 0) + ' ' + what;
+	}
+	function chainText(g) {
+		return (g.chain || []).map(linkText).join(' \u2190 ');
+	}
+	function causeText(c) {
+		if (!c)
+			return 'unknown';
+		return (c.function || c.kind || '?') + (c.kind && c.function && c.kind !== c.function ?
+			' (' + c.kind + ')' : '');
+	}
+
+	window.gs = {
+		fmtNs: fmtNs, fmtAt: fmtAt, pct: pct, el: el, TIER: TIER, linkText: linkText,
+		chainText: chainText, causeText: causeText,
+	};
+})();
