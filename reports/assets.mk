@@ -13,3 +13,11 @@ $(BUILD)/tests/render/render_gen: tests/render/render_gen.c $(RENDER_OBJS) | $(B
 	$(Q)$(CC) $(CFLAGS) -Ireports $< $(RENDER_OBJS) -o $@ $(LDFLAGS)
 
 all: $(BUILD)/tests/render/render_gen
+
+# Unit test of the folded stack sets, next to the other unit tests so tests/run.sh runs it.
+$(BUILD)/tests/test_render_folded: tests/render/test_folded.c $(BUILD)/reports/folded_parse.o \
+				  | $(BUILD)/tests/
+	$(call msg,CC,tests/test_render_folded)
+	$(Q)$(CC) $(CFLAGS) -Ireports $< $(BUILD)/reports/folded_parse.o -o $@ $(LDFLAGS)
+
+all: $(BUILD)/tests/test_render_folded

@@ -45,6 +45,13 @@ printf 'main;bad\377\376name;leaf 100\nmain;ok 50\n' > "$TMP/bytes.folded"
 python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' "$TMP/bytes.svg" ||
 	die "a name with bytes that are not UTF-8 broke the SVG"
 
+# A malformed line is refused, not drawn.
+printf 'main;a 10\nmain;b ten\n' > "$TMP/malformed.folded"
+if "$gen" --svg "$TMP/malformed.folded" "$TMP/malformed.svg" 2>"$TMP/malformed.err"; then
+	die "a malformed folded file was drawn"
+fi
+grep -q 'Invalid argument' "$TMP/malformed.err" || die "malformed: $(cat "$TMP/malformed.err")"
+
 # A small report: each gap's SVG against its folded file, speedscope against its schema.
 "$gen" "$TMP/small" > "$TMP/small.log"
 n=0
@@ -68,6 +75,24 @@ max=$(find "$TMP/hour/gaps" -name '*.svg' -printf '%s\n' | sort -n | tail -1)
 echo "hour: $nsvg SVGs, the largest $max bytes"
 grep -q 'busy intervals [0-9]* -> [0-9]* (idle holes under' "$TMP/hour.log" ||
 	die "no downsampling report"
+# The downsampled timeline keeps each device's busy time exact: merged intervals carry it.
+python3 - "$TMP/hour/index.html" "$TMP/hour/summary.json" <<'PY'
+import json, re, sys
+page = open(sys.argv[1], encoding='utf-8').read()
+summary = json.load(open(sys.argv[2]))
+tl = json.loads(re.search(r'<script type="application/json" id="gs-timeline">(.*?)</script>',
+                          page, re.S).group(1))
+busy = {d['id']: d['busy_ns'] for d in summary['devices']}
+assert tl['merge_ns'] > 0 and tl['intervals_out'] < tl['intervals_in'], tl['merge_ns']
+for d in tl['devices']:
+    t, total, prev_end = d['t'], 0, 0
+    for i in range(0, len(t), 3):
+        gap, length, idle = t[i:i + 3]
+        assert 0 <= idle <= length and (i == 0 or gap >= tl['merge_ns']), (i, gap, length, idle)
+        total += length - idle
+    assert total == busy[d['id']], f"GPU {d['id']}: busy {total} in the page, {busy[d['id']]} given"
+    print(f"hour: GPU {d['id']}: {len(t) // 3} intervals in the page, busy {total} ns as given")
+PY
 python3 "$check_svg" "$TMP/hour/gaps/all.folded" "$TMP/hour/gaps/all.svg"
 grep -q 'class="note omitted"' "$TMP/hour/gaps/all.svg" ||
 	die "all.svg of an hour should say what it left out"
