@@ -13,6 +13,44 @@ const chromium = process.env.CHROMIUM || '/usr/bin/chromium';
 const problems = [];
 const fail = (msg) => { throw new Error(msg); };
 
+async function checkSvg(browser, url, frame, requests) {
+	const page = await browser.newPage();
+	await page.setViewport({ width: 1300, height: 800 });
+	page.on('console', (m) => {
+		if (m.type() === 'error' || m.type() === 'warn')
+			problems.push(`svg console ${m.type()}: ${m.text()}`);
+	});
+	page.on('pageerror', (e) => problems.push('svg page error: ' + e.message));
+	page.on('request', (r) => {
+		if (r.url() !== url)
+			requests.push(r.url());
+	});
+	page.on('dialog', (d) => d.accept(frame));
+	await page.goto(url, { waitUntil: 'load' });
+	const title = await page.$eval('svg > text.title', (t) => t.textContent);
+	const target = await page.evaluateHandle((name) =>
+		[...document.querySelectorAll('.frames > g')].find((g) =>
+			g.querySelector('title').textContent.split('\n')[0] === name), frame);
+	const before = await target.evaluate((g) => +g.querySelector('rect').getAttribute('width'));
+	const box = await target.evaluate((g) => {
+		const r = g.querySelector('rect').getBoundingClientRect();
+		return { x: r.x + Math.min(20, r.width / 2), y: r.y + r.height / 2 };
+	});
+	await page.mouse.click(box.x, box.y);
+	const after = await target.evaluate((g) => +g.querySelector('rect').getAttribute('width'));
+	await page.keyboard.down('Control');
+	await page.keyboard.press('f');
+	await page.keyboard.up('Control');
+	const matched = await page.$eval('.matched', (t) => t.textContent);
+	console.log(`${url.split('/').slice(-2).join('/')}: "${title}"; click on ${frame}: ` +
+		`${before.toFixed(1)} -> ${after.toFixed(1)} px; Ctrl-F "${frame}": ${matched}`);
+	if (!(after > before + 1) && before < 1179)
+		fail('a click on a frame of the SVG did not zoom');
+	if (!/Matched: [0-9.]+%/.test(matched))
+		fail('search in the SVG matched nothing');
+	await page.close();
+}
+
 (async () => {
 	const browser = await puppeteer.launch({
 		executablePath: chromium,
@@ -113,9 +151,19 @@ const fail = (msg) => { throw new Error(msg); };
 		// The artifact shows the whole trace, the clicked gap outlined on it.
 		await page.click('.timeline button[title="Show the whole trace"]');
 		await page.screenshot({ path: shot, fullPage: true });
+
+		// The same gap's SVG on its own, as a person opens it from gaps/: its own script
+		// zooms on a real click and searches through Ctrl-F's prompt.
+		const svgPath = await page.evaluate((id) => {
+			const p = JSON.parse(document.getElementById('gs-svg-paths').textContent);
+			return p[String(id)] || null;
+		}, pick.id);
+		if (svgPath)
+			await checkSvg(browser, new URL(svgPath, url).href, frame, requests);
+
 		const net = requests.filter((u) => !u.startsWith('file:') && !u.startsWith('data:'));
 		const files = requests.filter((u) => u.startsWith('file:') && u !== url);
-		console.log(`requests: ${requests.length} (${net.length} network, ${files.length} other files)`);
+		console.log(`requests of the page and the SVG: ${requests.length} (${net.length} network, ${files.length} other files)`);
 		if (net.length)
 			problems.push('network requests: ' + net.join(' '));
 		if (files.length)
