@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/auxv.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -23,6 +21,14 @@
 #define SYM_MAX_LOADS	 8	/* PT_LOAD headers kept: files have 2 to 5 */
 #define SYM_DEBUG_ROOT	 "/usr/lib/debug"
 #define SYM_DATA_KEY	 (1ULL << 63)	/* in a cache key: a data-symbol answer */
+#define SYM_CACHE_SIZE	 (1u << 18)	/* entries; emptied when half full */
+
+struct sym_sym {
+	__u64 addr, size;
+	const char *name;	/* libdwfl's, or a copy without "@VERSION" (owned) */
+	int rank;		/* of the names at one address the lowest is shown */
+	bool data, owned;
+};
 
 struct sym_load {
 	__u64 offset, filesz, vaddr;
@@ -36,22 +42,18 @@ struct sym_module {
 	enum sym_file_state state;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
+	struct sym_sym *syms;	/* sorted by address */
+	size_t nsyms;
 	struct sym_load loads[SYM_MAX_LOADS];
 	int nloads;
 	__u64 vaddr_end;	/* end of the highest PT_LOAD in memory (.bss included) */
 };
 
 struct sym_vma {
+	__u32 tgid, module;
 	__u64 start, end, pgoff;
 	__u64 bias;		/* run-time minus ELF address, once biased */
-	__u32 module;
 	bool biased;
-};
-
-struct sym_proc {
-	__u32 tgid;
-	struct sym_vma *vmas;	/* sorted by start, not overlapping */
-	size_t n, cap;
 };
 
 /* A cached answer: frames[first .. first + n) of the arena; module 0 marks an empty slot. */
@@ -69,24 +71,23 @@ struct symbolizer {
 	Dwfl_Callbacks callbacks;
 	struct sym_module *mods;
 	size_t nmods, capmods;
-	struct sym_proc *procs;
-	size_t nprocs, capprocs;
+	struct sym_vma *vmas;	/* sorted by tgid, then start; a process's do not overlap */
+	size_t nvmas, capvmas;
 	struct sym_cache_ent *cache;
-	size_t cache_cap, cache_used;	/* cap: a power of two */
+	size_t cache_used;
 	struct sym_frame *frames;	/* the cache's arena */
 	size_t nframes, capframes;
 	struct symbolizer_stats stats;
 };
 
+/* Room for need elements: callers never ask for more than SYM_MAX_FRAMES beyond what they have. */
 static int grow(void **p, size_t *cap, size_t need, size_t size)
 {
-	size_t cap2 = *cap ? *cap : 16;
+	size_t cap2 = *cap ? *cap * 2 : 64;
 	void *n;
 
 	if (need <= *cap)
 		return 0;
-	while (cap2 < need)
-		cap2 *= 2;
 	n = realloc(*p, cap2 * size);
 	if (!n)
 		return -ENOMEM;
@@ -99,12 +100,16 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 {
 	struct symbolizer *s = calloc(1, sizeof(*s));
 
-	if (!s)
+	if (s)
+		s->cache = calloc(SYM_CACHE_SIZE, sizeof(*s->cache));
+	if (!s || !s->cache) {
+		free(s);
 		return NULL;
+	}
 	/*
-	 * Elements: "" next to the file (.gnu_debuglink); ".debug" its .debug/; an absolute one:
-	 * .build-id/xx/rest.debug there, then the file's path below it. A relative --debug-dir
-	 * would be read as a folder next to each file, and a colon would split it.
+	 * "": next to the file (.gnu_debuglink); ".debug": its .debug/; an absolute folder:
+	 * .build-id/xx/rest.debug, then the file's path, there. A relative one would be taken as
+	 * a folder next to each file, and a colon would split one.
 	 */
 	if (opts && opts->debug_dir && !strchr(opts->debug_dir, ':'))
 		s->debug_dir = realpath(opts->debug_dir, NULL);
@@ -149,24 +154,16 @@ static int module_get(struct symbolizer *s, const struct sym_map *m, __u32 *idx)
 	return 0;
 }
 
-/* A trace has a few processes: a linear search. */
-static struct sym_proc *proc_find(struct symbolizer *s, __u32 tgid)
+/* The first vma past (tgid, addr): of a later process, or of tgid and ending above addr. */
+static size_t vma_upper(const struct symbolizer *s, __u32 tgid, __u64 addr)
 {
-	for (size_t i = 0; i < s->nprocs; i++)
-		if (s->procs[i].tgid == tgid)
-			return &s->procs[i];
-	return NULL;
-}
-
-/* The first vma of p that ends above addr (p->n when none). */
-static size_t vma_upper(const struct sym_proc *p, __u64 addr)
-{
-	size_t lo = 0, hi = p->n;
+	size_t lo = 0, hi = s->nvmas;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
+		const struct sym_vma *v = &s->vmas[mid];
 
-		if (p->vmas[mid].end <= addr)
+		if (v->tgid < tgid || (v->tgid == tgid && v->end <= addr))
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -176,60 +173,101 @@ static size_t vma_upper(const struct sym_proc *p, __u64 addr)
 
 int symbolizer__add_map(struct symbolizer *s, __u32 tgid, const struct sym_map *m)
 {
-	struct sym_proc *p;
 	size_t i, j;
 	__u32 idx;
 
 	if (!m || !m->path || m->end <= m->start)
 		return -EINVAL;
-	if (module_get(s, m, &idx))
+	if (module_get(s, m, &idx) ||
+	    grow((void **)&s->vmas, &s->capvmas, s->nvmas + 1, sizeof(*s->vmas)))
 		return -ENOMEM;
-	p = proc_find(s, tgid);
-	if (!p) {
-		if (grow((void **)&s->procs, &s->capprocs, s->nprocs + 1, sizeof(*s->procs)))
-			return -ENOMEM;
-		p = &s->procs[s->nprocs++];
-		*p = (struct sym_proc){ .tgid = tgid };
-	}
-	if (grow((void **)&p->vmas, &p->cap, p->n + 1, sizeof(*p->vmas)))
-		return -ENOMEM;
-	i = vma_upper(p, m->start);
-	for (j = i; j < p->n && p->vmas[j].start < m->end; j++)
+	i = vma_upper(s, tgid, m->start);
+	for (j = i; j < s->nvmas && s->vmas[j].tgid == tgid && s->vmas[j].start < m->end; j++)
 		;
-	/* vmas[i, j) overlap the new one: it replaces them. */
-	memmove(&p->vmas[i + 1], &p->vmas[j], (p->n - j) * sizeof(*p->vmas));
-	p->n = p->n - (j - i) + 1;
-	p->vmas[i] = (struct sym_vma){ .start = m->start, .end = m->end, .pgoff = m->pgoff,
-				     .module = idx };
+	/* vmas[i, j) overlap the new one: it replaces them (munmap and mmap, or exec). */
+	memmove(&s->vmas[i + 1], &s->vmas[j], (s->nvmas - j) * sizeof(*s->vmas));
+	s->nvmas = s->nvmas - (j - i) + 1;
+	s->vmas[i] = (struct sym_vma){ .tgid = tgid, .module = idx, .start = m->start,
+				       .end = m->end, .pgoff = m->pgoff };
 	return 0;
 }
 
-/* This kernel's vDSO image, in a memfd libdwfl can read as a file; -1 when there is none. */
-static int vdso_fd(void)
+static int sym_cmp(const void *a, const void *b)
 {
-	const Elf64_Ehdr *eh = (const void *)getauxval(AT_SYSINFO_EHDR);
-	size_t size;
-	int fd;
+	const struct sym_sym *x = a, *y = b;
 
-	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64)
-		return -1;
-	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;	/* section headers last */
-	fd = memfd_create("vdso", MFD_CLOEXEC);
-	if (fd >= 0 && write(fd, eh, size) != (ssize_t)size) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
+	return x->addr != y->addr ? (x->addr < y->addr ? -1 : 1) : x->rank - y->rank;
 }
 
 /*
- * Reports file (or the vDSO) as the only module of a Dwfl of its own, checks its build-id against
- * the one recorded, and keeps its PT_LOAD headers. 0, -ENOENT (no such file), -ESTALE (another
- * build), -EINVAL (not ELF) or -ENOMEM.
+ * The module's sized function and object symbols by address: dwfl_module_addrinfo scans the
+ * whole table at every lookup, milliseconds a lookup in a library of 10^5 symbols. Of aliases,
+ * the one a user calls: global before weak before local, fewest leading '_', the default version
+ * (malloc, not __libc_malloc; pthread_mutex_lock, not ___pthread_mutex_lock).
+ */
+static int module_index(struct sym_module *mod, Dwfl_Module *dm)
+{
+	int n = dwfl_module_getsymtab(dm);
+
+	mod->syms = calloc(n > 0 ? n : 1, sizeof(*mod->syms));
+	if (!mod->syms)
+		return -ENOMEM;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *name = dwfl_module_getsym_info(dm, i, &sym, &addr, NULL, NULL, NULL);
+		const char *at = name ? strchr(name, '@') : NULL;
+		int type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
+		struct sym_sym *y = &mod->syms[mod->nsyms];
+
+		if (!name || !*name || !sym.st_size || sym.st_shndx == SHN_UNDEF ||
+		    (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_OBJECT))
+			continue;
+		*y = (struct sym_sym){ addr, sym.st_size, name, 0, type == STT_OBJECT, at != NULL };
+		y->rank = (bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2) * 1024 +
+			  (int)strspn(name, "_") * 4 + (at ? (at[1] == '@' ? 1 : 2) : 0);
+		if (at)
+			y->name = strndup(name, at - name);
+		if (!y->name)
+			return -ENOMEM;
+		mod->nsyms++;
+	}
+	qsort(mod->syms, mod->nsyms, sizeof(*mod->syms), sym_cmp);
+	return 0;
+}
+
+/* The best named symbol of the kind asked for whose extent holds vaddr, or NULL. */
+static const char *module_symbol(const struct sym_module *mod, __u64 vaddr, bool data)
+{
+	const struct sym_sym *syms = mod->syms, *best = NULL;
+	size_t lo = 0, hi = mod->nsyms;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (syms[mid].addr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Back from the last at or below vaddr: the highest start that holds it, best rank. */
+	for (size_t i = lo; i-- > 0 && lo - i <= 32 && (!best || syms[i].addr == best->addr);) {
+		const struct sym_sym *y = &syms[i];
+
+		if (y->data == data && vaddr - y->addr < y->size)
+			best = y;
+	}
+	return best ? best->name : NULL;
+}
+
+/*
+ * Reports file as the only module of a Dwfl of its own, checks its build-id against the one
+ * recorded, keeps its PT_LOAD headers and indexes its symbols. 0, -ENOENT (no such file), -ESTALE
+ * (another build), -EINVAL (not a regular ELF file) or -ENOMEM.
  */
 static int module_report(struct symbolizer *s, struct sym_module *mod, const char *file)
 {
-	int fd = -1, err = -EINVAL, len;
+	int err = -EINVAL, len;
 	const unsigned char *bits;
 	GElf_Addr bias, vaddr;
 	Dwfl_Module *dm;
@@ -238,27 +276,21 @@ static int module_report(struct symbolizer *s, struct sym_module *mod, const cha
 	Dwfl *dwfl;
 	Elf *elf;
 
-	if (strcmp(file, "[vdso]") && stat(file, &st))
+	if (stat(file, &st))
 		return -ENOENT;
-	/* Not a device or FIFO a process had mapped: opening one can block, or act. */
-	if (strcmp(file, "[vdso]") ? !S_ISREG(st.st_mode) : (fd = vdso_fd()) < 0)
+	if (!S_ISREG(st.st_mode))	/* a device or FIFO: opening one can block, or act */
 		return -EINVAL;
 	dwfl = dwfl_begin(&s->callbacks);
-	if (!dwfl) {
-		if (fd >= 0)
-			close(fd);
+	if (!dwfl)
 		return -ENOMEM;
-	}
 	dwfl_report_begin(dwfl);
 	/* At bias 0 with p_vaddr added: module addresses are the file's ELF addresses. */
-	dm = dwfl_report_elf(dwfl, mod->base, file, fd, 0, true);
+	dm = dwfl_report_elf(dwfl, mod->base, file, -1, 0, true);
 	dwfl_report_end(dwfl, NULL, NULL);
-	if (!dm && fd >= 0)
-		close(fd);	/* a descriptor passed in is ours on failure, libdwfl's after */
 	if (!dm)
 		goto fail;
-	len = dwfl_module_build_id(dm, &bits, &vaddr);
 	err = -ESTALE;
+	len = dwfl_module_build_id(dm, &bits, &vaddr);
 	if (mod->build_id_len &&
 	    (len != (int)mod->build_id_len || memcmp(bits, mod->build_id, len)))
 		goto fail;
@@ -266,8 +298,6 @@ static int module_report(struct symbolizer *s, struct sym_module *mod, const cha
 	elf = dwfl_module_getelf(dm, &bias);
 	if (!elf || elf_getphdrnum(elf, &phnum))
 		goto fail;
-	mod->nloads = 0;
-	mod->vaddr_end = 0;
 	for (size_t i = 0; i < phnum; i++) {
 		GElf_Phdr ph;
 
@@ -279,8 +309,9 @@ static int module_report(struct symbolizer *s, struct sym_module *mod, const cha
 		if (ph.p_vaddr + ph.p_memsz > mod->vaddr_end)
 			mod->vaddr_end = ph.p_vaddr + ph.p_memsz;
 	}
-	if (!mod->nloads)
-		goto fail;
+	err = mod->nloads ? module_index(mod, dm) : -EINVAL;
+	if (err)
+		goto fail;	/* the symbols indexed so far stay for symbolizer__free() */
 	mod->dwfl = dwfl;
 	mod->mod = dm;
 	return 0;
@@ -290,33 +321,14 @@ fail:
 }
 
 /*
- * Where the recorded file is gone or is another build: a file named by the build-id under the
- * debug roots, the binary itself (.build-id/xx/rest) or its debug file (rest.debug), which has
- * the same program headers and the symbols.
+ * Opens the file of mod on its first address. Where the file recorded is gone or another build,
+ * a file named by the build-id under --debug-dir or /usr/lib/debug stands in: the binary itself
+ * (.build-id/xx/rest), or its debug file (rest.debug), with the same program headers and symbols.
  */
-static int module_report_by_build_id(struct symbolizer *s, struct sym_module *mod)
-{
-	const char *roots[] = { s->debug_dir, SYM_DEBUG_ROOT };
-	char hex[2 * SYM_BUILD_ID_MAX + 1], file[PATH_MAX];
-
-	if (mod->build_id_len < 2)
-		return -ENOENT;
-	for (__u32 i = 0; i < mod->build_id_len; i++)
-		sprintf(hex + 2 * i, "%02x", mod->build_id[i]);
-	for (int i = 0; i < 4; i++) {
-		if (!roots[i / 2])
-			continue;
-		snprintf(file, sizeof(file), "%s/.build-id/%.2s/%s%s", roots[i / 2], hex, hex + 2,
-			 i % 2 ? ".debug" : "");
-		if (!module_report(s, mod, file))
-			return 0;
-	}
-	return -ENOENT;
-}
-
 static void module_open(struct symbolizer *s, struct sym_module *mod)
 {
-	char file[PATH_MAX];
+	const char *roots[] = { s->debug_dir, SYM_DEBUG_ROOT };
+	char file[PATH_MAX], hex[2 * SYM_BUILD_ID_MAX + 1];
 	size_t len;
 	int err;
 
@@ -325,34 +337,39 @@ static void module_open(struct symbolizer *s, struct sym_module *mod)
 	if (len > 10 && len < sizeof(file) && !strcmp(file + len - 10, " (deleted)"))
 		file[len - 10] = '\0';
 	err = module_report(s, mod, file);
-	if (err == -ESTALE)
-		s->stats.build_id_mismatch++;
-	else if (err == -ENOENT)
-		s->stats.missing_files++;
-	if (!err || (err != -ENOMEM && !module_report_by_build_id(s, mod)))
-		mod->state = SYM_FILE_OK;
-	else
-		mod->state = err == -ESTALE ? SYM_FILE_BUILD_ID_MISMATCH :
-			     err == -ENOENT ? SYM_FILE_MISSING : SYM_FILE_BAD;
+	s->stats.build_id_mismatch += err == -ESTALE;
+	s->stats.missing_files += err == -ENOENT;
+	for (__u32 i = 0; i < mod->build_id_len; i++)
+		sprintf(hex + 2 * i, "%02x", mod->build_id[i]);
+	for (int i = 0; err && err != -ENOMEM && mod->build_id_len >= 2 && i < 4; i++) {
+		snprintf(file, sizeof(file), "%s/.build-id/%.2s/%s%s", roots[i / 2], hex, hex + 2,
+			 i % 2 ? ".debug" : "");
+		if (roots[i / 2] && !module_report(s, mod, file))
+			err = 0;
+	}
+	mod->state = !err ? SYM_FILE_OK : err == -ESTALE ? SYM_FILE_BUILD_ID_MISMATCH :
+		     err == -ENOENT ? SYM_FILE_MISSING : SYM_FILE_BAD;
 }
 
 /*
- * The load bias of v's file in p. Two segments can share a file page (read-only data and RELRO),
- * so a mapping's file offset can name the wrong segment; the file's lowest mapping cannot: it maps
- * the first PT_LOAD, the ELF header's. So also for a debug file standing in for the binary, whose
+ * The load bias of v's file. Two segments can share a file page (read-only data and RELRO), so a
+ * mapping's file offset can name the wrong segment; the file's lowest mapping cannot: it maps the
+ * first PT_LOAD, the ELF header's. So also for a debug file standing in for the binary, whose
  * PT_LOAD offsets are not the binary's (the first starts at 0 in both).
  */
-static __u64 vma_bias(const struct sym_module *mod, struct sym_proc *p, struct sym_vma *v)
+static __u64 vma_bias(struct symbolizer *s, struct sym_vma *v)
 {
+	const struct sym_module *mod = &s->mods[v->module];
 	const struct sym_vma *low = NULL;
 	const struct sym_load *l;
 	int k;
 
 	if (v->biased)
 		return v->bias;
-	for (size_t i = 0; i < p->n; i++)	/* by start: the first of the least offset */
-		if (p->vmas[i].module == v->module && (!low || p->vmas[i].pgoff < low->pgoff))
-			low = &p->vmas[i];
+	for (size_t i = 0; i < s->nvmas; i++)	/* by start: the first of the least offset */
+		if (s->vmas[i].tgid == v->tgid && s->vmas[i].module == v->module &&
+		    (!low || s->vmas[i].pgoff < low->pgoff))
+			low = &s->vmas[i];
 	for (k = 0; k < mod->nloads; k++)
 		if ((mod->loads[k].offset & ~4095ULL) <= low->pgoff &&
 		    low->pgoff < mod->loads[k].offset + mod->loads[k].filesz)
@@ -364,25 +381,19 @@ static __u64 vma_bias(const struct sym_module *mod, struct sym_proc *p, struct s
 }
 
 /*
- * The module and ELF address of a run-time address of p: in a mapping, or (data only) in the
- * zero-filled pages a file's last PT_LOAD gets past its mapping, i.e. .bss. Returns the module
- * index or -1. Opens the module's file on first use.
+ * The module (or -1) and ELF address of a run-time address of tgid: in a mapping, or (data only)
+ * in the zero-filled pages past a file's last mapping (.bss). Opens the module's file at first.
  */
 static int addr_locate(struct symbolizer *s, __u32 tgid, __u64 addr, bool data, __u64 *vaddr)
 {
-	struct sym_proc *p = proc_find(s, tgid);
+	size_t i = vma_upper(s, tgid, addr);
+	bool inside = i < s->nvmas && s->vmas[i].tgid == tgid && s->vmas[i].start <= addr;
 	struct sym_module *mod;
 	struct sym_vma *v;
-	bool inside;
-	size_t i;
 
-	if (!p)
+	if (!inside && (!data || i == 0 || s->vmas[i - 1].tgid != tgid))
 		return -1;
-	i = vma_upper(p, addr);
-	inside = i < p->n && p->vmas[i].start <= addr;
-	if (!inside && (!data || i == 0))
-		return -1;
-	v = inside ? &p->vmas[i] : &p->vmas[i - 1];
+	v = inside ? &s->vmas[i] : &s->vmas[i - 1];
 	mod = &s->mods[v->module];
 	if (mod->state == SYM_FILE_UNOPENED)
 		module_open(s, mod);
@@ -390,37 +401,8 @@ static int addr_locate(struct symbolizer *s, __u32 tgid, __u64 addr, bool data, 
 		*vaddr = addr - v->start + v->pgoff;	/* a file offset is all we know */
 		return inside ? (int)v->module : -1;
 	}
-	*vaddr = addr - vma_bias(mod, p, v);
+	*vaddr = addr - vma_bias(s, v);
 	return inside || *vaddr < mod->vaddr_end ? (int)v->module : -1;
-}
-
-static struct sym_cache_ent *cache_slot(struct symbolizer *s, __u32 module, __u64 key)
-{
-	size_t mask = s->cache_cap - 1;
-	size_t h = (size_t)((key ^ ((__u64)module << 40)) * 0x9e3779b97f4a7c15ULL >> 17) & mask;
-
-	while (s->cache[h].module && (s->cache[h].module != module + 1 || s->cache[h].key != key))
-		h = (h + 1) & mask;
-	return &s->cache[h];
-}
-
-static int cache_grow(struct symbolizer *s)
-{
-	struct sym_cache_ent *old = s->cache, *n;
-	size_t oldcap = s->cache_cap;
-
-	if (s->cache_used * 2 < s->cache_cap)
-		return 0;
-	n = calloc(oldcap ? oldcap * 2 : 4096, sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	s->cache = n;
-	s->cache_cap = oldcap ? oldcap * 2 : 4096;
-	for (size_t i = 0; i < oldcap; i++)
-		if (old[i].module)
-			*cache_slot(s, old[i].module - 1, old[i].key) = old[i];
-	free(old);
-	return 0;
 }
 
 /* Where an inlined call was made: DW_AT_call_file (an index into the CU's files), call_line. */
@@ -440,30 +422,53 @@ static const char *die_call_site(Dwarf_Die *cu, Dwarf_Die *inl, int *line)
 	return dwarf_filesrc(files, fileno, NULL, NULL);
 }
 
+/*
+ * Below parent, the scopes that hold pc, outermost first. dwarf_getscopes() visits every scope of
+ * the CU, ten times the cost of the rest of a lookup; this descends only into those holding pc.
+ */
+static int scopes_at(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *out, int max)
+{
+	Dwarf_Die die;
+
+	if (max <= 0 || dwarf_child(parent, &die))
+		return 0;
+	do {
+		int tag = dwarf_tag(&die), n;
+
+		if (tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+		    tag == DW_TAG_structure_type) {
+			n = scopes_at(&die, pc, out, max);
+			if (n)
+				return n;
+		} else if ((tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
+			    tag == DW_TAG_lexical_block) && dwarf_haspc(&die, pc) == 1) {
+			out[0] = die;
+			return 1 + scopes_at(&out[0], pc, out + 1, max - 1);
+		}
+	} while (!dwarf_siblingof(&die, &die));
+	return 0;
+}
+
 /* Frames for an ELF address of an opened module, innermost first; the count. */
 static int module_frames(struct sym_module *mod, __u64 vaddr, struct sym_frame *f)
 {
-	const char *sym, *file = NULL;
-	Dwarf_Die *cu, *scopes = NULL;
+	const char *sym = module_symbol(mod, vaddr, false), *file = NULL;
+	Dwarf_Die *cu, scopes[SYM_MAX_FRAMES * 2];
 	int line = 0, n = 0, nscopes = 0;
 	Dwarf_Addr bias;
 	Dwfl_Line *l;
-	GElf_Off off;
-	GElf_Sym esym;
 
-	sym = dwfl_module_addrinfo(mod->mod, vaddr, &off, &esym, NULL, NULL, NULL);
 	l = dwfl_module_getsrc(mod->mod, vaddr);
 	if (l)
 		file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
 	cu = dwfl_module_addrdie(mod->mod, vaddr, &bias);
 	if (cu)
-		nscopes = dwarf_getscopes(cu, vaddr - bias, &scopes);
-	for (int i = 0; i < nscopes && n < SYM_MAX_FRAMES - 1; i++) {
+		nscopes = scopes_at(cu, vaddr - bias, scopes, SYM_MAX_FRAMES * 2);
+	for (int i = nscopes - 1; i >= 0 && n < SYM_MAX_FRAMES - 1; i--) {
 		int tag = dwarf_tag(&scopes[i]);
 
 		if (tag == DW_TAG_subprogram) {
-			/* The symbol names the code as the linker saw it (also foo.cold,
-			 * foo.constprop.0); DWARF only where the tables have no symbol. */
+			/* The linker's name (foo.cold, foo.constprop.0) unless it has none. */
 			if (!sym)
 				sym = dwarf_diename(&scopes[i]);
 			break;
@@ -475,22 +480,8 @@ static int module_frames(struct sym_module *mod, __u64 vaddr, struct sym_frame *
 		/* The next frame out is at the call site of this inlined call. */
 		file = die_call_site(cu, &scopes[i], &line);
 	}
-	free(scopes);
 	f[n++] = (struct sym_frame){ sym, file, file ? line : 0, false, mod->base, vaddr };
 	return n;
-}
-
-/* The data object whose extent holds vaddr. */
-static const char *module_data_symbol(struct sym_module *mod, __u64 vaddr)
-{
-	const char *name;
-	GElf_Off off;
-	GElf_Sym sym;
-
-	name = dwfl_module_addrinfo(mod->mod, vaddr, &off, &sym, NULL, NULL, NULL);
-	if (!name || GELF_ST_TYPE(sym.st_info) != STT_OBJECT || off >= sym.st_size)
-		return NULL;
-	return name;
 }
 
 /* The cached answer for (module, key), computed on a miss; NULL when out of memory. */
@@ -499,17 +490,24 @@ static struct sym_cache_ent *cache_get(struct symbolizer *s, int module, __u64 k
 	struct sym_module *mod = &s->mods[module];
 	struct sym_frame f[SYM_MAX_FRAMES];
 	struct sym_cache_ent *e;
+	size_t h;
 	int n = 1;
 
-	if (cache_grow(s))
-		return NULL;
-	e = cache_slot(s, module, key);
-	if (e->module)
-		return e;
+	h = (size_t)((key ^ ((__u64)module << 40)) * 0x9e3779b97f4a7c15ULL >> 20);
+	for (h &= SYM_CACHE_SIZE - 1; s->cache[h].module; h = (h + 1) & (SYM_CACHE_SIZE - 1))
+		if (s->cache[h].module == (__u32)module + 1 && s->cache[h].key == key)
+			return &s->cache[h];
+	/* Full enough to slow down: start over (the strings stay valid, frames were copied). */
+	if (s->cache_used >= SYM_CACHE_SIZE / 2) {
+		memset(s->cache, 0, SYM_CACHE_SIZE * sizeof(*s->cache));
+		s->cache_used = s->nframes = 0;
+		return cache_get(s, module, key);
+	}
+	e = &s->cache[h];
 	f[0] = (struct sym_frame){ .module = mod->base, .offset = key };	/* unread */
 	if (key & SYM_DATA_KEY) {
 		f[0].function = mod->state == SYM_FILE_OK ?
-				module_data_symbol(mod, key & ~SYM_DATA_KEY) : NULL;
+				module_symbol(mod, key & ~SYM_DATA_KEY, true) : NULL;
 		n = f[0].function ? 1 : 0;
 	} else if (mod->state == SYM_FILE_OK) {
 		n = module_frames(mod, key, f);
@@ -545,10 +543,8 @@ int symbolizer__resolve(struct symbolizer *s, __u32 tgid, __u64 addr, struct sym
 	memcpy(out, f, n * sizeof(*out));
 	/* Cut short, the last frame written still names the function that holds the code. */
 	out[n - 1] = f[e->n - 1];
-	if (f[e->n - 1].function)
-		s->stats.resolved++;
-	else
-		s->stats.unresolved++;
+	s->stats.resolved += f[e->n - 1].function != NULL;
+	s->stats.unresolved += !f[e->n - 1].function;
 	return n;
 }
 
@@ -585,13 +581,17 @@ void symbolizer__free(struct symbolizer *s)
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->nmods; i++) {
-		dwfl_end(s->mods[i].dwfl);
-		free(s->mods[i].path);
+		struct sym_module *mod = &s->mods[i];
+
+		for (size_t k = 0; k < mod->nsyms; k++)
+			if (mod->syms[k].owned)
+				free((char *)mod->syms[k].name);
+		free(mod->syms);
+		dwfl_end(mod->dwfl);
+		free(mod->path);
 	}
-	for (size_t i = 0; i < s->nprocs; i++)
-		free(s->procs[i].vmas);
 	free(s->mods);
-	free(s->procs);
+	free(s->vmas);
 	free(s->cache);
 	free(s->frames);
 	free(s->debug_dir);
