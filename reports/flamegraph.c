@@ -44,11 +44,20 @@ static void xml__put(FILE *out, const char *s, size_t max)
 			p += len;
 		} else {
 			switch (c) {
-			case '&': fputs("&amp;", out); break;
-			case '<': fputs("&lt;", out); break;
-			case '>': fputs("&gt;", out); break;
-			case '"': fputs("&quot;", out); break;
-			default: fputc(c < 0x20 || c == 0x7f ? ' ' : c, out);
+			case '&':
+				fputs("&amp;", out);
+				break;
+			case '<':
+				fputs("&lt;", out);
+				break;
+			case '>':
+				fputs("&gt;", out);
+				break;
+			case '"':
+				fputs("&quot;", out);
+				break;
+			default:
+				fputc(c < 0x20 || c == 0x7f ? ' ' : c, out);
 			}
 			p++;
 		}

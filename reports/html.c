@@ -123,11 +123,20 @@ static void html__text(FILE *out, const char *s)
 {
 	for (; *s; s++) {
 		switch (*s) {
-		case '&': fputs("&amp;", out); break;
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '"': fputs("&quot;", out); break;
-		default: fputc(*s, out);
+		case '&':
+			fputs("&amp;", out);
+			break;
+		case '<':
+			fputs("&lt;", out);
+			break;
+		case '>':
+			fputs("&gt;", out);
+			break;
+		case '"':
+			fputs("&quot;", out);
+			break;
+		default:
+			fputc(*s, out);
 		}
 	}
 }
@@ -243,9 +252,14 @@ int html__write(FILE *out, const struct html_input *in, struct html_stats *stats
 	fputs("<script type=\"application/json\" id=\"gs-summary\">", out);
 	html__json(out, in->summary_json, in->summary_len);
 	fputs("</script>\n<script type=\"application/json\" id=\"gs-meta\">{\"title\":\"", out);
-	for (const char *p = in->title ? in->title : "gapscope report"; *p; p++)
-		fprintf(out, *p == '"' || *p == '\\' ? "\\%c" : *p == '<' ? "\\u003c" :
-			(unsigned char)*p < 0x20 ? " " : "%c", *p);
+	for (const char *p = in->title ? in->title : "gapscope report"; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fputc('\\', out);
+		if (*p == '<')
+			fputs("\\u003c", out);
+		else
+			fputc((unsigned char)*p < 0x20 ? ' ' : *p, out);
+	}
 	fputs("\"}</script>\n<script type=\"application/json\" id=\"gs-timeline\">{\"devices\":[",
 	      out);
 	for (size_t i = 0; i < in->ndevices; i++) {
