@@ -276,9 +276,9 @@ static int module_report(struct symbolizer *s, struct sym_module *mod, const cha
 	Dwfl *dwfl;
 	Elf *elf;
 
-	if (stat(file, &st))
+	if (file[0] != '[' && stat(file, &st))
 		return -ENOENT;
-	if (!S_ISREG(st.st_mode))	/* a device or FIFO: opening one can block, or act */
+	if (file[0] == '[' || !S_ISREG(st.st_mode))	/* [vdso]; a device or FIFO can block */
 		return -EINVAL;
 	dwfl = dwfl_begin(&s->callbacks);
 	if (!dwfl)

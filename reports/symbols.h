@@ -5,7 +5,7 @@
  * file:line and the chain of inlined calls at an address.
  *
  * The maps come from the trace (GS_REC_MAP: path, start, end, file offset, build-id); the files are
- * read afterwards from this machine, so the target need not run ("[vdso]" is this kernel's). A
+ * read afterwards from this machine, so the target need not run ("[vdso]" is not read). A
  * file whose build-id differs from the one recorded is not used for names (counted in
  * build_id_mismatch). Debug files are found by build-id (.build-id/xx/rest.debug under
  * --debug-dir and /usr/lib/debug) and by .gnu_debuglink (next to the file, in its .debug/, under
@@ -40,7 +40,7 @@ struct sym_map {
 	__u64 start;
 	__u64 end;
 	__u64 pgoff;		/* file offset of start, in bytes */
-	const char *path;	/* copied; "[vdso]" names this kernel's vDSO */
+	const char *path;	/* copied */
 	const __u8 *build_id;	/* copied; NULL or build_id_len 0: unknown, not checked */
 	__u32 build_id_len;
 };
@@ -69,7 +69,7 @@ enum sym_file_state {
 	SYM_FILE_OK,
 	SYM_FILE_MISSING,
 	SYM_FILE_BUILD_ID_MISMATCH,
-	SYM_FILE_BAD,		/* not an ELF file libdwfl can read */
+	SYM_FILE_BAD,		/* not an ELF file libdwfl can read, or no file ([vdso]) */
 };
 
 struct sym_file_info {

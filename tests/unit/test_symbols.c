@@ -13,6 +13,7 @@
 #include <link.h>
 #include <malloc.h>
 #include <stdint.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 
 #include "symbols.c" /* one translation unit: the unit-test rule builds a single file */
@@ -291,10 +292,14 @@ int main(int argc, char **argv)
 
 	/* Nothing mapped there. */
 	CHECK_EQ_U64(symbolizer__resolve(s, TGID, 4096, f, 8), 0);
+	/* The vDSO has no file to read: its module and offset, no name, and not a missing file. */
+	n = symbolizer__resolve(s, TGID, getauxval(AT_SYSINFO_EHDR) + 0x10, f, 8);
+	CHECK(n == 1 && !f[0].function && !strcmp(f[0].module, "[vdso]") && f[0].offset == 0x10,
+	      "%d %s %s", n, f[0].function, f[0].module);
 
 	st = symbolizer__stats(s);
 	CHECK_EQ_U64(st->resolved, 7);
-	CHECK_EQ_U64(st->unresolved, 1);
+	CHECK_EQ_U64(st->unresolved, 2);
 	CHECK_EQ_U64(st->missing_files, 0);
 	CHECK_EQ_U64(st->build_id_mismatch, 0);
 
@@ -346,6 +351,7 @@ int main(int argc, char **argv)
 	CHECK(file_info(s, gone).state == SYM_FILE_MISSING, "");
 	CHECK(file_info(s, lib).state == SYM_FILE_OK, "");
 	CHECK(file_info(s, stripped).state == SYM_FILE_OK, "");
+	CHECK(file_info(s, "[vdso]").state == SYM_FILE_BAD, "");
 
 	/* --debug-dir with .build-id/xx/rest.debug: the stripped object gets its DWARF, and the
 	 * gone one is read from the debug file alone. */
