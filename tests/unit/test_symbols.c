@@ -28,6 +28,7 @@
 struct symtest_site {
 	void *ret;
 	int leaf_line;
+	int inner_line;
 	int step_line;
 };
 
@@ -172,25 +173,26 @@ static struct sym_file_info file_info(struct symbolizer *s, const char *path)
 	return f;
 }
 
+/* The call of symtest_leaf, two inlined functions deep in symtest_outer: three frames. */
 static void check_inline_chain(struct symbolizer *s, __u32 tgid, const struct symtest_site *site,
 			       __u64 module_off)
 {
+	const char *want[] = { "symtest_inner", "symtest_step", "symtest_outer" };
+	int line[] = { site->leaf_line, site->inner_line, site->step_line };
 	struct sym_frame f[8];
 	int n = symbolizer__resolve(s, tgid, (__u64)site->ret - 1, f, 8);
 
-	CHECK(n == 2, "tgid %u: %d frames at the inlined call", tgid, n);
-	CHECK(f[0].function && !strcmp(f[0].function, "symtest_step"), "%s", f[0].function);
-	CHECK(f[0].inlined, "symtest_step is inlined into symtest_outer");
-	CHECK(ends_with(f[0].file, "tests/symbols/symtest.c"), "%s", f[0].file);
-	CHECK_EQ_U64(f[0].line, site->leaf_line);
-	CHECK(f[1].function && !strcmp(f[1].function, "symtest_outer"), "%s", f[1].function);
-	CHECK(!f[1].inlined, "symtest_outer is the function that holds the code");
-	CHECK(ends_with(f[1].file, "tests/symbols/symtest.c"), "%s", f[1].file);
-	CHECK_EQ_U64(f[1].line, site->step_line);
-	CHECK(!strcmp(f[1].module, "libsymtest.so") || strstr(f[1].module, "libsymtest"), "%s",
-	      f[1].module);
-	CHECK_EQ_U64(f[0].offset, module_off);
-	CHECK_EQ_U64(f[1].offset, module_off);
+	CHECK(n == 3, "tgid %u: %d frames at the inlined call", tgid, n);
+	for (int i = 0; i < 3; i++) {
+		CHECK(f[i].function && !strcmp(f[i].function, want[i]), "frame %d: %s", i,
+		      f[i].function);
+		CHECK(f[i].inlined == (i < 2), "frame %d: %s inlined %d", i, want[i], f[i].inlined);
+		CHECK(ends_with(f[i].file, "tests/symbols/symtest.c"), "%s", f[i].file);
+		CHECK(f[i].line == line[i], "frame %d: %s at line %d, expected %d", i, want[i],
+		      f[i].line, line[i]);
+		CHECK(!strncmp(f[i].module, "libsymtest", 10), "%s", f[i].module);
+		CHECK_EQ_U64(f[i].offset, module_off);
+	}
 }
 
 int main(int argc, char **argv)
@@ -199,7 +201,7 @@ int main(int argc, char **argv)
 	char gone[PATH_MAX + 64];
 	char tmp[] = "/tmp/gapscope-symbols-XXXXXX", link_dir[PATH_MAX], dbg[PATH_MAX + 256];
 	char target[PATH_MAX + 64], exe_name[256];
-	int (*outer)(int), (*leaf)(int, int, int);
+	int (*outer)(int), (*leaf)(int, int, int, int);
 	void *(*addr_of)(void);
 	const struct symtest_site *site;
 	const struct symbolizer_stats *st;
@@ -208,7 +210,7 @@ int main(int argc, char **argv)
 	struct link_map *lm;
 	const struct loaded *o;
 	size_t cached, nmods;
-	const char *step_name;
+	const char *inner_name;
 	void *h, *lock, *counter, *big, *hidden;
 	char hex[129];
 	int n;
@@ -228,11 +230,12 @@ int main(int argc, char **argv)
 	CHECK(h, "dlopen %s: %s", lib, dlerror());
 	CHECK(!dlinfo(h, RTLD_DI_LINKMAP, &lm), "dlinfo");
 	outer = (int (*)(int))dlsym(h, "symtest_outer");
-	leaf = (int (*)(int, int, int))dlsym(h, "symtest_leaf");
+	leaf = (int (*)(int, int, int, int))dlsym(h, "symtest_leaf");
 	site = dlsym(h, "symtest_site");
 	CHECK(outer && leaf && site, "symbols of libsymtest.so");
-	CHECK_EQ_U64(outer(7), ((7 * 3 + 42) + 1) * 5);
-	CHECK(site->leaf_line > 0 && site->step_line > site->leaf_line, "%d %d", site->leaf_line,
+	CHECK_EQ_U64(outer(7), (((7 + 1) * 3 + 42) + 1) * 2 * 5);
+	CHECK(site->leaf_line > 0 && site->inner_line > site->leaf_line &&
+	      site->step_line > site->inner_line, "%d %d %d", site->leaf_line, site->inner_line,
 	      site->step_line);
 	addr_of = (void *(*)(void))dlsym(h, "symtest_lock_addr");
 	lock = addr_of();
@@ -251,7 +254,7 @@ int main(int argc, char **argv)
 	CHECK(s, "symbolizer__new");
 	CHECK(add_self_maps(s, TGID, lib, false) > 4, "maps of this process");
 
-	/* The inlined call: symtest_step at the call of symtest_leaf, in symtest_outer. */
+	/* The inlined calls: symtest_inner in symtest_step in symtest_outer. */
 	check_inline_chain(s, TGID, site, (__u64)site->ret - 1 - lm->l_addr);
 	/* Asked for one frame, the function that holds the code. */
 	CHECK_EQ_U64(symbolizer__resolve(s, TGID, (__u64)site->ret - 1, f, 1), 1);
@@ -305,11 +308,11 @@ int main(int argc, char **argv)
 
 	/* Resolved again: from the cache, the same strings, no new entry. */
 	cached = s->cache_used;
-	CHECK_EQ_U64(symbolizer__resolve(s, TGID, (__u64)site->ret - 1, f, 8), 2);
-	step_name = f[0].function;
+	CHECK_EQ_U64(symbolizer__resolve(s, TGID, (__u64)site->ret - 1, f, 8), 3);
+	inner_name = f[0].function;
 	check_inline_chain(s, TGID, site, (__u64)site->ret - 1 - lm->l_addr);
-	CHECK_EQ_U64(symbolizer__resolve(s, TGID, (__u64)site->ret - 1, f, 8), 2);
-	CHECK(f[0].function == step_name, "the cached string");
+	CHECK_EQ_U64(symbolizer__resolve(s, TGID, (__u64)site->ret - 1, f, 8), 3);
+	CHECK(f[0].function == inner_name, "the cached string");
 	CHECK_EQ_U64(s->cache_used, cached);
 	CHECK_EQ_U64(st->resolved, 10);
 
