@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A small shared object for tests/unit/test_symbols.c, built with -g: a call two inlined
- * functions deep with known lines, static data (a mutex in .bss, a counter in .data, a buffer too large for the page the
- * file maps), and functions the test resolves by address. The call lines are passed down as
- * arguments, so the test compares against the source itself, not against numbers copied from it.
+ * functions deep with known lines, static data (a mutex in .bss, a counter in .data, a buffer too
+ * large for the page the file maps), and functions the test resolves by address. The call lines
+ * are passed down as arguments, so the test compares against the source itself, not against
+ * numbers copied from it.
  */
 #include <pthread.h>
 
 struct symtest_site {
 	void *ret;		/* return address of the call into symtest_leaf */
 	int leaf_line;		/* the line of that call, in symtest_inner (inlined) */
-	int inner_line;		/* the line of the call of symtest_inner in symtest_step (inlined) */
+	int inner_line;		/* the line of the call of symtest_inner, in symtest_step */
 	int step_line;		/* the line of the call of symtest_step in symtest_outer */
 };
 
