@@ -112,8 +112,9 @@
 		panel.textContent = '';
 		if (!g) {
 			panel.appendChild(el('div', { class: 'bar' }, [el('h2', { text: 'All gaps' }),
-				el('span', { class: 'hint', text: 'Click a gap on the timeline or in the ' +
-					'table to see its chain and its own flame graph.' })]));
+				el('span', { class: 'hint', text: GAPS.length ? 'Click a gap on the ' +
+					'timeline or in the table to see its chain and its own flame graph.' :
+					'No gaps in this trace: the GPUs never sat idle long enough to count.' })]));
 			panel.appendChild(flame(0, PATHS['0']));
 			return;
 		}
@@ -217,6 +218,8 @@
 				return (x < y ? -1 : x > y ? 1 : a.id - b.id) * dir;
 			});
 			tbody.textContent = '';
+			if (!rows.length)
+				tbody.appendChild(el('tr', {}, [el('td', { colspan: '8', text: 'No gaps.' })]));
 			rows.slice(0, limit).forEach(function (g) {
 				tbody.appendChild(el('tr', {
 					'data-gap': String(g.id), class: g === selected ? 'sel' : '',

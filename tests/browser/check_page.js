@@ -3,7 +3,8 @@
 // timeline shows that gap's chain and its flame graph, the graph zooms and searches. Writes a
 // screenshot of the page.
 //   node check_page.js INDEX_HTML SCREENSHOT_PNG FRAME CHAIN_WORD
-// FRAME must be a frame of the clicked gap's flame graph, CHAIN_WORD a word of its chain.
+// FRAME must be a frame of the clicked gap's flame graph, CHAIN_WORD a word of its chain; FRAME
+// "-" checks a report without gaps.
 'use strict';
 const path = require('path');
 const puppeteer = require('puppeteer-core');
@@ -82,6 +83,27 @@ async function checkSvg(browser, url, frame, requests) {
 			return { id: g.id, ns: g.duration_ns,
 				has: !!svg && svg.textContent.includes('<title>' + frame + '\n') };
 		}), frame);
+		if (frame === '-') {
+			// A report without gaps: it says so and shows the timeline.
+			const none = await page.evaluate(() => ({
+				panel: document.querySelector('#gap').textContent,
+				rows: document.querySelectorAll('#gaps tbody tr').length,
+				causes: document.querySelector('#causes').textContent,
+				losses: document.querySelector('.losses-card p').textContent,
+				lanes: window.gapscope.gaps.length,
+			}));
+			console.log(`no gaps: ${none.rows} rows; causes "${none.causes.slice(-20)}"; ` +
+				`losses "${none.losses}"`);
+			if (gaps.length || none.rows || !/No gaps/.test(none.causes))
+				fail('a report without gaps shows some');
+			await page.screenshot({ path: shot, fullPage: true });
+			if (requests.length !== 1)
+				problems.push('requests besides the page: ' + requests.slice(1).join(' '));
+			if (problems.length)
+				fail(problems.join('\n'));
+			console.log('page ok; screenshot ' + shot);
+			return;
+		}
 		if (!gaps.length)
 			fail('the page shows no gaps');
 		const order = gaps.filter((g) => String(g.id) !== first).sort((a, b) => b.ns - a.ns);

@@ -38,6 +38,10 @@ assert w >= 1000 and h >= 900, f'screenshot {w}x{h}'
 print(f'screenshot {sys.argv[1]}: {w}x{h}, {len(data)} bytes')
 PY
 
+# A report without gaps (the fixed scenario's, say) says so, without errors.
+"$gen" --empty "$TMP/empty" >/dev/null
+node tests/browser/check_page.js "$TMP/empty/index.html" "$shots/index-empty.png" - -
+
 # An hour-long report stays usable: it loads and a gap clicked after zooming shows its graph.
 "$gen" --hour "$TMP/hour" | grep index.html
 start=$(date +%s%N)

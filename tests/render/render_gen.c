@@ -5,7 +5,8 @@
  * blocked on the tracker lock while a finalizer holding it sits in malloc_trim.
  *
  *   render_gen DIR            a small report: 2 GPUs, 20 s, 8 gaps
- *   render_gen --hour DIR     an hour on 2 GPUs: millions of kernels, ~2000 gaps, wide stacks
+ *   render_gen --hour DIR     an hour on 2 GPUs: millions of kernels, ~3000 gaps, wide stacks
+ *   render_gen --empty DIR    2 GPUs busy for 20 s without a gap, no events lost
  *   render_gen --svg IN.folded OUT.svg [TITLE]
  *
  * Prints what was downsampled to keep the files small.
@@ -181,7 +182,7 @@ static int cmp_gap(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-static int gen_report(const char *dir, bool hour)
+static int gen_report(const char *dir, bool hour, bool empty)
 {
 	__u64 duration = hour ? 3600000 * MS : 20000 * MS, gap_ns = 0;
 	size_t ng = 0, cap = hour ? 4000 : 16;
@@ -201,7 +202,7 @@ static int gen_report(const char *dir, bool hour)
 	if ((mkdir(dir, 0755) && errno != EEXIST) || (mkdir(path, 0755) && errno != EEXIST))
 		die(path);
 	/* Gaps on both devices: every 1-3 s for the hour, 8 spread over the small run. */
-	for (unsigned int dev = 0; dev < 2; dev++) {
+	for (unsigned int dev = 0; dev < 2 && !empty; dev++) {
 		for (__u64 t = (dev + 1) * 1500 * MS; t + 600 * MS < duration;) {
 			struct gap *g = &gaps[ng++];
 
@@ -311,9 +312,10 @@ static int gen_report(const char *dir, bool hour)
 				busy[dev] += iv[i].end_ns - iv[i].start_ns;
 			devs[dev] = (struct html_device){ .id = dev, .busy = iv, .n = n };
 		}
-		fprintf(s, "{\"version\":1,\"duration_ns\":%llu,\"lost_events\":3,\n"
-			"\"losses\":{\"ringbuf\":2,\"stack\":1,\"attach_failed\":0},\n\"devices\":[",
-			(unsigned long long)duration);
+		fprintf(s, "{\"version\":1,\"duration_ns\":%llu,\"lost_events\":%d,\n"
+			"\"losses\":{\"ringbuf\":%d,\"stack\":%d,\"attach_failed\":0},\n"
+			"\"devices\":[", (unsigned long long)duration, empty ? 0 : 3, empty ? 0 : 2,
+			empty ? 0 : 1);
 		for (unsigned int dev = 0; dev < 2; dev++)
 			fprintf(s, "%s{\"id\":%u,\"busy_ns\":%llu,\"idle_ns\":%llu,"
 				"\"busy_pct\":%.2f}", dev ? "," : "", dev,
@@ -323,13 +325,16 @@ static int gen_report(const char *dir, bool hour)
 		fputs("],\n\"gaps\":[\n", s);
 		for (size_t i = 0; i < ng; i++)
 			gap__json(s, &gaps[i], i + 1 == ng);
-		fprintf(s, "],\n\"causes\":[{\"kind\":\"malloc_trim\",\"function\":\"malloc_trim\","
-			"\"ns\":%llu,\"share\":0.873},{\"kind\":\"lock\",\"function\":"
-			"\"tracker_mark_busy\",\"ns\":%llu,\"share\":0.027},{\"kind\":\"on_cpu\","
-			"\"function\":\"prove_start\",\"ns\":%llu,\"share\":0.1}]}\n",
-			(unsigned long long)(gap_ns * 873 / 1000),
-			(unsigned long long)(gap_ns * 27 / 1000),
-			(unsigned long long)(gap_ns / 10));
+		if (!ng)
+			fputs("],\n\"causes\":[]}\n", s);
+		else
+			fprintf(s, "],\n\"causes\":[{\"kind\":\"malloc_trim\",\"function\":"
+				"\"malloc_trim\",\"ns\":%llu,\"share\":0.873},{\"kind\":\"lock\","
+				"\"function\":\"tracker_mark_busy\",\"ns\":%llu,\"share\":0.027},"
+				"{\"kind\":\"on_cpu\",\"function\":\"prove_start\",\"ns\":%llu,"
+				"\"share\":0.1}]}\n", (unsigned long long)(gap_ns * 873 / 1000),
+				(unsigned long long)(gap_ns * 27 / 1000),
+				(unsigned long long)(gap_ns / 10));
 		if (fclose(s))
 			die("summary");
 		out = open_out(dir, "summary.json");
@@ -368,10 +373,12 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc == 3 && !strcmp(argv[1], "--hour"))
-		return gen_report(argv[2], true);
+		return gen_report(argv[2], true, false);
+	if (argc == 3 && !strcmp(argv[1], "--empty"))
+		return gen_report(argv[2], false, true);
 	if (argc == 2 && argv[1][0] != '-')
-		return gen_report(argv[1], false);
-	fprintf(stderr, "usage: render_gen [--hour] DIR | render_gen --svg IN.folded OUT.svg "
+		return gen_report(argv[1], false, false);
+	fprintf(stderr, "usage: render_gen [--hour|--empty] DIR | render_gen --svg IN.folded OUT.svg "
 		"[TITLE]\n");
 	return 2;
 }
