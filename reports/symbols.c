@@ -202,8 +202,8 @@ static int sym_cmp(const void *a, const void *b)
 /*
  * The module's sized function and object symbols by address: dwfl_module_addrinfo scans the
  * whole table at every lookup, milliseconds a lookup in a library of 10^5 symbols. Of aliases,
- * the one a user calls: global before weak before local, fewest leading '_', the default version
- * (malloc, not __libc_malloc; pthread_mutex_lock, not ___pthread_mutex_lock).
+ * the one a user calls: fewest leading '_', no old version (name@V, not name@@V), global before
+ * weak before local, the shortest (malloc, not __libc_malloc; __lll_lock_wait, not __GI_...).
  */
 static int module_index(struct sym_module *mod, Dwfl_Module *dm)
 {
@@ -224,8 +224,9 @@ static int module_index(struct sym_module *mod, Dwfl_Module *dm)
 		    (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_OBJECT))
 			continue;
 		*y = (struct sym_sym){ addr, sym.st_size, name, 0, type == STT_OBJECT, at != NULL };
-		y->rank = (bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2) * 1024 +
-			  (int)strspn(name, "_") * 4 + (at ? (at[1] == '@' ? 1 : 2) : 0);
+		y->rank = (int)(strspn(name, "_") & 63) << 24 | (at && at[1] != '@') << 22 |
+			  (bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2) << 20 |
+			  (int)(at ? at - name : (long)strnlen(name, 65535));
 		if (at)
 			y->name = strndup(name, at - name);
 		if (!y->name)
@@ -550,13 +551,10 @@ int symbolizer__resolve(struct symbolizer *s, __u32 tgid, __u64 addr, struct sym
 
 const char *symbolizer__data_symbol(struct symbolizer *s, __u32 tgid, __u64 addr)
 {
-	struct sym_cache_ent *e = NULL;
 	__u64 vaddr;
-	int module;
+	int module = addr_locate(s, tgid, addr, true, &vaddr);
+	struct sym_cache_ent *e = module >= 0 ? cache_get(s, module, vaddr | SYM_DATA_KEY) : NULL;
 
-	module = addr_locate(s, tgid, addr, true, &vaddr);
-	if (module >= 0)
-		e = cache_get(s, module, vaddr | SYM_DATA_KEY);
 	return e && e->n ? s->frames[e->first].function : NULL;
 }
 

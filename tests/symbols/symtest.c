@@ -50,6 +50,16 @@ __attribute__((noinline, noclone)) int symtest_outer(int x)
 	return r * 5;
 }
 
+/* One function under three names, as C libraries export theirs: named as callers call it. */
+int __symtest_api(int x)
+{
+	return x * 7;
+}
+
+extern __typeof(__symtest_api) symtest_api __attribute__((weak, alias("__symtest_api")));
+extern __typeof(__symtest_api) __GI_symtest_api
+	__attribute__((alias("__symtest_api"), visibility("hidden")));
+
 /* A static function: named by .symtab, gone from a stripped copy. */
 static __attribute__((noinline, noclone)) int symtest_hidden(int x)
 {

@@ -211,7 +211,7 @@ int main(int argc, char **argv)
 	const struct loaded *o;
 	size_t cached, nmods;
 	const char *inner_name;
-	void *h, *lock, *counter, *big, *hidden;
+	void *h, *lock, *counter, *big, *hidden, *api;
 	char hex[129];
 	int n;
 
@@ -245,6 +245,8 @@ int main(int argc, char **argv)
 	big = addr_of();
 	addr_of = (void *(*)(void))dlsym(h, "symtest_hidden_addr");
 	hidden = addr_of();
+	api = dlsym(h, "symtest_api");
+	CHECK(api && api == dlsym(h, "__symtest_api"), "aliases");
 	dl_iterate_phdr(collect, NULL);
 	read_maps();
 	o = loaded_at((uintptr_t)outer);
@@ -266,6 +268,9 @@ int main(int argc, char **argv)
 	      f[0].line < site->leaf_line, "%s:%d", f[0].file, f[0].line);
 	n = symbolizer__resolve(s, TGID, (__u64)hidden + 1, f, 8);
 	CHECK(n == 1 && !strcmp(f[0].function, "symtest_hidden"), "%d %s", n, f[0].function);
+	/* Of __symtest_api, weak symtest_api and local __GI_symtest_api, the one callers call. */
+	n = symbolizer__resolve(s, TGID, (__u64)api + 1, f, 8);
+	CHECK(n == 1 && !strcmp(f[0].function, "symtest_api"), "%d %s", n, f[0].function);
 
 	/* This test's own code, from the executable. */
 	n = symbolizer__resolve(s, TGID, (__u64)ends_with, f, 8);
@@ -301,7 +306,7 @@ int main(int argc, char **argv)
 	      "%d %s %s", n, f[0].function, f[0].module);
 
 	st = symbolizer__stats(s);
-	CHECK_EQ_U64(st->resolved, 7);
+	CHECK_EQ_U64(st->resolved, 8);
 	CHECK_EQ_U64(st->unresolved, 2);
 	CHECK_EQ_U64(st->missing_files, 0);
 	CHECK_EQ_U64(st->build_id_mismatch, 0);
@@ -314,7 +319,7 @@ int main(int argc, char **argv)
 	CHECK_EQ_U64(symbolizer__resolve(s, TGID, (__u64)site->ret - 1, f, 8), 3);
 	CHECK(f[0].function == inner_name, "the cached string");
 	CHECK_EQ_U64(s->cache_used, cached);
-	CHECK_EQ_U64(st->resolved, 10);
+	CHECK_EQ_U64(st->resolved, 11);
 
 	/* Another process with libsymtest.so of another build: not used, said; libc is shared. */
 	nmods = s->nmods;
@@ -334,6 +339,8 @@ int main(int argc, char **argv)
 	CHECK(n == 1 && !strcmp(f[0].function, "symtest_outer") && !f[0].file, "%d %s %s", n,
 	      f[0].function, f[0].file);
 	CHECK(!strcmp(f[0].module, "libsymtest-stripped.so"), "%s", f[0].module);
+	n = symbolizer__resolve(s, TGID_STRIPPED, (__u64)api + 1, f, 8);
+	CHECK(n == 1 && !strcmp(f[0].function, "symtest_api"), "%d %s", n, f[0].function);
 	n = symbolizer__resolve(s, TGID_STRIPPED, (__u64)hidden + 1, f, 8);
 	CHECK(n == 1 && !f[0].function, "%s", f[0].function);
 	CHECK(!symbolizer__data_symbol(s, TGID_STRIPPED, (__u64)lock), "static, stripped");
