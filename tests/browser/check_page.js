@@ -87,7 +87,7 @@ async function checkSvg(browser, url, frame, requests) {
 			// A report without gaps: it says so and shows the timeline.
 			const none = await page.evaluate(() => ({
 				panel: document.querySelector('#gap').textContent,
-				rows: document.querySelectorAll('#gaps tbody tr').length,
+				rows: document.querySelectorAll('#gaps tbody tr[data-gap]').length,
 				causes: document.querySelector('#causes').textContent,
 				losses: document.querySelector('.losses-card p').textContent,
 				lanes: window.gapscope.gaps.length,
