@@ -206,6 +206,7 @@ int main(int argc, char **argv)
 	const struct symtest_site *site;
 	const struct symbolizer_stats *st;
 	struct sym_frame f[8];
+	struct sym_map huge;
 	struct symbolizer *s, *s2;
 	struct link_map *lm;
 	const struct loaded *o;
@@ -388,6 +389,22 @@ int main(int argc, char **argv)
 		      "symtest_big"), "");
 	CHECK_EQ_U64(symbolizer__stats(s2)->missing_files, 1);
 	CHECK(file_info(s2, gone).state == SYM_FILE_OK, "");
+
+	/*
+	 * More distinct addresses than the cache holds (of a file that is gone, cheap to resolve):
+	 * it starts over once, and answers stay right before and after.
+	 */
+	huge = (struct sym_map){ 1ULL << 40, (1ULL << 40) + (1ULL << 20), 0, gone, NULL, 0 };
+	CHECK(!symbolizer__add_map(s2, TGID_GONE + 1, &huge), "add_map");
+	for (__u64 a = 0; a < SYM_CACHE_SIZE / 2 + 100; a++) {
+		n = symbolizer__resolve(s2, TGID_GONE + 1, huge.start + a, f, 8);
+		CHECK(n == 1 && !f[0].function && f[0].offset == a, "%d at +%llu", n,
+		      (unsigned long long)a);
+		if (a == SYM_CACHE_SIZE / 2 - 10)
+			check_inline_chain(s2, TGID_GONE, site, (__u64)site->ret - 1 - lm->l_addr);
+	}
+	CHECK(s2->cache_used < 200, "%zu entries after the cache started over", s2->cache_used);
+	check_inline_chain(s2, TGID_GONE, site, (__u64)site->ret - 1 - lm->l_addr);
 
 	symbolizer__free(s2);
 	symbolizer__free(s);
