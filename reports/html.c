@@ -250,7 +250,10 @@ int html__write(FILE *out, const struct html_input *in, struct html_stats *stats
 	fprintf(out, "</title>\n<style>\n%s</style>\n</head>\n<body>\n", gs_asset_report_css);
 	fputs("<div id=\"app\"><noscript>This report needs JavaScript.</noscript></div>\n", out);
 	fputs("<script type=\"application/json\" id=\"gs-summary\">", out);
-	html__json(out, in->summary_json, in->summary_len);
+	if (in->summary_json)
+		html__json(out, in->summary_json, in->summary_len);
+	else
+		fputs("{}", out);
 	fputs("</script>\n<script type=\"application/json\" id=\"gs-meta\">{\"title\":\"", out);
 	for (const char *p = in->title ? in->title : "gapscope report"; *p; p++) {
 		if (*p == '"' || *p == '\\')

@@ -1,8 +1,8 @@
 // Flame graph interaction, for the SVGs gapscope writes (reports/flamegraph.c) and for the same
 // SVGs shown inside index.html. Click a frame to zoom to it (its parents stay, dimmed), "Reset
-// zoom" to go back; "Search" (or Ctrl-F) highlights the frames whose name matches a regular
-// expression and shows their share of the whole, counting nested matches once. Hover shows a
-// frame's name, time and share below the graph.
+// zoom" (or Escape) to go back; "Search" (or Ctrl-F) highlights the frames whose name matches a
+// regular expression and shows their share of the whole, counting nested matches once. Hover
+// shows a frame's name, time and share below the graph.
 (function () {
 	'use strict';
 	var PAD = 10, CHAR_PX = 12 * 0.59;
@@ -147,6 +147,9 @@
 				if ((e.ctrlKey || e.metaKey) && e.key === 'f') {
 					e.preventDefault();
 					ask();
+				} else if (e.key === 'Escape') {
+					zoom(null);
+					find(null);
 				}
 			});
 		return {
