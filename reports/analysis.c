@@ -5,6 +5,7 @@
  * rank the root causes. See analysis.h for the result.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,15 +17,33 @@
 #include "names.h"
 #include "offcpu.h"
 #include "probe.h"
+#include "reader.h"
 #include "proc.h"
 #include "sample.h"
 #include "strtab.h"
 #include "threads.h"
 #include "trace.h"
 
+/* A gap is analysed once the trace has gone this far past its end (intervals that end later
+ * but reach into it are then in), and history is kept this long before the oldest open gap. */
+#define GAP_MARGIN_NS	(200ull * 1000 * 1000)
+#define LOOKBACK_NS	(1000ull * 1000 * 1000)
+#define PRUNE_EVERY	65536
+
+struct kind_fn {
+	enum blame_kind kind;
+	const char *fn;
+	__u64 ns;
+};
+
 struct analysis_priv {
 	struct strtab *strs;
 	struct trace_reader *tr;
+	struct ordered_reader *rd;
+	struct vec pending;	/* struct gap: closed, waiting for GAP_MARGIN_NS */
+	struct vec gaps;	/* struct gap: analysed */
+	struct vec kind_fn;	/* struct kind_fn: root causes over all gaps */
+	__u32 seq;
 	struct threads *th;
 	struct names *nm;
 	struct gputime *gt;
@@ -208,70 +227,58 @@ static int feed(struct analysis *a, const struct gs_hdr *h, __u32 version)
 	return 0;
 }
 
-static int cmp_idle(const void *x, const void *y)
-{
-	const struct gpu_idle *a = x, *b = y;
-
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	return a->device < b->device ? -1 : a->device > b->device;
-}
-
 static void note(struct analysis *a, const char *s)
 {
 	if (a->nnotes < sizeof(a->notes) / sizeof(a->notes[0]))
 		a->notes[a->nnotes++] = strtab__intern(a->priv->strs, s);
 }
 
+/* A gap's roots into the totals by (kind, function or lock). */
+static void count_causes(struct analysis_priv *p, const struct gap *g)
+{
+	for (__u32 r = 0; r < g->nroots; r++) {
+		const struct gap_root *root = &g->roots[r];
+		const struct chain_link *l = &root->links[root->nlinks - 1];
+		const char *fn = l->lock ? l->lock : l->function;
+		struct kind_fn *e = NULL;
+
+		for (size_t i = 0; i < p->kind_fn.n && !e; i++) {
+			struct kind_fn *c = VEC_AT(&p->kind_fn, struct kind_fn, i);
+
+			if (c->kind == l->kind && c->fn == fn)
+				e = c;
+		}
+		if (!e && (e = vec__push(&p->kind_fn, sizeof(*e)))) {
+			e->kind = l->kind;
+			e->fn = fn;
+		}
+		if (e)
+			e->ns += root->ns;
+	}
+}
+
 /* Causes over all gaps, by kind; each names the function (or lock) explaining most of it. */
 static void rank_causes(struct analysis *a)
 {
-	struct {
-		const char *fn;
-		__u64 ns;
-	} best[BK_MAX] = {};
-	struct vec fk = {};	/* (kind, function, ns) */
-	struct kf {
-		enum blame_kind kind;
-		const char *fn;
-		__u64 ns;
-	};
-	__u64 by_kind[BK_MAX] = {};
+	struct analysis_priv *p = a->priv;
+	const char *best_fn[BK_MAX] = {};
+	__u64 best[BK_MAX] = {}, by_kind[BK_MAX] = {};
 
-	for (size_t g = 0; g < a->ngaps; g++)
-		for (__u32 r = 0; r < a->gaps[g].nroots; r++) {
-			const struct gap_root *root = &a->gaps[g].roots[r];
-			const struct chain_link *l = &root->links[root->nlinks - 1];
-			const char *fn = l->lock ? l->lock : l->function;
-			struct kf *e = NULL;
+	for (size_t i = 0; i < p->kind_fn.n; i++) {
+		const struct kind_fn *e = VEC_AT(&p->kind_fn, struct kind_fn, i);
 
-			by_kind[l->kind] += root->ns;
-			for (size_t i = 0; i < fk.n && !e; i++)
-				if (VEC_AT(&fk, struct kf, i)->kind == l->kind &&
-				    VEC_AT(&fk, struct kf, i)->fn == fn)
-					e = VEC_AT(&fk, struct kf, i);
-			if (!e && (e = vec__push(&fk, sizeof(*e)))) {
-				e->kind = l->kind;
-				e->fn = fn;
-			}
-			if (e)
-				e->ns += root->ns;
-		}
-	for (size_t i = 0; i < fk.n; i++) {
-		struct kf *e = VEC_AT(&fk, struct kf, i);
-
-		if (e->ns > best[e->kind].ns) {
-			best[e->kind].ns = e->ns;
-			best[e->kind].fn = e->fn;
+		by_kind[e->kind] += e->ns;
+		if (e->ns > best[e->kind]) {
+			best[e->kind] = e->ns;
+			best_fn[e->kind] = e->fn;
 		}
 	}
-	vec__free(&fk);
 	a->ncauses = 0;
 	for (int k = 0; k < BK_MAX; k++) {
 		if (!by_kind[k])
 			continue;
 		a->causes[a->ncauses].kind = k;
-		a->causes[a->ncauses].function = best[k].fn;
+		a->causes[a->ncauses].function = best_fn[k];
 		a->causes[a->ncauses].ns = by_kind[k];
 		a->causes[a->ncauses].share = a->gap_ns ? (double)by_kind[k] / a->gap_ns : 0;
 		a->ncauses++;
@@ -283,6 +290,145 @@ static void rank_causes(struct analysis *a)
 			a->causes[j] = a->causes[j - 1];
 			a->causes[j - 1] = t;
 		}
+}
+
+/* A gap's roots by (kind, function), for summary.json: kept when the roots are dropped. */
+static void gap_kinds(struct gap *g)
+{
+	g->nkinds = 0;
+	g->kinds = calloc(g->nroots ? g->nroots : 1, sizeof(*g->kinds));
+	if (!g->kinds)
+		return;
+	for (__u32 r = 0; r < g->nroots; r++) {
+		const struct chain_link *l = &g->roots[r].links[g->roots[r].nlinks - 1];
+		const char *fn = l->lock ? l->lock : l->function;
+		__u32 k;
+
+		for (k = 0; k < g->nkinds; k++)
+			if (g->kinds[k].kind == l->kind && g->kinds[k].function == fn)
+				break;
+		if (k == g->nkinds) {
+			g->kinds[k].kind = l->kind;
+			g->kinds[k].function = fn;
+			g->nkinds++;
+		}
+		g->kinds[k].ns += g->roots[r].ns;
+	}
+	for (__u32 k = 0; k < g->nkinds; k++) {
+		g->kinds[k].share = (double)g->kinds[k].ns / (g->end_ns - g->start_ns);
+		for (__u32 j = k; j && g->kinds[j].ns > g->kinds[j - 1].ns; j--) {
+			struct cause t = g->kinds[j];
+
+			g->kinds[j] = g->kinds[j - 1];
+			g->kinds[j - 1] = t;
+		}
+	}
+}
+
+/* Blame a closed gap, hand it on, and keep of it what the summary needs. */
+static int complete_gap(struct analysis *a, struct blame *bl, const struct analysis_opts *o,
+			struct gap *g)
+{
+	struct analysis_priv *p = a->priv;
+	struct gap *kept;
+	int err = blame__gap(bl, g);
+
+	g->seq = ++p->seq;
+	count_causes(p, g);
+	gap_kinds(g);
+	g->cause_ns = g->nroots ? g->roots[0].ns : 0;
+	a->gap_ns += g->end_ns - g->start_ns;
+	a->preempted_outside_ns += g->preempted_outside_ns;
+	if (!err && o->on_gap)
+		err = o->on_gap(g, o->ctx);
+	for (__u32 r = 1; r < g->nroots; r++) {
+		for (__u32 k = 0; k < g->roots[r].nlinks; k++)
+			free(g->roots[r].links[k].frames);
+		free(g->roots[r].links);
+	}
+	free(g->roots);
+	g->roots = NULL;
+	g->nroots = 0;
+	for (__u32 i = 0; i < g->nstacks; i++)
+		free(g->stacks[i].frames);
+	free(g->stacks);
+	g->stacks = NULL;
+	g->nstacks = 0;
+	kept = vec__push(&p->gaps, sizeof(*kept));
+	if (!kept) {
+		for (__u32 k = 0; k < g->nchain; k++)
+			free(g->chain[k].frames);
+		free(g->chain);
+		return -ENOMEM;
+	}
+	*kept = *g;
+	return err;
+}
+
+/* Closed gaps the trace has gone GAP_MARGIN_NS past (all of them when now is UINT64_MAX). */
+static int complete_due(struct analysis *a, struct blame *bl, const struct analysis_opts *o,
+			__u64 now)
+{
+	struct analysis_priv *p = a->priv;
+	size_t k = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < p->pending.n; i++) {
+		struct gap *g = VEC_AT(&p->pending, struct gap, i);
+
+		if (!err && (now == UINT64_MAX || g->end_ns + GAP_MARGIN_NS <= now))
+			err = complete_gap(a, bl, o, g);
+		else
+			*VEC_AT(&p->pending, struct gap, k++) = *g;
+	}
+	p->pending.n = k;
+	return err;
+}
+
+static void take_idle(struct analysis *a)
+{
+	struct analysis_priv *p = a->priv;
+	size_t n;
+	struct gpu_idle *idle = gputime__take_idle(p->gt, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		struct gap *g = vec__push(&p->pending, sizeof(*g));
+
+		if (!g)
+			break;
+		g->device = idle[i].device;
+		g->start_ns = idle[i].start;
+		g->end_ns = idle[i].end;
+		g->tier = "api";
+		g->start_how = idle[i].start_how;
+		g->end_how = idle[i].end_how;
+		g->closer_tid = idle[i].closer_tid;
+	}
+	free(idle);
+}
+
+/* Forget what no open or pending gap can reach back to. */
+static void prune(struct analysis *a, __u64 now)
+{
+	struct analysis_priv *p = a->priv;
+	__u64 h = gputime__idle_since(p->gt);
+
+	if (now < h)
+		h = now;
+	for (size_t i = 0; i < p->pending.n; i++)
+		if (VEC_AT(&p->pending, struct gap, i)->start_ns < h)
+			h = VEC_AT(&p->pending, struct gap, i)->start_ns;
+	if (h > LOOKBACK_NS)
+		threads__prune(p->th, h - LOOKBACK_NS);
+}
+
+static int cmp_gap(const void *x, const void *y)
+{
+	const struct gap *a = x, *b = y;
+
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns ? -1 : 1;
+	return a->device < b->device ? -1 : a->device > b->device;
 }
 
 static void reader_losses(struct analysis *a)
@@ -327,10 +473,9 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 {
 	struct analysis *a = calloc(1, sizeof(*a));
 	struct analysis_priv *p = calloc(1, sizeof(*p));
-	struct gpu_idle *idle = NULL;
 	const struct gs_hdr *h;
 	struct blame *bl = NULL;
-	size_t nidle = 0;
+	__u64 nrec = 0;
 	__u32 version;
 	int ret;
 
@@ -349,49 +494,48 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 	p->strs = strtab__new();
 	p->th = p->strs ? threads__new(p->strs) : NULL;
 	p->nm = p->strs ? names__new(p->strs) : NULL;
-	p->gt = p->strs ? gputime__new(p->strs) : NULL;
-	if (!p->th || !p->nm || !p->gt)
+	p->gt = p->strs ? gputime__new(p->strs, opts->min_gap_ns) : NULL;
+	p->rd = oreader__new(p->tr, NULL, OREADER_WINDOW_NS);
+	bl = p->th ? blame__new(p->th, p->nm, p->strs, opts->max_hops) : NULL;
+	if (!p->th || !p->nm || !p->gt || !p->rd || !bl)
 		goto oom;
 	version = trace__stats(p->tr)->version;
-	while ((ret = trace__next(p->tr, &h)) > 0)
+	while ((ret = oreader__next(p->rd, &h)) > 0) {
 		if (feed(a, h, version))
 			goto oom;
-	threads__seal(p->th);
-	a->duration_ns = a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0;
-	if (gputime__finish(p->gt, a->start_ns, a->end_ns, opts->min_gap_ns, &idle, &nidle,
-			    &a->devices, &a->ndevices))
-		goto oom;
-	if (nidle > 1)
-		qsort(idle, nidle, sizeof(*idle), cmp_idle);
-	a->gaps = calloc(nidle ? nidle : 1, sizeof(*a->gaps));
-	bl = blame__new(p->th, p->nm, p->strs, opts->max_hops);
-	if (!a->gaps || !bl)
-		goto oom;
-	for (size_t i = 0; i < nidle; i++) {
-		struct gap *g = &a->gaps[a->ngaps++];
-
-		g->id = a->ngaps;
-		g->device = idle[i].device;
-		g->start_ns = idle[i].start;
-		g->end_ns = idle[i].end;
-		g->tier = "api";
-		g->start_how = idle[i].start_how;
-		g->end_how = idle[i].end_how;
-		g->closer_tid = idle[i].closer_tid;
-		a->gap_ns += g->end_ns - g->start_ns;
-		if (blame__gap(bl, g))
-			goto oom;
-		a->preempted_outside_ns += g->preempted_outside_ns;
+		if (h->type == GS_EV_CUDA)
+			take_idle(a);
+		if (p->pending.n && complete_due(a, bl, opts, a->end_ns))
+			goto fail;
+		if (++nrec % PRUNE_EVERY == 0)
+			prune(a, a->end_ns);
 	}
-	free(idle);
+	if (ret < 0)
+		note(a, "the trace could not be read to its end");
+	if (complete_due(a, bl, opts, UINT64_MAX))
+		goto fail;
+	a->duration_ns = a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0;
+	if (gputime__finish(p->gt, a->start_ns, a->end_ns, &a->devices, &a->ndevices))
+		goto oom;
+	a->gaps = p->gaps.data;
+	a->ngaps = p->gaps.n;
+	if (a->ngaps > 1)
+		qsort(a->gaps, a->ngaps, sizeof(*a->gaps), cmp_gap);
+	for (size_t i = 0; i < a->ngaps; i++)
+		a->gaps[i].id = i + 1;
 	blame__free(bl);
 	rank_causes(a);
 	reader_losses(a);
 	return a;
 oom:
-	free(idle);
-	blame__free(bl);
 	snprintf(err, errlen, "out of memory analysing %s", path);
+	goto out;
+fail:
+	snprintf(err, errlen, "cannot write the report of %s", path);
+out:
+	blame__free(bl);
+	a->gaps = p->gaps.data;
+	a->ngaps = p->gaps.n;
 	analysis__free(a);
 	return NULL;
 }
@@ -406,21 +550,27 @@ void analysis__free(struct analysis *a)
 	for (size_t g = 0; g < a->ngaps; g++) {
 		struct gap *gp = &a->gaps[g];
 
-		for (__u32 r = 0; r < gp->nroots; r++) {
-			for (__u32 k = 0; k < gp->roots[r].nlinks; k++)
-				free(gp->roots[r].links[k].frames);
-			free(gp->roots[r].links);
-		}
-		free(gp->roots);
-		for (__u32 s = 0; s < gp->nstacks; s++)
-			free(gp->stacks[s].frames);
-		free(gp->stacks);
+		for (__u32 k = 0; k < gp->nchain; k++)
+			free(gp->chain[k].frames);
+		free(gp->chain);
+		free(gp->kinds);
 	}
 	free(a->gaps);
+	if (p) {
+		for (size_t i = 0; i < p->pending.n; i++) {
+			struct gap *g = VEC_AT(&p->pending, struct gap, i);
+
+			free(g->roots);
+			free(g->stacks);
+		}
+		vec__free(&p->pending);
+		vec__free(&p->kind_fn);
+	}
 	for (size_t d = 0; d < a->ndevices; d++)
 		free(a->devices[d].busy);
 	free(a->devices);
 	if (p) {
+		oreader__free(p->rd);
 		gputime__free(p->gt);
 		names__free(p->nm);
 		threads__free(p->th);

@@ -4,6 +4,12 @@
  * (summary.txt, summary.json, folded stacks, and the renderers: per-gap SVG, speedscope,
  * index.html, Perfetto timeline.json) is written from one structure.
  *
+ * The trace is read once, in the order intervals end; a gap is analysed as soon as the trace has
+ * gone a margin past its end, and what no open gap can need any more is dropped, so memory
+ * follows the live state and the gaps, not the trace's length. Each gap is handed to
+ * opts->on_gap as its analysis completes, with everything below; afterwards the analysis keeps
+ * of it only what summary.json lists (the chain, not roots[] and stacks[]).
+ *
  *   struct analysis
  *     devices[]   per GPU device: busy intervals (API-inferred), busy and idle ns
  *     gaps[]      idle windows >= min_gap, numbered from 1 in order of start, each with
@@ -74,7 +80,8 @@ struct gap_stack {
 };
 
 struct gap {
-	__u32 id;		/* from 1, in order of start */
+	__u32 id;		/* from 1, in order of start (set once every gap is known) */
+	__u32 seq;		/* from 1, in the order their analysis completed (on_gap) */
 	__u32 device;
 	__u64 start_ns, end_ns;
 	const char *tier;	/* "api" */
@@ -84,9 +91,12 @@ struct gap {
 	const char *closer_comm;
 	struct chain_link *chain;	/* the path of the largest root */
 	__u32 nchain;
-	struct gap_root *roots;		/* largest first */
+	struct gap_root *roots;		/* largest first; NULL after on_gap */
 	__u32 nroots;
-	struct gap_stack *stacks;	/* for gaps/NNNN.folded */
+	__u64 cause_ns;			/* what roots[0] explains */
+	struct cause *kinds;		/* its root causes by kind and function, largest first */
+	__u32 nkinds;
+	struct gap_stack *stacks;	/* for gaps/NNNN.folded; NULL after on_gap */
 	__u32 nstacks;
 	__u64 unexplained_ns;	/* gap time no thread's timeline covered */
 	/* Gap time a thread on a chain was runnable while a process outside the target ran:
@@ -140,6 +150,9 @@ struct analysis {
 struct analysis_opts {
 	__u64 min_gap_ns;	/* default 1 ms */
 	unsigned int max_hops;	/* blame chain depth, default 8 */
+	/* Called once per gap, in completion order (seq), id not yet set; non-zero stops. */
+	int (*on_gap)(const struct gap *g, void *ctx);
+	void *ctx;
 };
 
 /* Read and analyse the trace at path. NULL with err set when it cannot be read at all. */
@@ -153,7 +166,15 @@ struct report_out_opts {
 };
 int summary_txt__write(const struct analysis *a, const struct report_out_opts *o, FILE *out);
 int summary_json__write(const struct analysis *a, FILE *out);
-/* gaps/NNNN.folded and gaps/all.folded under dir (which exists). */
-int folded_out__write(const struct analysis *a, const char *dir);
+/*
+ * Folded stacks under dir (which exists): folded_out__gap writes one gap's stacks to
+ * dir/.seq-N.folded and appends them to dir/all.folded (an on_gap callback);
+ * folded_out__finish names each file for its gap's id, dir/NNNN.folded.
+ */
+struct folded_out;
+struct folded_out *folded_out__new(const char *dir);
+int folded_out__gap(const struct gap *g, void *folded_out);
+int folded_out__finish(struct folded_out *f, const struct analysis *a);
+void folded_out__free(struct folded_out *f);
 
 #endif

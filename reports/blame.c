@@ -558,8 +558,8 @@ int blame__gap(struct blame *b, struct gap *g)
 	b->stacks = (struct vec){};
 	b->depth = 0;
 	b->outside_ns = 0;
-	if (!b->all)
-		b->all = threads__all(b->th, &b->nall);
+	free(b->all);	/* threads come and go as the trace is read */
+	b->all = threads__all(b->th, &b->nall);
 	if (!closer) {
 		g->unexplained_ns = g->end_ns - g->start_ns;
 		return 0;

@@ -2,14 +2,22 @@
 /*
  * gaps/NNNN.folded and gaps/all.folded: FlameGraph's "root;...;leaf N", N in ns inside the gap.
  * A ';' inside a frame name would split the frame when read back: it is written as ':'; a
- * newline would end the line: control characters are written as spaces.
+ * newline would end the line: control characters are written as spaces. Each gap is written as
+ * its analysis completes (gaps are numbered once all are known: the files are renamed then).
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
+
+struct folded_out {
+	char dir[PATH_MAX - 32];
+	FILE *all;
+};
 
 static void put_frame(FILE *out, const char *s)
 {
@@ -31,29 +39,60 @@ static void put_stacks(FILE *out, const struct gap *g)
 	}
 }
 
-int folded_out__write(const struct analysis *a, const char *dir)
+struct folded_out *folded_out__new(const char *dir)
 {
-	char path[4096];
-	FILE *all, *f;
-	int err = 0;
+	struct folded_out *f = calloc(1, sizeof(*f));
+	char path[PATH_MAX];
 
-	snprintf(path, sizeof(path), "%s/all.folded", dir);
-	all = fopen(path, "we");
-	if (!all)
-		return -errno;
-	for (size_t i = 0; i < a->ngaps && !err; i++) {
-		snprintf(path, sizeof(path), "%s/%04u.folded", dir, a->gaps[i].id);
-		f = fopen(path, "we");
-		if (!f) {
-			err = -errno;
-			break;
-		}
-		put_stacks(f, &a->gaps[i]);
-		put_stacks(all, &a->gaps[i]);
-		if (fclose(f))
-			err = -errno;
+	if (!f)
+		return NULL;
+	snprintf(f->dir, sizeof(f->dir), "%s", dir);
+	snprintf(path, sizeof(path), "%s/all.folded", f->dir);
+	f->all = fopen(path, "we");
+	if (!f->all) {
+		free(f);
+		return NULL;
 	}
-	if (fclose(all) && !err)
-		err = -errno;
-	return err;
+	return f;
+}
+
+int folded_out__gap(const struct gap *g, void *ctx)
+{
+	struct folded_out *f = ctx;
+	char path[PATH_MAX];
+	FILE *out;
+
+	snprintf(path, sizeof(path), "%s/.seq-%u.folded", f->dir, g->seq);
+	out = fopen(path, "we");
+	if (!out)
+		return -errno;
+	put_stacks(out, g);
+	put_stacks(f->all, g);
+	if (fclose(out))
+		return -errno;
+	return ferror(f->all) ? -EIO : 0;
+}
+
+int folded_out__finish(struct folded_out *f, const struct analysis *a)
+{
+	char from[PATH_MAX], to[PATH_MAX];
+
+	for (size_t i = 0; i < a->ngaps; i++) {
+		snprintf(from, sizeof(from), "%s/.seq-%u.folded", f->dir, a->gaps[i].seq);
+		snprintf(to, sizeof(to), "%s/%04u.folded", f->dir, a->gaps[i].id);
+		if (rename(from, to))
+			return -errno;
+	}
+	if (fflush(f->all))
+		return -errno;
+	return 0;
+}
+
+void folded_out__free(struct folded_out *f)
+{
+	if (!f)
+		return;
+	if (f->all)
+		fclose(f->all);
+	free(f);
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The API-inferred GPU timeline: see gputime.h. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,21 +11,15 @@
 #define NULL_STREAM_MAX	2	/* 0: legacy NULL stream, 1: CU_STREAM_LEGACY, 2: per-thread */
 #define STREAM_NON_BLOCKING 1
 
-/* One call, replayed at its entry (snapshot what the evidence covers) and at its return. */
+/* What gputime needs of one call. */
 struct gop {
-	__u64 t;		/* when this step happens */
+	__u64 t;		/* entry */
+	__u64 end;		/* return (== t for an entry-only call) */
 	__u32 tid, tgid;
 	__u32 kind;		/* enum cu_kind */
-	__u8 ret_step;		/* 0: entry, 1: return (evidence applies) */
-	__u8 sync_copy;
 	__s32 ret;
 	__u64 stream, ctx, handle, aux;
 	const char *fn, *comm;
-	struct gop *entry;	/* the return step's entry step (holds the snapshot) */
-	/* Snapshot at entry: the stream and cut (launches before it are covered). */
-	struct stream *snap_stream;
-	__u64 snap_cut;
-	__u32 snap_device;
 };
 
 struct stream {
@@ -57,9 +52,20 @@ struct gdev {
 	struct vec busy;	/* struct busy_interval */
 };
 
+/* An event's last two records: a synchronize that began before the latest waits for the other. */
+struct evrec {
+	__u64 handle;
+	__u32 tgid;
+	struct {
+		struct stream *stream;
+		__u64 ts;
+	} rec[2];		/* [0] the latest */
+	struct evrec *next;
+};
+
 struct gputime {
 	struct strtab *strs;
-	struct vec ops;		/* struct gop, entries and returns */
+	struct evrec *events;
 	struct stream *streams;
 	struct tstate *threads;
 	struct ctxmap *ctxs;
@@ -68,12 +74,14 @@ struct gputime {
 	__u64 min_gap;
 };
 
-struct gputime *gputime__new(struct strtab *strs)
+struct gputime *gputime__new(struct strtab *strs, __u64 min_gap_ns)
 {
 	struct gputime *g = calloc(1, sizeof(*g));
 
-	if (g)
+	if (g) {
 		g->strs = strs;
+		g->min_gap = min_gap_ns;
+	}
 	return g;
 }
 
@@ -101,73 +109,14 @@ void gputime__free(struct gputime *g)
 	}
 	for (int i = 0; i < MAX_DEVICES; i++)
 		vec__free(&g->dev[i].busy);
-	vec__free(&g->ops);
+	while (g->events) {
+		struct evrec *e = g->events;
+
+		g->events = e->next;
+		free(e);
+	}
 	vec__free(&g->idle);
 	free(g);
-}
-
-static bool has_return(__u32 kind)
-{
-	switch (kind) {
-	case CU_K_SYNC_STREAM:
-	case CU_K_SYNC_EVENT:
-	case CU_K_SYNC_CTX:
-	case CU_K_EVENT_QUERY:
-	case CU_K_STREAM_QUERY:
-	case CU_K_MEMCPY:
-	case CU_K_MEMSET:
-	case CU_K_CTX_CREATE:
-	case CU_K_STREAM_CREATE:
-		return true;
-	}
-	return false;
-}
-
-int gputime__add(struct gputime *g, const struct cu_event *e, const char *fn, const char *comm)
-{
-	bool ret = e->h.flags & GS_F_RET;
-	struct gop *op;
-
-	switch (e->kind) {
-	case CU_K_LAUNCH:
-	case CU_K_GRAPH_LAUNCH:
-	case CU_K_EVENT_RECORD:
-	case CU_K_CTX_SET:
-	case CU_K_CTX_PUSH:
-	case CU_K_CAPTURE_BEGIN:
-	case CU_K_CAPTURE_END:
-		break;
-	default:
-		if (!has_return(e->kind) || !ret)
-			return 0;	/* an async copy, an entry without its return: no evidence */
-	}
-	op = vec__push(&g->ops, sizeof(*op));
-	if (!op)
-		return -ENOMEM;
-	op->t = e->h.ts;
-	op->tid = e->h.tid;
-	op->tgid = e->h.tgid;
-	op->kind = e->kind;
-	op->ret = ret ? e->ret : 0;
-	op->stream = e->stream;
-	op->ctx = e->ctx;
-	op->handle = e->handle;
-	op->aux = e->aux;
-	op->fn = fn;
-	op->comm = comm;
-	/* A copy with a return probe is a synchronous one (async copies have none). */
-	op->sync_copy = e->kind == CU_K_MEMCPY || e->kind == CU_K_MEMSET;
-	if (ret && has_return(e->kind)) {
-		struct gop *r = vec__push(&g->ops, sizeof(*r));
-
-		if (!r)
-			return -ENOMEM;
-		op = VEC_AT(&g->ops, struct gop, g->ops.n - 2);
-		*r = *op;
-		r->t = e->h.ts + e->dur_ns;
-		r->ret_step = 1;
-	}
-	return 0;
 }
 
 static struct tstate *thread_of(struct gputime *g, __u32 tid)
@@ -254,6 +203,12 @@ static void device_launch(struct gputime *g, struct stream *s, const struct gop 
 		return;
 	if (d->outstanding++)
 		return;
+	if (d->idle_since && op->t - d->idle_since < g->min_gap && d->busy.n) {
+		/* Too short for a gap: the busy interval goes on. */
+		d->busy.n--;
+		d->busy_since = VEC_AT(&d->busy, struct busy_interval, d->busy.n)->start;
+		return;
+	}
 	d->busy_since = op->t;
 	if (d->idle_since && op->t - d->idle_since >= g->min_gap) {
 		struct gpu_idle *i = vec__push(&g->idle, sizeof(*i));
@@ -284,9 +239,9 @@ static void device_evidence(struct gputime *g, struct stream *s, __u64 cut, cons
 
 	if (b) {
 		b->start = d->busy_since;
-		b->end = op->t;
+		b->end = op->end;
 	}
-	d->idle_since = op->t;
+	d->idle_since = op->end;
 	d->idle_how = strtab__internf(g->strs, "%s returned in %s", op->fn, op->comm);
 }
 
@@ -299,92 +254,36 @@ static void evidence_all(struct gputime *g, __u32 device, bool blocking_only, __
 			device_evidence(g, s, cut, op);
 }
 
-/* Events: the stream and time of their last record. */
-struct evrec {
-	__u64 handle;
-	__u32 tgid;
-	struct stream *stream;
-	__u64 cut;
-};
-
-static struct evrec *event_of(struct vec *events, __u64 handle, __u32 tgid, bool create)
+static struct evrec *event_of(struct gputime *g, __u64 handle, __u32 tgid, bool create)
 {
-	for (size_t i = 0; i < events->n; i++) {
-		struct evrec *e = VEC_AT(events, struct evrec, i);
+	struct evrec *e;
 
+	for (e = g->events; e; e = e->next)
 		if (e->handle == handle && e->tgid == tgid)
 			return e;
-	}
-	if (!create)
+	if (!create || !(e = calloc(1, sizeof(*e))))
 		return NULL;
-	struct evrec *e = vec__push(events, sizeof(*e));
-
-	if (e) {
-		e->handle = handle;
-		e->tgid = tgid;
-	}
+	e->handle = handle;
+	e->tgid = tgid;
+	e->next = g->events;
+	g->events = e;
 	return e;
 }
 
-static void replay_entry(struct gputime *g, struct gop *op, struct vec *events)
+/* The device a context-wide call (or a synchronous copy) synchronizes. */
+static __u32 device_of_call(struct gputime *g, const struct gop *op)
 {
 	struct tstate *t = thread_of(g, op->tid);
-	struct stream *s;
-	struct evrec *ev;
 	bool known;
 
-	switch (op->kind) {
-	case CU_K_CTX_SET:
-	case CU_K_CTX_PUSH:
-		if (t)
-			t->ctx = op->ctx;
-		break;
-	case CU_K_LAUNCH:
-	case CU_K_GRAPH_LAUNCH:
-		s = stream_of(g, op, true);
-		if (s && !s->capturing)
-			device_launch(g, s, op);
-		break;
-	case CU_K_CAPTURE_BEGIN:
-	case CU_K_CAPTURE_END:
-		s = stream_of(g, op, true);
-		if (s)
-			s->capturing = op->kind == CU_K_CAPTURE_BEGIN;
-		break;
-	case CU_K_EVENT_RECORD:
-		s = stream_of(g, op, true);
-		ev = event_of(events, op->handle, op->tgid, true);
-		if (ev) {
-			ev->stream = s;
-			ev->cut = op->t;
-		}
-		break;
-	case CU_K_SYNC_STREAM:
-	case CU_K_STREAM_QUERY:
-		op->snap_stream = stream_of(g, op, false);
-		op->snap_cut = op->t;
-		break;
-	case CU_K_SYNC_EVENT:
-	case CU_K_EVENT_QUERY:
-		ev = event_of(events, op->handle, op->tgid, false);
-		if (ev) {
-			op->snap_stream = ev->stream;
-			op->snap_cut = ev->cut + 1;	/* launches before the record */
-		}
-		break;
-	case CU_K_SYNC_CTX:
-	case CU_K_MEMCPY:
-	case CU_K_MEMSET:
-		op->snap_device = device_of_ctx(g, op->ctx ? op->ctx : t ? t->ctx : 0, &known) %
-				  MAX_DEVICES;
-		op->snap_cut = op->t;
-		break;
-	}
+	return device_of_ctx(g, op->ctx ? op->ctx : t ? t->ctx : 0, &known) % MAX_DEVICES;
 }
 
-static void replay_return(struct gputime *g, struct gop *op)
+/* A call that returned: its evidence covers the work queued before it began (op->t). */
+static void call_returned(struct gputime *g, const struct gop *op)
 {
-	const struct gop *e = op->entry;
+	struct stream *s;
+	struct evrec *ev;
 
 	if (op->ret)
 		return;	/* failed, or a query that found the work not done */
@@ -399,82 +298,121 @@ static void replay_return(struct gputime *g, struct gop *op)
 				t->ctx = op->ctx;
 		}
 		break;
-	case CU_K_STREAM_CREATE: {
-		struct stream *s = stream_of(g, op, true);
-
+	case CU_K_STREAM_CREATE:
+		s = stream_of(g, op, true);
 		if (s)
 			s->non_blocking = op->aux & STREAM_NON_BLOCKING;
 		break;
-	}
 	case CU_K_SYNC_STREAM:
 	case CU_K_STREAM_QUERY:
+		s = stream_of(g, op, false);
+		if (s)
+			device_evidence(g, s, op->t, op);
+		break;
 	case CU_K_SYNC_EVENT:
 	case CU_K_EVENT_QUERY:
-		if (e->snap_stream)
-			device_evidence(g, e->snap_stream, e->snap_cut, op);
+		ev = event_of(g, op->handle, op->tgid, false);
+		if (!ev)
+			break;
+		for (int i = 0; i < 2; i++)
+			if (ev->rec[i].stream && ev->rec[i].ts < op->t) {
+				/* launches before the record */
+				device_evidence(g, ev->rec[i].stream, ev->rec[i].ts + 1, op);
+				break;
+			}
 		break;
 	case CU_K_SYNC_CTX:
-		evidence_all(g, e->snap_device, false, e->snap_cut, op);
+		evidence_all(g, device_of_call(g, op), false, op->t, op);
 		break;
 	case CU_K_MEMCPY:
 	case CU_K_MEMSET:
-		evidence_all(g, e->snap_device, true, e->snap_cut, op);
+		evidence_all(g, device_of_call(g, op), true, op->t, op);
 		break;
 	}
 }
 
-static int cmp_gop(const void *a, const void *b)
+int gputime__add(struct gputime *g, const struct cu_event *e, const char *fn, const char *comm)
 {
-	const struct gop *x = a, *y = b;
+	bool ret = e->h.flags & GS_F_RET;
+	struct gop op = {
+		.t = e->h.ts,
+		.end = e->h.ts + (ret ? e->dur_ns : 0),
+		.tid = e->h.tid,
+		.tgid = e->h.tgid,
+		.kind = e->kind,
+		.ret = ret ? e->ret : 0,
+		.stream = e->stream,
+		.ctx = e->ctx,
+		.handle = e->handle,
+		.aux = e->aux,
+		.fn = fn,
+		.comm = comm,
+	};
+	struct tstate *t;
+	struct stream *s;
+	struct evrec *ev;
 
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
-	/* At one instant, evidence before a launch: an idle instant is not busy time. */
-	return (int)y->ret_step - (int)x->ret_step;
+	switch (e->kind) {
+	case CU_K_CTX_SET:
+	case CU_K_CTX_PUSH:
+		t = thread_of(g, op.tid);
+		if (t)
+			t->ctx = op.ctx;
+		break;
+	case CU_K_LAUNCH:
+	case CU_K_GRAPH_LAUNCH:
+		s = stream_of(g, &op, true);
+		if (s && !s->capturing)
+			device_launch(g, s, &op);
+		break;
+	case CU_K_CAPTURE_BEGIN:
+	case CU_K_CAPTURE_END:
+		s = stream_of(g, &op, true);
+		if (s)
+			s->capturing = op.kind == CU_K_CAPTURE_BEGIN;
+		break;
+	case CU_K_EVENT_RECORD:
+		ev = event_of(g, op.handle, op.tgid, true);
+		if (ev) {
+			ev->rec[1] = ev->rec[0];
+			ev->rec[0].stream = stream_of(g, &op, true);
+			ev->rec[0].ts = op.t;
+		}
+		break;
+	default:
+		/* An async copy, or an entry whose return was not seen: no evidence. */
+		if (ret)
+			call_returned(g, &op);
+	}
+	return 0;
 }
 
-int gputime__finish(struct gputime *g, __u64 t0, __u64 t1, __u64 min_gap_ns,
-		    struct gpu_idle **idle, size_t *nidle, struct device_summary **devs,
+__u64 gputime__idle_since(const struct gputime *g)
+{
+	__u64 t = UINT64_MAX;
+
+	for (int i = 0; i < MAX_DEVICES; i++) {
+		const struct gdev *d = &g->dev[i];
+
+		if (d->seen && !d->outstanding && d->idle_since && d->idle_since < t)
+			t = d->idle_since;
+	}
+	return t;
+}
+
+struct gpu_idle *gputime__take_idle(struct gputime *g, size_t *n)
+{
+	struct gpu_idle *i = g->idle.data;
+
+	*n = g->idle.n;
+	g->idle = (struct vec){};
+	return i;
+}
+
+int gputime__finish(struct gputime *g, __u64 t0, __u64 t1, struct device_summary **devs,
 		    size_t *ndevs)
 {
-	struct vec events = {};
-	struct gop *ops;
-	size_t n = g->ops.n, nd = 0;
-
-	g->min_gap = min_gap_ns;
-	ops = g->ops.data;
-	if (n > 1)
-		qsort(ops, n, sizeof(*ops), cmp_gop);
-	/* After sorting, find each return's entry: same thread, kind, fn, latest entry before. */
-	{
-		struct gop **open = calloc(n ? n : 1, sizeof(*open));
-		size_t nopen = 0;
-
-		if (!open)
-			return -ENOMEM;
-		for (size_t i = 0; i < n; i++) {
-			struct gop *op = &ops[i];
-
-			if (!op->ret_step) {
-				replay_entry(g, op, &events);
-				if (has_return(op->kind))
-					open[nopen++] = op;
-				continue;
-			}
-			for (size_t k = nopen; k--;) {
-				if (open[k]->tid == op->tid && open[k]->fn == op->fn &&
-				    open[k]->t <= op->t) {
-					op->entry = open[k];
-					open[k] = open[--nopen];
-					break;
-				}
-			}
-			if (op->entry)
-				replay_return(g, op);
-		}
-		free(open);
-	}
-	vec__free(&events);
+	size_t nd = 0;
 
 	for (int i = 0; i < MAX_DEVICES; i++)
 		if (g->dev[i].seen)
@@ -509,8 +447,5 @@ int gputime__finish(struct gputime *g, __u64 t0, __u64 t1, __u64 min_gap_ns,
 		ds->idle_ns = t1 > t0 && t1 - t0 > ds->busy_ns ? t1 - t0 - ds->busy_ns : 0;
 	}
 	*ndevs = nd;
-	*idle = g->idle.data;
-	*nidle = g->idle.n;
-	g->idle = (struct vec){};
 	return 0;
 }

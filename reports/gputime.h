@@ -7,8 +7,9 @@
  * captured into a graph do not run. A device is busy while any of its streams has outstanding
  * work; its idle windows are reported with the call that established each edge.
  *
- * Calls arrive in any order (a call with a return probe is written at its return): gputime__add
- * queues them and gputime__finish replays them in time order.
+ * Calls are fed in the order they end (the ordered reader): an entry-only call (a launch, an
+ * event record) at its start, a call with a return probe at its return, whose evidence covers the
+ * work queued before the call began. Memory: per stream, event and device, not per call.
  */
 #ifndef GAPSCOPE_GPUTIME_H
 #define GAPSCOPE_GPUTIME_H
@@ -31,19 +32,24 @@ struct gpu_idle {
 	__u32 closer_tid;
 };
 
-struct gputime *gputime__new(struct strtab *strs);
+struct gputime *gputime__new(struct strtab *strs, __u64 min_gap_ns);
 void gputime__free(struct gputime *g);
 
 /* fn: the probed symbol's name; comm: the calling thread's name. 0 or -ENOMEM. */
 int gputime__add(struct gputime *g, const struct cu_event *e, const char *fn, const char *comm);
 
+/* Idle windows of at least min_gap_ns found since the last call (malloc'ed, caller frees). */
+struct gpu_idle *gputime__take_idle(struct gputime *g, size_t *n);
+
+/* The earliest start of an idle window still open (a device idle now), UINT64_MAX if none. */
+__u64 gputime__idle_since(const struct gputime *g);
+
 /*
- * Replays the calls: every idle window of at least min_gap_ns closed by a launch (the idle time
- * before a device's first launch and after its last evidence is not a gap), and per device its
- * busy intervals clipped to [t0, t1]. Arrays are malloc'ed, the caller frees them.
+ * Per device its busy intervals clipped to [t0, t1] (idle windows shorter than min_gap_ns are
+ * part of them). The idle time before a device's first launch and after its last evidence is
+ * not a gap. The array is malloc'ed, the caller frees it.
  */
-int gputime__finish(struct gputime *g, __u64 t0, __u64 t1, __u64 min_gap_ns,
-		    struct gpu_idle **idle, size_t *nidle, struct device_summary **devs,
+int gputime__finish(struct gputime *g, __u64 t0, __u64 t1, struct device_summary **devs,
 		    size_t *ndevs);
 
 #endif

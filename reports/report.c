@@ -13,6 +13,7 @@
 
 #include "analysis.h"
 #include "gapscope_cmd.h"
+#include "trace.h"
 
 struct report_env {
 	const char *file;
@@ -152,6 +153,8 @@ int cmd_report(int argc, char **argv)
 	struct analysis_opts aopts = { .max_hops = 8 };
 	struct report_out_opts oopts;
 	struct analysis *a = NULL;
+	struct folded_out *fo = NULL;
+	struct trace_reader *tr;
 	char err[512], dir[PATH_MAX], gaps[PATH_MAX];
 	int ret = 1;
 
@@ -164,29 +167,44 @@ int cmd_report(int argc, char **argv)
 	else
 		snprintf(dir, sizeof(dir), "%s.report", env.file);
 
-	a = analysis__run(env.file, &aopts, err, sizeof(err));
-	if (!a) {
+	/* The trace must open before DIR is made: a bad input leaves nothing behind. */
+	tr = trace__open(env.file, err, sizeof(err));
+	if (!tr) {
 		fprintf(stderr, "gapscope: %s\n", err);
 		return 1;
 	}
+	trace__close(tr);
+	if (make_dirs(dir, env.force))
+		return 1;
+	snprintf(gaps, sizeof(gaps), "%.*s/gaps", (int)sizeof(gaps) - 6, dir);
+	fo = folded_out__new(gaps);
+	if (!fo) {
+		fprintf(stderr, "gapscope: cannot write under %s: %s\n", gaps, strerror(errno));
+		return 1;
+	}
+	aopts.on_gap = folded_out__gap;
+	aopts.ctx = fo;
+	a = analysis__run(env.file, &aopts, err, sizeof(err));
+	if (!a) {
+		fprintf(stderr, "gapscope: %s\n", err);
+		goto out;
+	}
 	for (size_t i = 0; i < a->nnotes; i++)
 		fprintf(stderr, "gapscope: warning: %s: %s\n", env.file, a->notes[i]);
-	if (make_dirs(dir, env.force))
-		goto out;
-	snprintf(gaps, sizeof(gaps), "%.*s/gaps", (int)sizeof(gaps) - 6, dir);
-	if (write_file(dir, "summary.json", a, &oopts, true) ||
-	    write_file(dir, "summary.txt", a, &oopts, false))
-		goto out;
-	if (folded_out__write(a, gaps)) {
+	if (folded_out__finish(fo, a)) {
 		fprintf(stderr, "gapscope: cannot write the folded stacks under %s\n", gaps);
 		goto out;
 	}
+	if (write_file(dir, "summary.json", a, &oopts, true) ||
+	    write_file(dir, "summary.txt", a, &oopts, false))
+		goto out;
 	if (env.json)
 		summary_json__write(a, stdout);
 	else
 		summary_txt__write(a, &oopts, stdout);
 	ret = 0;
 out:
+	folded_out__free(fo);
 	analysis__free(a);
 	return ret;
 }

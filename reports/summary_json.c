@@ -76,10 +76,18 @@ static void json_gap(FILE *out, const struct gap *g)
 		fprintf(out, ",\"comm\":");
 		json_str(out, root->comm);
 		fprintf(out, ",\"tid\":%u,\"ns\":%" PRIu64 "}", root->tid,
-			(uint64_t)g->roots[0].ns);
+			(uint64_t)g->cause_ns);
 	} else {
 		fprintf(out, "null");
 	}
+	fprintf(out, ",\"roots\":[");
+	for (__u32 k = 0; k < g->nkinds; k++) {
+		fprintf(out, "%s{\"kind\":\"%s\",\"function\":", k ? "," : "",
+			blame_kind__name(g->kinds[k].kind));
+		json_str(out, g->kinds[k].function);
+		fprintf(out, ",\"ns\":%" PRIu64 "}", (uint64_t)g->kinds[k].ns);
+	}
+	fprintf(out, "]");
 	fprintf(out, ",\"folded\":\"gaps/%04u.folded\",\"svg\":\"gaps/%04u.svg\"}", g->id, g->id);
 }
 

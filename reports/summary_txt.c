@@ -25,12 +25,12 @@ static void print_link(FILE *out, const struct chain_link *l, bool last)
 			fprintf(out, " %s", l->detail);
 	} else if (l->kind == BK_PROBE || l->kind == BK_CUDA) {
 		fprintf(out, "%s", l->function ? l->function : blame_kind__name(l->kind));
+	} else if (l->kind == BK_PREEMPTED && l->detail) {
+		fprintf(out, "%s", l->detail);
 	} else {
 		fprintf(out, "%s", blame_kind__name(l->kind));
 		if (l->function)
 			fprintf(out, " %s", l->function);
-		if (l->kind == BK_PREEMPTED && l->detail)
-			fprintf(out, " (%s)", l->detail);
 	}
 	if (last) {
 		fputc(' ', out);

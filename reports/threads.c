@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Per-thread timelines from the trace's events: see threads.h. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +20,16 @@ struct threads {
 	struct strtab *strs;
 	struct thread **slots;	/* open addressing by tid */
 	size_t cap, n;
-	struct vec wakes;	/* struct th_wake, by uaddr then end */
+	struct wake_list *wl;	/* open addressing by (uaddr, tgid) */
+	size_t wl_cap, wl_n;
+};
+
+/* The waits on one futex word, in the order they ended. */
+struct wake_list {
+	__u64 uaddr;
+	__u32 tgid;
+	bool used;
+	struct vec v;	/* struct th_wake */
 };
 
 struct threads *threads__new(struct strtab *strs)
@@ -54,7 +64,9 @@ void threads__free(struct threads *t)
 		free(th);
 	}
 	free(t->slots);
-	vec__free(&t->wakes);
+	for (size_t i = 0; i < t->wl_cap; i++)
+		vec__free(&t->wl[i].v);
+	free(t->wl);
 	free(t);
 }
 
@@ -165,21 +177,118 @@ int threads__add_offcpu(struct threads *t, const struct gs_hdr *h, __u32 trace_v
 	return 0;
 }
 
+static struct wake_list *wake_list(struct threads *t, __u64 uaddr, __u32 tgid, bool create)
+{
+	size_t i;
+
+	if (!create && !t->wl_cap)
+		return NULL;
+	if (!t->wl_cap || (create && (t->wl_n + 1) * 2 > t->wl_cap)) {
+		size_t cap = t->wl_cap ? t->wl_cap * 2 : 64;
+		struct wake_list *nw = calloc(cap, sizeof(*nw));
+
+		if (!nw)
+			return NULL;
+		for (size_t k = 0; k < t->wl_cap; k++) {
+			struct wake_list *o = &t->wl[k];
+
+			if (!o->used)
+				continue;
+			for (i = ((o->uaddr ^ o->tgid) * 0x9e3779b97f4a7c15ull >> 40) & (cap - 1);
+			     nw[i].used; i = (i + 1) & (cap - 1))
+				;
+			nw[i] = *o;
+		}
+		free(t->wl);
+		t->wl = nw;
+		t->wl_cap = cap;
+	}
+	for (i = ((uaddr ^ tgid) * 0x9e3779b97f4a7c15ull >> 40) & (t->wl_cap - 1); t->wl[i].used;
+	     i = (i + 1) & (t->wl_cap - 1))
+		if (t->wl[i].uaddr == uaddr && t->wl[i].tgid == tgid)
+			return &t->wl[i];
+	if (!create)
+		return NULL;
+	t->wl[i].used = true;
+	t->wl[i].uaddr = uaddr;
+	t->wl[i].tgid = tgid;
+	t->wl_n++;
+	return &t->wl[i];
+}
+
+/* The waker of a wait: the last blocked off-CPU interval that ended inside it. */
+static void futex_waker(const struct thread *th, struct th_futex *f)
+{
+	for (size_t i = th->off.n; i--;) {
+		const struct th_off *o = VEC_AT(&th->off, struct th_off, i);
+
+		if (o->end <= f->start)
+			break;
+		if (o->blocked && o->end <= f->end + 1000) {
+			f->waker = o->waker;
+			f->waker_comm = o->waker_comm;
+			return;
+		}
+	}
+}
+
+/*
+ * A wait arrives once it ended, after the off-CPU intervals inside it (the reader's end order):
+ * its waker is known now. A timed wait that timed out and waits again on the same word is
+ * merged into the previous wait: the last wait's waker ended it.
+ */
 int threads__add_futex(struct threads *t, const struct gs_hdr *h)
 {
 	const struct futex_event *e = (const void *)h;
 	struct thread *th = threads__get(t, h->tid, h->tgid);
-	struct th_futex *f;
+	const struct thread *owner;
+	struct th_futex nf = {}, *f, *prev;
+	struct wake_list *wl;
 
-	if (!th || !(f = vec__push(&th->futex, sizeof(*f))))
+	if (!th)
 		return -ENOMEM;
-	f->start = h->ts;
-	f->end = h->ts + e->dur_ns;
-	f->uaddr = e->uaddr;
-	f->owner = e->owner;	/* checked in threads__seal, once every thread is known */
-	f->lock = e->op == FUTEX_LOCK_PI || e->op == FUTEX_LOCK_PI2;
-	f->timed_out = e->ret == -ETIMEDOUT;
-	f->ev = h;
+	nf.start = h->ts;
+	nf.end = h->ts + e->dur_ns;
+	nf.uaddr = e->uaddr;
+	nf.lock = e->op == FUTEX_LOCK_PI || e->op == FUTEX_LOCK_PI2;
+	nf.timed_out = e->ret == -ETIMEDOUT;
+	nf.ev = h;
+	/* The owner field is trusted only where it names another thread of the process. */
+	owner = e->owner ? threads__find(t, e->owner) : NULL;
+	if (owner && owner->tgid == th->tgid && owner != th) {
+		nf.owner = e->owner;
+		nf.lock = 1;
+	} else if (nf.lock) {
+		nf.owner = e->owner;
+	}
+	futex_waker(th, &nf);
+	if (nf.waker && (wl = wake_list(t, nf.uaddr, th->tgid, true))) {
+		struct th_wake *w = vec__push(&wl->v, sizeof(*w));
+
+		if (w) {
+			w->uaddr = nf.uaddr;
+			w->end = nf.end;
+			w->tid = th->tid;
+			w->tgid = th->tgid;
+			w->waker = nf.waker;
+		}
+	}
+	prev = th->futex.n ? VEC_AT(&th->futex, struct th_futex, th->futex.n - 1) : NULL;
+	if (prev && prev->timed_out && prev->uaddr == nf.uaddr && nf.start >= prev->end &&
+	    nf.start - prev->end < RETRY_NS) {
+		prev->end = nf.end;
+		prev->timed_out = nf.timed_out;
+		prev->waker = nf.waker;
+		prev->waker_comm = nf.waker_comm;
+		if (nf.owner)
+			prev->owner = nf.owner;
+		prev->lock |= nf.lock;
+		return 0;
+	}
+	f = vec__push(&th->futex, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	*f = nf;
 	return 0;
 }
 
@@ -191,6 +300,11 @@ int threads__add_call(struct threads *t, const struct gs_hdr *h, enum th_call_ki
 
 	if (!th || !(c = vec__push(&th->calls, sizeof(*c))))
 		return -ENOMEM;
+	/* A call ends after the calls nested in it: keep the list sorted by start. */
+	while (c > (struct th_call *)th->calls.data && c[-1].start > h->ts) {
+		*c = c[-1];
+		c--;
+	}
 	c->start = h->ts;
 	c->end = h->ts + dur_ns;
 	c->name = name;
@@ -211,135 +325,50 @@ int threads__add_sample(struct threads *t, const struct gs_hdr *h)
 	return 0;
 }
 
-static int cmp_start(const void *a, const void *b)
+/* Drops the leading elements of a list whose end (at end_off) is before horizon. */
+static void vec_drop(struct vec *v, size_t end_off, __u64 horizon)
 {
-	/* Every interval struct starts with __u64 start (th_sample with ts). */
-	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+	size_t k = 0;
 
-	return x < y ? -1 : x > y;
+	while (k < v->n && *(const __u64 *)((const char *)v->data + k * v->elem + end_off) < horizon)
+		k++;
+	if (!k)
+		return;
+	memmove(v->data, (char *)v->data + k * v->elem, (v->n - k) * v->elem);
+	v->n -= k;
 }
 
-static void vec_sort(struct vec *v)
-{
-	if (v->n > 1)
-		qsort(v->data, v->n, v->elem, cmp_start);
-}
-
-/* The waker of a wait: the last blocked off-CPU interval that ended inside it. */
-static void futex_waker(const struct thread *th, struct th_futex *f)
-{
-	size_t i = thread__first_off(th, f->start);
-	const struct th_off *best = NULL;
-
-	for (; i < th->off.n; i++) {
-		const struct th_off *o = VEC_AT(&th->off, struct th_off, i);
-
-		if (o->start >= f->end)
-			break;
-		if (o->blocked && o->end <= f->end + 1000)
-			best = o;
-	}
-	if (best) {
-		f->waker = best->waker;
-		f->waker_comm = best->waker_comm;
-	}
-}
-
-static void thread__seal(struct threads *t, struct thread *th)
-{
-	size_t n = 0;
-
-	vec_sort(&th->off);
-	vec_sort(&th->futex);
-	vec_sort(&th->calls);
-	vec_sort(&th->samples);
-	for (size_t i = 0; i < th->futex.n; i++) {
-		struct th_futex *f = VEC_AT(&th->futex, struct th_futex, i);
-		const struct thread *owner = f->owner ? threads__find(t, f->owner) : NULL;
-
-		if (owner && owner->tgid == th->tgid && owner != th)
-			f->lock = 1;
-		else if (!f->lock)
-			f->owner = 0;
-		futex_waker(th, f);
-	}
-	/* Merge a timed wait retried on the same word: the last wait's waker ended it. */
-	for (size_t i = 0; i < th->futex.n; i++) {
-		struct th_futex *f = VEC_AT(&th->futex, struct th_futex, i);
-		struct th_futex *prev = n ? VEC_AT(&th->futex, struct th_futex, n - 1) : NULL;
-
-		if (prev && prev->timed_out && prev->uaddr == f->uaddr &&
-		    f->start >= prev->end && f->start - prev->end < RETRY_NS) {
-			prev->end = f->end;
-			prev->timed_out = f->timed_out;
-			prev->waker = f->waker;
-			prev->waker_comm = f->waker_comm;
-			if (f->owner)
-				prev->owner = f->owner;
-			prev->lock |= f->lock;
-			continue;
-		}
-		if (n != i)
-			*VEC_AT(&th->futex, struct th_futex, n) = *f;
-		n++;
-	}
-	th->futex.n = n;
-}
-
-static int cmp_wake(const void *a, const void *b)
-{
-	const struct th_wake *x = a, *y = b;
-
-	if (x->uaddr != y->uaddr)
-		return x->uaddr < y->uaddr ? -1 : 1;
-	if (x->tgid != y->tgid)
-		return x->tgid < y->tgid ? -1 : 1;
-	return x->end < y->end ? -1 : x->end > y->end;
-}
-
-void threads__seal(struct threads *t)
+void threads__prune(struct threads *t, __u64 horizon)
 {
 	for (size_t i = 0; i < t->cap; i++) {
 		struct thread *th = t->slots[i];
 
 		if (!th)
 			continue;
-		thread__seal(t, th);
-		for (size_t k = 0; k < th->futex.n; k++) {
-			const struct th_futex *f = VEC_AT(&th->futex, struct th_futex, k);
-			struct th_wake *w;
-
-			if (!f->waker || !(w = vec__push(&t->wakes, sizeof(*w))))
-				continue;
-			w->uaddr = f->uaddr;
-			w->end = f->end;
-			w->tid = th->tid;
-			w->tgid = th->tgid;
-			w->waker = f->waker;
-		}
+		vec_drop(&th->off, offsetof(struct th_off, end), horizon);
+		vec_drop(&th->futex, offsetof(struct th_futex, end), horizon);
+		vec_drop(&th->samples, offsetof(struct th_sample, ts), horizon);
+		/* Sorted by start: a call that ends late keeps those after it, a few at most. */
+		vec_drop(&th->calls, offsetof(struct th_call, end), horizon);
 	}
-	if (t->wakes.n > 1)
-		qsort(t->wakes.data, t->wakes.n, sizeof(struct th_wake), cmp_wake);
+	for (size_t i = 0; i < t->wl_cap; i++)
+		if (t->wl[i].used)
+			vec_drop(&t->wl[i].v, offsetof(struct th_wake, end), horizon);
 }
 
-const struct th_wake *threads__next_wake(const struct threads *t, __u64 uaddr, __u32 tgid,
+const struct th_wake *threads__next_wake(struct threads *t, __u64 uaddr, __u32 tgid,
 					 __u32 except, __u32 woken_by, __u64 after, __u64 before)
 {
-	struct th_wake key = { .uaddr = uaddr, .tgid = tgid, .end = after + 1 };
-	size_t lo = 0, hi = t->wakes.n;
+	struct wake_list *wl = wake_list(t, uaddr, tgid, false);
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
+	if (!wl)
+		return NULL;
+	for (size_t i = 0; i < wl->v.n; i++) {
+		const struct th_wake *w = VEC_AT(&wl->v, struct th_wake, i);
 
-		if (cmp_wake(VEC_AT(&t->wakes, struct th_wake, mid), &key) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; lo < t->wakes.n; lo++) {
-		const struct th_wake *w = VEC_AT(&t->wakes, struct th_wake, lo);
-
-		if (w->uaddr != uaddr || w->tgid != tgid || w->end >= before)
+		if (w->end <= after)
+			continue;
+		if (w->end >= before)
 			break;
 		if (w->waker == woken_by && w->tid != except)
 			return w;

@@ -9,7 +9,9 @@
  *     waker is the one that ended the last;
  *   calls: CUDA calls that returned (their interval), malloc_trim and --probe functions;
  *   CPU samples with their stacks.
- * Each list is sorted by start once the trace is read (thread__seal).
+ * Fed in the order intervals end (the ordered reader, reader.h), each list stays sorted by start;
+ * threads__prune drops what ended before the oldest moment an analysis may still look at, so
+ * memory follows the live state, not the trace's length.
  */
 #ifndef GAPSCOPE_THREADS_H
 #define GAPSCOPE_THREADS_H
@@ -78,15 +80,15 @@ struct thread *threads__find(const struct threads *t, __u32 tid);
 const struct thread **threads__all(const struct threads *t, size_t *n);
 void threads__set_comm(struct threads *t, __u32 tid, __u32 tgid, const char *comm, size_t len);
 
-/* Feeding, in any order (lists are sorted by threads__seal). */
+/* Feeding, in the order the intervals end. */
 int threads__add_offcpu(struct threads *t, const struct gs_hdr *h, __u32 trace_version);
 int threads__add_futex(struct threads *t, const struct gs_hdr *h);
 int threads__add_call(struct threads *t, const struct gs_hdr *h, enum th_call_kind kind,
 		      const char *name, __u64 dur_ns);
 int threads__add_sample(struct threads *t, const struct gs_hdr *h);
 
-/* Sort every list, merge retried timed waits, give futex waits their wakers and owners. */
-void threads__seal(struct threads *t);
+/* Forget every interval and sample that ended before horizon. */
+void threads__prune(struct threads *t, __u64 horizon);
 
 /*
  * Lock hand-offs: the earliest end of a futex wait on uaddr (of process tgid, by a thread other
@@ -99,7 +101,7 @@ struct th_wake {
 	__u32 tid, tgid;
 	__u32 waker;
 };
-const struct th_wake *threads__next_wake(const struct threads *t, __u64 uaddr, __u32 tgid,
+const struct th_wake *threads__next_wake(struct threads *t, __u64 uaddr, __u32 tgid,
 					 __u32 except, __u32 woken_by, __u64 after, __u64 before);
 
 /* First index in a sorted list whose interval may overlap [a, b) (end > a). */

@@ -10,14 +10,13 @@ need_root "records real traces"
 CC=${CC:-cc}
 GS=$BUILD/gapscope
 LIBCUDA=$PWD/$BUILD/simcuda/libcuda.so.1
-ASAN=$BUILD/asan/gapscope-report
-mkdir -p "$BUILD/asan"
-$CC -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \
-	-D_GNU_SOURCE -Ibpf -Iloader -Ireports -o "$ASAN" tests/report/report_main.c \
-	reports/report.c reports/analysis.c reports/strtab.c reports/threads.c reports/gputime.c \
-	reports/names.c reports/blame.c reports/summary_txt.c reports/summary_json.c \
-	reports/folded_out.c reports/symbols.c loader/trace.c -ldw -lelf -lz ||
-	die "cannot build the sanitized report"
+ASAN_BIN=$BUILD/asan/gapscope
+make -s -j2 BUILD="$BUILD/asan" CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all" \
+	LDFLAGS="-fsanitize=address,undefined" "$ASAN_BIN" >/dev/null ||
+	die "cannot build the sanitized gapscope"
+ASAN=$TMP/asan-report
+printf '#!/bin/sh\nexec "%s" report "$@"\n' "$PWD/$ASAN_BIN" >"$ASAN"
+chmod +x "$ASAN"
 export ASAN_OPTIONS=exitcode=99:detect_leaks=1
 export UBSAN_OPTIONS=halt_on_error=1:exitcode=98:print_stacktrace=1
 ${CC} -O2 -g -fno-omit-frame-pointer -Iengine -pthread -o "$TMP/feeder" tests/report/feeder.c -ldl

@@ -3,7 +3,8 @@
 # real probes): a feeder paced by nanosleep (cause sleep), one that reads its input from a FIFO
 # another process fills (io), one that waits on a condition variable for a helper thread that
 # computes each input (on_cpu, through the cond wait), and one that replays a captured graph
-# with CPU work in between (on_cpu; the launches made while capturing are not GPU work).
+# with CPU work in between (on_cpu; the launches made while capturing are not GPU work). Each
+# expected cause must rank first and explain at least half of the gap time.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "loads BPF programs and attaches uprobes"
@@ -35,7 +36,7 @@ run() {
 }
 
 run sleep sleep
-$CHECK cause "$TMP/sleep.rep/summary.json" sleep || die "sleep feeder"
+$CHECK cause "$TMP/sleep.rep/summary.json" sleep --min 0.5 || die "sleep feeder"
 grep -q '"function":"clock_nanosleep"\|"function":"nanosleep"' "$TMP/sleep.rep/summary.json" ||
 	die "sleep feeder: the sleep is not named"
 
@@ -45,10 +46,10 @@ mkfifo "$TMP/in.fifo"
 writer=$!
 run file file "$TMP/in.fifo"
 wait "$writer" 2>/dev/null || true
-$CHECK cause "$TMP/file.rep/summary.json" io || die "file feeder"
+$CHECK cause "$TMP/file.rep/summary.json" io --min 0.5 || die "file feeder"
 
 run helper helper
-$CHECK cause "$TMP/helper.rep/summary.json" on_cpu || die "helper feeder"
+$CHECK cause "$TMP/helper.rep/summary.json" on_cpu --min 0.5 || die "helper feeder"
 grep -q '^feeder;.*\[cond [^]]*\];--;\[woken by helper\];.*compute_input' \
 	"$TMP/helper.rep/gaps/all.folded" || die "helper feeder: no chain through the cond wait"
 
@@ -57,7 +58,7 @@ run graph graph || rc=$?
 if [ "$rc" -eq 77 ]; then
 	echo "graph replay: simcuda lacks the graph API, not checked"
 else
-	$CHECK cause "$TMP/graph.rep/summary.json" on_cpu || die "graph feeder"
+	$CHECK cause "$TMP/graph.rep/summary.json" on_cpu --min 0.5 || die "graph feeder"
 	grep -q 'cuGraphLaunch by feeder' "$TMP/graph.rep/summary.json" ||
 		die "graph feeder: gaps not ended by graph launches"
 fi

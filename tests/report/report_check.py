@@ -45,6 +45,25 @@ def cmd_cause(args):
     bar = float(opt.get('--min', 0.8))
     rank = True
     if '--truth' in opt:
+        # The truth's steady state (its first kernel to its last) is what it accounts for: the
+        # causes are summed over the gaps inside it.
+        st = [t for t in truth_records(opt['--truth']) if t['kind'] == 'gpu_steady']
+        if st:
+            inside = [g for g in s['gaps'] if any(g['device'] == t['gpu'] and
+                      g['start_ns'] >= t['first_kernel_ns'] - 1e6 and g['end_ns'] <= t['last_kernel_ns'] + 1e6
+                      for t in st)]
+            print('%d of %d gaps inside the truth\'s steady state' % (len(inside), len(s['gaps'])))
+            s = dict(s, gaps=inside, gap_ns=sum(g['duration_ns'] for g in inside),
+                     preempted_outside_ns=sum(g['preempted_outside_ns'] for g in inside))
+            by = {}
+            for g in inside:
+                for r in g['roots']:
+                    c = by.setdefault(r['kind'], {'kind': r['kind'], 'ns': 0, 'fns': {}})
+                    c['ns'] += r['ns']
+                    c['fns'][r['function']] = c['fns'].get(r['function'], 0) + r['ns']
+            s['causes'] = sorted([{'kind': c['kind'], 'ns': c['ns'], 'share': c['ns'] / s['gap_ns'],
+                                   'function': max(c['fns'], key=c['fns'].get)} for c in by.values()],
+                                 key=lambda c: -c['ns'])
         steady = [t for t in truth_records(opt['--truth']) if t['kind'] == 'gpu_steady']
         if steady and steady[0]['own_share'] - 0.1 < bar:
             bar = steady[0]['own_share'] - 0.1
