@@ -465,17 +465,15 @@ static void mark(struct gpu_work *w, int i)
 	CU(i < GPU_NSTAGES ? gpu__stage_name(i) : "end", cuEventRecord, w->ev[i], w->stream);
 }
 
-void gpu__hpoly_submit(struct gpu_work *w, const fr_t *a, const fr_t *b, const fr_t *c, fr_t *h,
+void gpu__hpoly_upload(struct gpu_work *w, const fr_t *a, const fr_t *b, const fr_t *c,
 		       enum gpu_copy copy)
 {
-	struct gpu_dev *dev = w->dev;
-	uint64_t n = 1ULL << w->log2n;
-	size_t bytes = n * sizeof(fr_t);
+	size_t bytes = (1ULL << w->log2n) * sizeof(fr_t);
 	const fr_t *in[3] = { a, b, c };
 	CUdeviceptr d[3] = { w->a, w->b, w->c };
 	static const char *const names[3] = { "a", "b", "c" };
 
-	CU("", cuCtxSetCurrent, dev->ctx);
+	CU("", cuCtxSetCurrent, w->dev->ctx);
 	mark(w, GPU_STAGE_H2D);
 	w->nsync = 0;
 	for (int i = 0; i < 3; i++) {
@@ -488,7 +486,15 @@ void gpu__hpoly_submit(struct gpu_work *w, const fr_t *a, const fr_t *b, const f
 		} else
 			CU(names[i], cuMemcpyHtoDAsync, d[i], in[i], bytes, w->stream);
 	}
+}
 
+void gpu__hpoly_compute(struct gpu_work *w)
+{
+	struct gpu_dev *dev = w->dev;
+	uint64_t n = 1ULL << w->log2n;
+	CUdeviceptr d[3] = { w->a, w->b, w->c };
+
+	CU("", cuCtxSetCurrent, dev->ctx);
 	mark(w, GPU_STAGE_INTT);
 	for (int i = 0; i < 3; i++)
 		ntt(w, d[i], w->log2n, true);
@@ -516,7 +522,17 @@ void gpu__hpoly_submit(struct gpu_work *w, const fr_t *a, const fr_t *b, const f
 	ntt(w, w->a, w->log2n, true);
 	coset(w, w->a, dev->coset_inv, n);
 
+	/* the D2H stage's start event is the kernels' end: wait for it, so the caller can hand the
+	 * device to the next worker while this one's copy back runs on the copy engine */
 	mark(w, GPU_STAGE_D2H);
+	CU("kernels", cuEventSynchronize, w->ev[GPU_STAGE_D2H]);
+	count_sync(GPU_SYNC_EVENT);
+}
+
+void gpu__hpoly_download(struct gpu_work *w, fr_t *h)
+{
+	size_t bytes = (1ULL << w->log2n) * sizeof(fr_t);
+	CU("", cuCtxSetCurrent, w->dev->ctx);
 	CU("h", cuMemcpyDtoHAsync, h, w->a, bytes, w->stream);
 	mark(w, GPU_NSTAGES);
 }

@@ -95,12 +95,18 @@ void gpu__work_free(struct gpu_work *w);
 /*
  * H-polynomial of one partition: a, b, c are evaluations on the 2^log2n-th roots of unity
  * (Montgomery form); h receives the 2^log2n coefficients of H = (A*B - C) / (X^n - 1).
- * submit enqueues everything on the worker's stream and returns (after the copies when copy is
- * GPU_COPY_SYNC); wait synchronizes the stream and reads the stage times (t may be NULL).
- * a, b, c may be reused after submit returns only with GPU_COPY_SYNC; h is valid after wait.
+ * Three steps on the worker's stream, so a caller can hold the device (the per-GPU mutex) for
+ * the kernels alone, as a prover that overlaps its copies with another worker's kernels does:
+ *   upload    a, b, c to the device: async copies (returns at once), or synchronous ones
+ *             (GPU_COPY_SYNC: returns when they are done; a, b, c reusable after)
+ *   compute   every kernel; returns when they are done (an event synchronize)
+ *   download  h to the host, async; wait synchronizes the stream and reads the stage times
+ *             (t may be NULL); h is valid after wait.
  */
-void gpu__hpoly_submit(struct gpu_work *w, const fr_t *a, const fr_t *b, const fr_t *c, fr_t *h,
+void gpu__hpoly_upload(struct gpu_work *w, const fr_t *a, const fr_t *b, const fr_t *c,
 		       enum gpu_copy copy);
+void gpu__hpoly_compute(struct gpu_work *w);
+void gpu__hpoly_download(struct gpu_work *w, fr_t *h);
 void gpu__hpoly_wait(struct gpu_work *w, struct gpu_times *t);
 
 /* In-place forward (or inverse, scaled by 1/m) NTT of x[0, 2^log2m) over the 2^log2m-th roots

@@ -11,8 +11,10 @@
  * mechanism named in zkengine.h; every stall is real work or a real wait, never a sleep.
  * --truth writes what the engine knows about its own stalls (see truth_* below).
  */
+#include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -32,16 +34,34 @@
 /* Random streams: partition p uses stream p; the checks use streams above every partition. */
 #define STREAM_NTT_CHECK (1ULL << 62)
 #define STREAM_TAU (1ULL << 61)
+#define STREAM_ASSEMBLY (1ULL << 60)
 
 /* ---- sizing ------------------------------------------------------------------------------ */
 
-/* How big each piece of work is.  The simulator's GPU is a CPU thread ~1000x slower than an
- * H200, so the host-side work is sized per backend to keep the same proportions: synthesis a
- * little slower than the GPU section per thread, stalls of tens of ms. */
+/*
+ * How big each piece of work is, per backend and scenario.  The GPU is the bottleneck of the
+ * daemon this engine stands for, so everything that feeds it (synthesis, the workers' host work,
+ * launches) is sized well below the GPU section, and each scenario makes only its own mechanism
+ * slower than the GPU section:
+ *   tracker-trim   the finalizer's malloc_trim(0) (the same call, over the same heap, as in every
+ *                  scenario) holds the tracker lock: it takes about twice the GPU section;
+ *   gpu-lock-wide  host work under the per-GPU mutex: about twice the GPU section;
+ *   starved        one synthesis thread for a synthesis that takes ~3x the GPU section;
+ *   pageable       synchronous copies from pageable memory (the driver stages them, ~26x slower
+ *                  than pinned on an H200 with driver 580: tests/gpu/scenarios-h200);
+ *   oversubscribed CPU-bound threads beyond the cores.
+ * Finalizers run as background threads (nice 10): their result processing, the heap's
+ * fragmentation and its trimming, is CPU work that must not take cores from the feeding path,
+ * which is what lets `fixed` stay GPU-bound on two CPUs even with the slow trims.
+ * The simulated device's time is modelled (simcuda), so the same proportions hold on a loaded
+ * 2-CPU machine: the GPU section is ~15 ms at the simulator's default 2^8 points.
+ */
 struct sizing {
-	unsigned temps;		/* synthesis temporaries per partition (heap fragmentation) */
+	unsigned temps;		/* synthesis temporaries per partition */
 	unsigned temp_min, temp_max; /* their sizes, bytes */
 	unsigned synth_rounds;	/* passes of field products over each temporary */
+	unsigned blocks;	/* result assembly: heap blocks per partition (the fragmentation) */
+	unsigned block_min, block_max; /* their sizes, bytes: most span one whole page */
 	uint64_t tail_ops;	/* field multiplications of the b_g2 MSM stand-in */
 	uint64_t host_ops;	/* of the host-side prep and post-processing, each */
 	unsigned inflight;	/* memory budget, in partitions */
@@ -51,21 +71,33 @@ struct sizing {
 static struct sizing sizing_for(const struct zk_opts *o, enum gpu_backend b, unsigned cpus)
 {
 	struct sizing s = {
-		.temps = 2600,
+		.temps = 64,
 		.temp_min = 6 << 10,
 		.temp_max = 20 << 10,
 		.synth_rounds = 1,
-		.tail_ops = 200000,
-		.host_ops = 150000,
+		.blocks = 20000,
+		.block_min = 6 << 10,
+		.block_max = 10 << 10,
+		.tail_ops = 20000,
+		.host_ops = 6000,
 		.inflight = o->synth_threads + 2 * o->gpus * o->gpu_workers,
 		.hogs = (b == GPU_CUDA ? 2 : 8) * cpus,
 	};
 	if (b == GPU_CUDA) {
-		s.tail_ops = 400000;
+		s.blocks = 60000;
+		s.tail_ops = 200000;
 		s.host_ops = 60000;
 	}
-	if (o->scenario == SCENARIO_GPU_LOCK_WIDE)
-		s.host_ops *= 2;
+	switch (o->scenario) {
+	case SCENARIO_GPU_LOCK_WIDE:
+		s.host_ops *= b == GPU_CUDA ? 6 : 15;
+		break;
+	case SCENARIO_STARVED:
+		s.synth_rounds = b == GPU_CUDA ? 8 : 30;
+		break;
+	default:
+		break;
+	}
 	return s;
 }
 
@@ -85,16 +117,22 @@ static void name_thread(const char *fmt, unsigned i)
 	pthread_setname_np(pthread_self(), name);
 }
 
-/* Time this thread spent runnable but not running (schedstat's run_delay), ns. */
+/* Time this thread spent runnable but not running (schedstat's run_delay), ns.  Read with
+ * open/read, not stdio: a GPU worker calls it, and must not allocate (see op_new in simcuda). */
 static uint64_t run_delay_ns(void)
 {
-	unsigned long long run = 0, wait = 0;
-	FILE *f = fopen("/proc/thread-self/schedstat", "re");
-	if (!f)
+	char buf[128];
+	int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return 0;
-	if (fscanf(f, "%llu %llu", &run, &wait) != 2)
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	unsigned long long run = 0, wait = 0;
+	if (sscanf(buf, "%llu %llu", &run, &wait) != 2)
 		wait = 0;
-	fclose(f);
 	return wait;
 }
 
@@ -139,6 +177,57 @@ static void __attribute__((format(printf, 1, 2))) truth_line(const char *fmt, ..
 	va_end(ap);
 }
 
+/*
+ * The stalls the engine knows it injects, kept in memory so that the truth's GPU idle windows
+ * can say which of them overlap each window (see truth_idle).  Only GPU-feeding threads' stalls,
+ * and the holder's side of the two locks.
+ */
+enum stall {
+	STALL_TRACKER_WAIT, /* a GPU worker waiting for the tracker lock */
+	STALL_TRIM_LOCKED,  /* a finalizer in malloc_trim(0) holding the tracker lock */
+	STALL_GPU_LOCK_WAIT, /* a GPU worker waiting for the per-GPU mutex */
+	STALL_GPU_LOCK_HOLD, /* host work under the per-GPU mutex */
+	STALL_WAIT_WORK,    /* a GPU worker waiting for the GPU queue */
+	STALL_SYNC_COPY,    /* a GPU worker in a synchronous copy from pageable memory */
+	STALL_PREEMPTED,    /* a GPU worker runnable, not running, for most of a segment */
+	STALL_COUNT
+};
+
+static const char *const stall_names[STALL_COUNT] = {
+	"tracker_wait", "trim_locked", "gpu_lock_wait", "gpu_lock_hold",
+	"wait_work",    "sync_copy",   "preempted",
+};
+
+struct iv {
+	uint64_t s, e;
+};
+
+struct ivs {
+	struct iv *v;
+	size_t n, cap;
+};
+
+static struct {
+	pthread_mutex_t mu;
+	struct ivs k[STALL_COUNT];
+} stalls = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static void stall_keep(enum stall k, uint64_t start, uint64_t end)
+{
+	if (!truth.f || end <= start)
+		return;
+	pthread_mutex_lock(&stalls.mu);
+	struct ivs *l = &stalls.k[k];
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 256;
+		l->v = realloc(l->v, l->cap * sizeof(*l->v));
+		if (!l->v)
+			abort();
+	}
+	l->v[l->n++] = (struct iv){ start, end };
+	pthread_mutex_unlock(&stalls.mu);
+}
+
 /* ---- partitions and their buffers -------------------------------------------------------- */
 
 struct bufs {
@@ -157,7 +246,8 @@ struct part {
 	unsigned nkeep;
 	struct gpu_ctx *gpu;
 	struct gpu_times t;
-	pthread_t tail;
+	struct part *tail_next; /* in the tail queue (while also on its way to finalization) */
+	bool gpu_done;          /* under tails.mu: prove_start returned */
 	fr_t tail_out, prep_out, post_out;
 };
 
@@ -346,16 +436,17 @@ static struct {
 	const struct zk_opts *o;
 	struct sizing sz;
 	size_t vec_bytes, res_abc, res_rest;
-	struct pq synth_q, gpu_q;
+	struct pq synth_q, gpu_q, fin_q;
 	unsigned synth_live; /* under synth_q.mu: the last one out closes the GPU queue */
 	pthread_mutex_t done_mu;
-	pthread_cond_t done_cv;
+	pthread_cond_t fin_cv;
+	unsigned fin_ready; /* finalizers whose heap is built: proving starts after */
 	unsigned finished;
 	atomic_int status;
 	atomic_uint_fast64_t trims, trim_ns, trim_max_ns;
 	atomic_bool stop_hogs;
 	bool print_rows;
-} E = { .done_mu = PTHREAD_MUTEX_INITIALIZER, .done_cv = PTHREAD_COND_INITIALIZER };
+} E = { .done_mu = PTHREAD_MUTEX_INITIALIZER, .fin_cv = PTHREAD_COND_INITIALIZER };
 
 static bool scenario(enum zk_scenario s)
 {
@@ -415,6 +506,52 @@ static void synthesize(struct part *p, struct rng *g)
 	free(temps);
 }
 
+/*
+ * Recording a result builds its transcript in many heap blocks of page-spanning sizes (every
+ * page touched), each leaving a small record behind; the blocks are freed at once, the records
+ * live until the finalizer's next result.  The heap is left with many free chunks pinned apart
+ * by live records: the fragmentation that makes the next malloc_trim(0) slow.  On the finalizer
+ * (background) threads, off the path that feeds the GPU.
+ */
+struct finalizer {
+	unsigned id;
+	void **recs;
+	unsigned nrecs;
+	uint64_t results;
+};
+
+static void build_result_records(struct finalizer *f, struct rng *g)
+{
+	const struct sizing *sz = &E.sz;
+	unsigned nb = sz->blocks;
+	unsigned char **blocks = xmalloc(nb * sizeof(*blocks));
+	f->recs = xmalloc(nb * sizeof(*f->recs));
+	f->nrecs = nb;
+	uint64_t acc = rng__next(g);
+	for (unsigned j = 0; j < nb; j++) {
+		size_t bytes = sz->block_min + rng__next(g) % (sz->block_max - sz->block_min);
+		unsigned char *b = blocks[j] = xmalloc(bytes);
+		for (size_t k = 0; k < bytes; k += 64)
+			b[k] = (unsigned char)(acc + j + k);
+		size_t rec = 48 + rng__next(g) % 400;
+		unsigned char *r = f->recs[j] = xmalloc(rec);
+		memcpy(r, b, 32);
+		memset(r + 32, (int)j, rec - 32);
+	}
+	for (unsigned j = 0; j < nb; j++)
+		free(blocks[j]);
+	free(blocks);
+}
+
+static void free_result_records(struct finalizer *f)
+{
+	for (unsigned j = 0; j < f->nrecs; j++)
+		free(f->recs[j]);
+	free(f->recs);
+	f->recs = NULL;
+	f->nrecs = 0;
+}
+
 /* ---- the stages -------------------------------------------------------------------------- */
 
 static void *dispatcher_main(void *arg)
@@ -457,19 +594,100 @@ static void *synth_main(void *arg)
 	return NULL;
 }
 
-/* The b_g2 MSM stand-in: CPU field work that outlives the GPU section. */
+/*
+ * The b_g2 MSM stand-ins: CPU field work that outlives the GPU section, on a pool of tail
+ * threads (as a prover's rayon pool), so that no thread is created on the path that feeds the
+ * GPU: thread creation takes process-wide locks (the stack cache, the address space) that a
+ * preempted background thread may hold.
+ */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv, done;
+	struct part *head, *tail;
+	bool closed;
+} tails = { .mu = PTHREAD_MUTEX_INITIALIZER,
+	    .cv = PTHREAD_COND_INITIALIZER,
+	    .done = PTHREAD_COND_INITIALIZER };
+
+static void tail_start(struct part *p)
+{
+	pthread_mutex_lock(&tails.mu);
+	p->tail_next = NULL;
+	p->gpu_done = false;
+	if (tails.tail)
+		tails.tail->tail_next = p;
+	else
+		tails.head = p;
+	tails.tail = p;
+	pthread_cond_signal(&tails.cv);
+	pthread_mutex_unlock(&tails.mu);
+}
+
+/* The GPU section of p is done: its tail may finish the proof. */
+static void tail_gpu_done(struct part *p)
+{
+	pthread_mutex_lock(&tails.mu);
+	p->gpu_done = true;
+	pthread_cond_broadcast(&tails.done);
+	pthread_mutex_unlock(&tails.mu);
+}
+
+static void prove_finish(struct part *p);
+
+static void tails_close(void)
+{
+	pthread_mutex_lock(&tails.mu);
+	tails.closed = true;
+	pthread_cond_broadcast(&tails.cv);
+	pthread_mutex_unlock(&tails.mu);
+}
+
 static void *tail_main(void *arg)
 {
-	struct part *p = arg;
-	name_thread("tail-%u", p->idx);
+	name_thread("tail-%u", (unsigned)(uintptr_t)arg);
+	/* off the feeding path (the GPU section does not wait for it), ahead of the finalizers:
+	 * --verify's reference check runs here */
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), 5))
+		perror("zkengine: setpriority");
 	uint64_t n = E.vec_bytes / sizeof(fr_t);
-	p->tail_out = field_chain(p->buf->b, n, E.sz.tail_ops, fr_one());
+	pthread_mutex_lock(&tails.mu);
+	for (;;) {
+		while (!tails.head && !tails.closed)
+			pthread_cond_wait(&tails.cv, &tails.mu);
+		struct part *p = tails.head;
+		if (!p)
+			break;
+		tails.head = p->tail_next;
+		if (!tails.head)
+			tails.tail = NULL;
+		pthread_mutex_unlock(&tails.mu);
+		p->tail_out = field_chain(p->buf->b, n, E.sz.tail_ops, fr_one());
+		pthread_mutex_lock(&tails.mu);
+		while (!p->gpu_done)
+			pthread_cond_wait(&tails.done, &tails.mu);
+		pthread_mutex_unlock(&tails.mu);
+		prove_finish(p);
+		pthread_mutex_lock(&tails.mu);
+	}
+	pthread_mutex_unlock(&tails.mu);
 	return NULL;
+}
+
+/* A lock taken by a GPU worker: a wait of 100 us or more is a stall of the given kind. */
+static void lock_timed(pthread_mutex_t *mu, enum stall k)
+{
+	uint64_t t0 = now_ns();
+	pthread_mutex_lock(mu);
+	uint64_t t1 = now_ns();
+	if (t1 - t0 >= 100000)
+		stall_keep(k, t0, t1);
+	if (t1 - t0 >= 1000000)
+		truth_stall(stall_names[k], t0, t1, NULL);
 }
 
 static void __attribute__((noinline)) gpu_lock_acquire(struct gpu_ctx *g)
 {
-	pthread_mutex_lock(&g->lock);
+	lock_timed(&g->lock, STALL_GPU_LOCK_WAIT);
 }
 
 static void __attribute__((noinline)) gpu_lock_release(struct gpu_ctx *g)
@@ -501,54 +719,76 @@ static void seg_mark(struct seg *s, const char *where)
 	if (s->t && d - s->delay >= 1000000)
 		truth_stall("preempted", s->t, t, ",\"runnable_ns\":%llu,\"where\":\"%s\"",
 			    (unsigned long long)(d - s->delay), where);
+	if (s->t && 2 * (d - s->delay) >= t - s->t && t - s->t >= 1000000)
+		stall_keep(STALL_PREEMPTED, s->t, t);
 	s->t = t;
 	s->delay = d;
 }
 
-/* Split proving, part one: start the tail, run the GPU section under the per-GPU mutex, and
- * return while the tail still runs. */
+/*
+ * Split proving, part one: start the tail, copy the inputs up, run the kernels under the per-GPU
+ * mutex (only them: the copies overlap the other worker's kernels, as a prover's double
+ * buffering does), copy h back, and return while the tail still runs.  gpu-lock-wide holds the
+ * mutex across the host work and the copies too.
+ */
 static void prove_start(struct worker *w, struct part *p, struct seg *seg)
 {
 	struct gpu_ctx *g = w->gpu;
 	bool wide = scenario(SCENARIO_GPU_LOCK_WIDE);
 	enum gpu_copy copy = scenario(SCENARIO_PAGEABLE) ? GPU_COPY_SYNC : GPU_COPY_ASYNC;
 
-	if (pthread_create(&p->tail, NULL, tail_main, p)) {
-		fprintf(stderr, "zkengine: cannot start a tail thread\n");
-		exit(1);
-	}
+	tail_start(p);
 	p->gpu = g;
 	uint64_t t0, t1;
+	uint64_t held = 0;
 	if (wide) {
 		gpu_lock_acquire(g);
+		held = now_ns();
 		seg_mark(seg, "gpu_lock");
 		t0 = now_ns();
 		host_prepare_inputs(p);
 		t1 = now_ns();
 		truth_stall("gpu_lock_hold", t0, t1, ",\"gpu\":%d,\"phase\":\"prepare\",\"partition\":%u",
 			    g->ordinal, p->idx);
+		gpu__hpoly_upload(w->work, p->buf->a, p->buf->b, p->buf->c, copy);
 	} else {
 		host_prepare_inputs(p);
 		seg_mark(seg, "prepare");
+		gpu__hpoly_upload(w->work, p->buf->a, p->buf->b, p->buf->c, copy);
+		seg_mark(seg, "upload");
 		gpu_lock_acquire(g);
 	}
 	seg_mark(seg, "gpu_lock");
-	gpu__hpoly_submit(w->work, p->buf->a, p->buf->b, p->buf->c, p->buf->h, copy);
-	seg_mark(seg, "submit");
+	uint64_t d0 = run_delay_ns();
+	gpu__hpoly_compute(w->work);
+	uint64_t t_ret = now_ns(), d1 = run_delay_ns();
+	seg_mark(seg, "kernels");
+	if (!wide)
+		gpu_lock_release(g);
+	gpu__hpoly_download(w->work, p->buf->h);
 	gpu__hpoly_wait(w->work, &p->t);
 	if (wide) {
 		t0 = now_ns();
 		host_postprocess(p);
 		t1 = now_ns();
+		/* held with no kernel running: before the kernels and after them */
+		stall_keep(STALL_GPU_LOCK_HOLD, held, p->t.mono_ns[GPU_STAGE_INTT]);
+		stall_keep(STALL_GPU_LOCK_HOLD, p->t.mono_ns[GPU_STAGE_D2H], t1);
 		truth_stall("gpu_lock_hold", t0, t1, ",\"gpu\":%d,\"phase\":\"postprocess\",\"partition\":%u",
 			    g->ordinal, p->idx);
 		gpu_lock_release(g);
 	} else {
-		gpu_lock_release(g);
 		host_postprocess(p);
 	}
 	seg_mark(seg, "postprocess");
 
+	/* from the kernels' end (the device's clock) to the worker's return from waiting for it:
+	 * when it spent most of that runnable, it held the device while preempted */
+	uint64_t k_end = p->t.mono_ns[GPU_STAGE_D2H];
+	if (t_ret > k_end + 1000000 && 2 * (d1 - d0) >= t_ret - k_end)
+		stall_keep(STALL_PREEMPTED, k_end, t_ret);
+	for (unsigned i = 0; i < p->t.nsync; i++)
+		stall_keep(STALL_SYNC_COPY, p->t.copy_ns[i][0], p->t.copy_ns[i][1]);
 	for (unsigned i = 0; i < p->t.nsync; i++)
 		truth_stall("sync_memcpy", p->t.copy_ns[i][0], p->t.copy_ns[i][1],
 			    ",\"gpu\":%d,\"call\":\"cuMemcpyHtoD\",\"bytes\":%zu,\"partition\":%u",
@@ -575,24 +815,34 @@ static void prove_start(struct worker *w, struct part *p, struct seg *seg)
  * malloc_trim(0) to hand the freed synthesis memory back.  tracker-trim trims while still
  * holding the lock; every other scenario makes the same call after releasing it.
  */
-static void __attribute__((noinline)) process_partition_result(struct part *p)
+static void __attribute__((noinline)) process_partition_result(struct finalizer *f, struct part *p)
 {
 	bool under_lock = scenario(SCENARIO_TRACKER_TRIM);
 
 	pthread_mutex_lock(&tracker_lock);
 	tracker.done++;
 	tracker.busy_workers--;
-	for (unsigned j = 0; j < p->nkeep; j++)
-		free(p->keep[j]);
-	free(p->keep);
-	p->keep = NULL;
 	if (!under_lock)
 		pthread_mutex_unlock(&tracker_lock);
 	uint64_t t0 = now_ns();
 	malloc_trim(0);
 	uint64_t t1 = now_ns();
-	if (under_lock)
+	if (under_lock) {
 		pthread_mutex_unlock(&tracker_lock);
+		stall_keep(STALL_TRIM_LOCKED, t0, t1);
+	}
+	for (unsigned j = 0; j < p->nkeep; j++)
+		free(p->keep[j]);
+	free(p->keep);
+	p->keep = NULL;
+	/* this result's records replace the last one's (which pinned what the trim met) */
+	struct rng g;
+	rng__init(&g, E.o->seed, STREAM_ASSEMBLY + p->idx);
+	free_result_records(f);
+	uint64_t b0 = now_ns();
+	build_result_records(f, &g);
+	truth_stall("result_records", b0, now_ns(), ",\"partition\":%u,\"blocks\":%u", p->idx,
+		    f->nrecs);
 
 	uint64_t d = t1 - t0, max = atomic_load(&E.trim_max_ns);
 	atomic_fetch_add(&E.trims, 1);
@@ -614,15 +864,13 @@ static void print_row(const struct part *p, const char *verdict)
 	funlockfile(stdout);
 }
 
-static void *finalizer_main(void *arg)
+/*
+ * Split proving, part two, on the tail's thread once both halves are done: verify (--verify),
+ * hand the buffers and the rest of the reservation back, and pass the partition on to the
+ * finalizers.  Nothing a finalizer holds gates the pipeline, however far behind they are.
+ */
+static void prove_finish(struct part *p)
 {
-	struct part *p = arg;
-	name_thread("finalizer-%u", p->idx);
-	pthread_join(p->tail, NULL);
-
-	/* assemble: the stand-in proof combines the tail's output with the processed h */
-	fr_t proof = fr_add(p->tail_out, p->post_out);
-	(void)proof;
 	const char *verdict = "-";
 	if (E.o->verify) {
 		char msg[MSG_LEN];
@@ -640,14 +888,46 @@ static void *finalizer_main(void *arg)
 	}
 	print_row(p, verdict);
 	bufs_put(p->buf);
+	p->buf = NULL;
 	budget_release(E.res_rest);
-	process_partition_result(p);
-	free(p);
+	pq_push(&E.fin_q, p);
+}
 
+/*
+ * A finalizer: assembles each partition's result and records it (process_partition_result:
+ * the result records, the tracker lock, malloc_trim).  Background work (nice 10): it yields the
+ * CPU to the threads that feed the GPU.  FINALIZERS of them, each taking partitions in order.
+ */
+#define FINALIZERS 3
+static void *finalizer_main(void *arg)
+{
+	struct finalizer f = { .id = (unsigned)(uintptr_t)arg };
+	name_thread("finalizer-%u", f.id);
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), 10))
+		perror("zkengine: setpriority");
+	/* the heap a running daemon has: fragmented by the results it recorded before */
+	struct rng g;
+	rng__init(&g, E.o->seed, STREAM_ASSEMBLY - 1 - f.id);
+	build_result_records(&f, &g);
 	pthread_mutex_lock(&E.done_mu);
-	E.finished++;
-	pthread_cond_broadcast(&E.done_cv);
+	E.fin_ready++;
+	pthread_cond_broadcast(&E.fin_cv);
 	pthread_mutex_unlock(&E.done_mu);
+	for (;;) {
+		uint64_t waited;
+		struct part *p = pq_pop(&E.fin_q, &waited);
+		if (!p)
+			break;
+		/* assemble: the stand-in proof combines the tail's output with the processed h */
+		fr_t proof = fr_add(p->tail_out, p->post_out);
+		(void)proof;
+		process_partition_result(&f, p);
+		free(p);
+		pthread_mutex_lock(&E.done_mu);
+		E.finished++;
+		pthread_mutex_unlock(&E.done_mu);
+	}
+	free_result_records(&f);
 	return NULL;
 }
 
@@ -662,6 +942,8 @@ static void *gpu_worker_main(void *arg)
 		if (!p)
 			break;
 		uint64_t got = now_ns();
+		if (waited && got - waited >= 100000)
+			stall_keep(STALL_WAIT_WORK, waited, got);
 		if (waited && got - waited >= 1000000)
 			truth_stall("cond_wait_work", waited, got,
 				    ",\"gpu\":%d,\"queue\":\"gpu\",\"partition\":%u,"
@@ -672,13 +954,13 @@ static void *gpu_worker_main(void *arg)
 		seg_mark(&seg, "");
 
 		/* two acquisitions of the tracker lock before every prove, as in the seed */
-		pthread_mutex_lock(&tracker_lock);
+		lock_timed(&tracker_lock, STALL_TRACKER_WAIT);
 		bool failed = tracker.failed_jobs != 0;
 		pthread_mutex_unlock(&tracker_lock);
 		seg_mark(&seg, "tracker_check");
 		if (failed)
 			continue; /* never: no job fails here, but the check is the point */
-		pthread_mutex_lock(&tracker_lock);
+		lock_timed(&tracker_lock, STALL_TRACKER_WAIT);
 		tracker.busy_workers++;
 		pthread_mutex_unlock(&tracker_lock);
 		seg_mark(&seg, "tracker_busy");
@@ -687,16 +969,7 @@ static void *gpu_worker_main(void *arg)
 		/* partial release: the a/b/c share of the reservation goes back now (the buffers
 		 * themselves only after --verify read them) */
 		budget_release(E.res_abc);
-
-		pthread_t fin;
-		pthread_attr_t attr;
-		pthread_attr_init(&attr);
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		if (pthread_create(&fin, &attr, finalizer_main, p)) {
-			fprintf(stderr, "zkengine: cannot start a finalizer thread\n");
-			exit(1);
-		}
-		pthread_attr_destroy(&attr);
+		tail_gpu_done(p);
 	}
 	return NULL;
 }
@@ -714,96 +987,179 @@ static void *hog_main(void *arg)
 
 /* ---- results ----------------------------------------------------------------------------- */
 
-static int cmp_u64pair(const void *x, const void *y)
+static int cmp_iv(const void *x, const void *y)
 {
-	const uint64_t *a = x, *b = y;
-	return a[0] < b[0] ? -1 : a[0] > b[0];
+	const struct iv *a = x, *b = y;
+	return a->s < b->s ? -1 : a->s > b->s;
 }
 
-/* Busy fraction of a set of intervals within [their first start, their last end]. */
-static double busy_pct(uint64_t *iv, unsigned n, uint64_t *busy_ns)
+/* Sort and merge in place; intervals closer than `bridge` ns become one. */
+static void ivs_merge(struct ivs *l, uint64_t bridge)
 {
-	if (!n)
-		return 0;
-	qsort(iv, n, 2 * sizeof(*iv), cmp_u64pair);
-	uint64_t busy = 0, s = iv[0], e = iv[1], first = iv[0], last = iv[1];
-	for (unsigned i = 1; i < n; i++) {
-		uint64_t a = iv[2 * i], b = iv[2 * i + 1];
-		if (b > last)
-			last = b;
-		if (a > e) {
-			busy += e - s;
-			s = a;
-			e = b;
-		} else if (b > e) {
-			e = b;
+	if (!l->n)
+		return;
+	qsort(l->v, l->n, sizeof(*l->v), cmp_iv);
+	size_t k = 0;
+	for (size_t i = 1; i < l->n; i++) {
+		if (l->v[i].s <= l->v[k].e + bridge) {
+			if (l->v[i].e > l->v[k].e)
+				l->v[k].e = l->v[i].e;
+		} else {
+			l->v[++k] = l->v[i];
 		}
 	}
-	busy += e - s;
-	*busy_ns = busy;
-	return last > first ? 100.0 * (double)busy / (double)(last - first) : 0;
+	l->n = k + 1;
 }
 
-/* simcuda's exact kernel intervals (SIMCUDA_TRACE) as merged busy intervals per device; gaps
- * shorter than SIM_BRIDGE_NS (launch handoffs between back-to-back kernels) are bridged. */
-#define SIM_BRIDGE_NS 100000ull
-static void truth_sim_busy(const char *path, uint64_t since, unsigned ngpu)
+static void ivs_add(struct ivs *l, uint64_t start, uint64_t end)
 {
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return;
-	uint64_t **iv = calloc(ngpu, sizeof(*iv));
-	unsigned *n = calloc(ngpu, sizeof(*n)), *cap = calloc(ngpu, sizeof(*cap));
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 256;
+		l->v = realloc(l->v, l->cap * sizeof(*l->v));
+		if (!l->v)
+			oom();
+	}
+	l->v[l->n++] = (struct iv){ start, end };
+}
+
+/* The intersection of two merged lists. */
+static struct ivs ivs_intersect(const struct ivs *a, const struct ivs *b)
+{
+	struct ivs r = { 0 };
+	for (size_t i = 0, j = 0; i < a->n && j < b->n;) {
+		uint64_t s = a->v[i].s > b->v[j].s ? a->v[i].s : b->v[j].s;
+		uint64_t e = a->v[i].e < b->v[j].e ? a->v[i].e : b->v[j].e;
+		if (s < e)
+			ivs_add(&r, s, e);
+		if (a->v[i].e < b->v[j].e)
+			i++;
+		else
+			j++;
+	}
+	return r;
+}
+
+/* ns of the merged list l inside [s, e) */
+static uint64_t ivs_overlap(const struct ivs *l, uint64_t s, uint64_t e)
+{
+	uint64_t ns = 0;
+	for (size_t i = 0; i < l->n && l->v[i].s < e; i++) {
+		uint64_t a = l->v[i].s > s ? l->v[i].s : s, b = l->v[i].e < e ? l->v[i].e : e;
+		if (a < b)
+			ns += b - a;
+	}
+	return ns;
+}
+
+static struct ivs ivs_copy(const struct ivs *l)
+{
+	struct ivs r = { 0 };
+	for (size_t i = 0; i < l->n; i++)
+		ivs_add(&r, l->v[i].s, l->v[i].e);
+	return r;
+}
+
+/* The stalls of this scenario's own mechanism, as one merged list (none for fixed). */
+static struct ivs own_stalls(void)
+{
+	struct ivs none = { 0 };
+	switch (E.o->scenario) {
+	case SCENARIO_TRACKER_TRIM: /* waiting for the tracker lock while a trim holds it */
+		return ivs_intersect(&stalls.k[STALL_TRACKER_WAIT], &stalls.k[STALL_TRIM_LOCKED]);
+	case SCENARIO_GPU_LOCK_WIDE: /* waiting for the GPU mutex while its holder does host work */
+		return ivs_intersect(&stalls.k[STALL_GPU_LOCK_WAIT], &stalls.k[STALL_GPU_LOCK_HOLD]);
+	case SCENARIO_STARVED:
+		return ivs_copy(&stalls.k[STALL_WAIT_WORK]);
+	case SCENARIO_PAGEABLE:
+		return ivs_copy(&stalls.k[STALL_SYNC_COPY]);
+	case SCENARIO_OVERSUBSCRIBED:
+		return ivs_copy(&stalls.k[STALL_PREEMPTED]);
+	default:
+		return none;
+	}
+}
+
+/*
+ * The device's busy intervals: simcuda's exact kernel intervals (SIMCUDA_TRACE) on the
+ * simulator, else each partition's kernel span from its CUDA events.  Gaps shorter than
+ * SIM_BRIDGE_NS (launch handoffs between back-to-back kernels) are bridged.
+ */
+#define SIM_BRIDGE_NS 100000ull
+static struct ivs busy_intervals(const char *sim_trace, const struct gpu_ctx *g, uint64_t since)
+{
+	struct ivs l = { 0 };
+	FILE *f = sim_trace && *sim_trace ? fopen(sim_trace, "re") : NULL;
+	if (!f) {
+		for (unsigned k = 0; k < g->nbusy; k++)
+			ivs_add(&l, g->busy[2 * k], g->busy[2 * k + 1]);
+		ivs_merge(&l, 0);
+		return l;
+	}
 	char line[512];
 	while (fgets(line, sizeof(line), f)) {
 		int d;
-		unsigned long long s, e;
+		unsigned long long st, en;
 		const char *p = strstr(line, "\"start_ns\":");
 		const char *q = strstr(line, "\"end_ns\":");
-		if (sscanf(line, "{\"device\":%d", &d) != 1 || !p || !q || d < 0 ||
-		    (unsigned)d >= ngpu)
+		if (sscanf(line, "{\"device\":%d", &d) != 1 || d != g->ordinal || !p || !q)
 			continue;
-		if (sscanf(p, "\"start_ns\":%llu", &s) != 1 || sscanf(q, "\"end_ns\":%llu", &e) != 1 ||
-		    s < since)
+		if (sscanf(p, "\"start_ns\":%llu", &st) != 1 ||
+		    sscanf(q, "\"end_ns\":%llu", &en) != 1 || st < since)
 			continue;
-		if (n[d] == cap[d]) {
-			cap[d] = cap[d] ? 2 * cap[d] : 1024;
-			iv[d] = realloc(iv[d], 2 * cap[d] * sizeof(**iv));
-			if (!iv[d])
-				oom();
-		}
-		iv[d][2 * n[d]] = s;
-		iv[d][2 * n[d] + 1] = e;
-		n[d]++;
+		ivs_add(&l, st, en);
 	}
 	fclose(f);
-	for (unsigned d = 0; d < ngpu; d++) {
-		if (!n[d])
-			continue;
-		qsort(iv[d], n[d], 2 * sizeof(uint64_t), cmp_u64pair);
-		uint64_t s = iv[d][0], e = iv[d][1];
-		unsigned k = 1;
-		for (unsigned i = 1; i <= n[d]; i++) {
-			if (i < n[d] && iv[d][2 * i] <= e + SIM_BRIDGE_NS) {
-				if (iv[d][2 * i + 1] > e)
-					e = iv[d][2 * i + 1];
-				k++;
-				continue;
-			}
-			truth_line("{\"kind\":\"gpu_busy\",\"gpu\":%u,\"start_ns\":%llu,\"end_ns\":%llu,"
-				   "\"kernels\":%u,\"source\":\"simcuda\"}",
-				   d, (unsigned long long)s, (unsigned long long)e, k);
-			if (i < n[d]) {
-				s = iv[d][2 * i];
-				e = iv[d][2 * i + 1];
-				k = 1;
-			}
-		}
-		free(iv[d]);
+	ivs_merge(&l, SIM_BRIDGE_NS);
+	return l;
+}
+
+/*
+ * The GPU's truth for one device: its busy intervals, and every idle window of 1 ms or more
+ * between its first kernel and its last (the steady state), with the ns of it that each kind of
+ * stall of a GPU-feeding thread overlaps and the ns the scenario's own mechanism overlaps.
+ * Returns steady-state busy %; *whole_pct gets busy over [t_start, t_end].
+ */
+static double truth_gpu(const struct ivs *busy, unsigned gpu, const struct ivs *own,
+			uint64_t t_start, uint64_t t_end, double *whole_pct, uint64_t *busy_ns)
+{
+	uint64_t b = 0, idle = 0, own_ns = 0;
+	for (size_t i = 0; i < busy->n; i++) {
+		b += busy->v[i].e - busy->v[i].s;
+		truth_line("{\"kind\":\"gpu_busy\",\"gpu\":%u,\"start_ns\":%llu,\"end_ns\":%llu}",
+			   gpu, (unsigned long long)busy->v[i].s, (unsigned long long)busy->v[i].e);
 	}
-	free(iv);
-	free(n);
-	free(cap);
+	for (size_t i = 1; i < busy->n; i++) {
+		uint64_t s = busy->v[i - 1].e, e = busy->v[i].s;
+		if (e - s < 1000000)
+			continue;
+		char kinds[512] = "";
+		size_t len = 0;
+		for (int k = 0; k < STALL_COUNT; k++) {
+			uint64_t ns = ivs_overlap(&stalls.k[k], s, e);
+			if (ns && len < sizeof(kinds))
+				len += (size_t)snprintf(kinds + len, sizeof(kinds) - len, "%s\"%s\":%llu",
+							len ? "," : "", stall_names[k],
+							(unsigned long long)ns);
+		}
+		uint64_t o = ivs_overlap(own, s, e);
+		idle += e - s;
+		own_ns += o;
+		truth_line("{\"kind\":\"gpu_idle\",\"gpu\":%u,\"start_ns\":%llu,\"end_ns\":%llu,"
+			   "\"ns\":%llu,\"own_ns\":%llu,\"stalls\":{%s}}",
+			   gpu, (unsigned long long)s, (unsigned long long)e,
+			   (unsigned long long)(e - s), (unsigned long long)o, kinds);
+	}
+	uint64_t first = busy->n ? busy->v[0].s : 0, last = busy->n ? busy->v[busy->n - 1].e : 0;
+	double steady = last > first ? 100.0 * (double)b / (double)(last - first) : 0;
+	*whole_pct = t_end > t_start ? 100.0 * (double)b / (double)(t_end - t_start) : 0;
+	*busy_ns = b;
+	truth_line("{\"kind\":\"gpu_steady\",\"gpu\":%u,\"busy_pct\":%.2f,\"whole_busy_pct\":%.2f,"
+		   "\"first_kernel_ns\":%llu,\"last_kernel_ns\":%llu,\"idle_ns\":%llu,"
+		   "\"own_ns\":%llu,\"own_share\":%.4f}",
+		   gpu, steady, *whole_pct, (unsigned long long)first, (unsigned long long)last,
+		   (unsigned long long)idle, (unsigned long long)own_ns,
+		   idle ? (double)own_ns / (double)idle : 0.0);
+	return steady;
 }
 
 /* ---- run --------------------------------------------------------------------------------- */
@@ -840,7 +1196,10 @@ int pipeline__run(const struct zk_opts *opts)
 			count == 1 ? "" : "s");
 		return 2;
 	}
-	/* scenario defaults for what the command line left open */
+	/* scenario defaults for what the command line left open: the simulator's device time is
+	 * modelled per thread, so a small domain keeps its CPU versions of the kernels cheap */
+	if (!o.log2n)
+		o.log2n = b == GPU_CUDA ? 22 : 8;
 	if (!o.synth_threads)
 		o.synth_threads = o.scenario == SCENARIO_STARVED ? 1
 				  : b == GPU_CUDA			? (cpus > 4 ? cpus - 2 : 2)
@@ -860,6 +1219,7 @@ int pipeline__run(const struct zk_opts *opts)
 	budget.total = (size_t)E.sz.inflight * (E.res_abc + E.res_rest);
 	pq_init(&E.synth_q);
 	pq_init(&E.gpu_q);
+	pq_init(&E.fin_q);
 	/* the synthesis temporaries stay in the arenas (not mmap), whatever was freed before */
 	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 
@@ -924,6 +1284,18 @@ int pipeline__run(const struct zk_opts *opts)
 	printf(" %10s %s\n", "total", "verify");
 	fflush(stdout);
 
+	/* the finalizers first: the heap they start from is built before proving starts */
+	pthread_t fins[FINALIZERS], *tailpool = calloc(nworkers + 1, sizeof(*tailpool));
+	if (!tailpool)
+		oom();
+	for (unsigned i = 0; i < FINALIZERS; i++)
+		if (pthread_create(&fins[i], NULL, finalizer_main, (void *)(uintptr_t)i))
+			oom();
+	pthread_mutex_lock(&E.done_mu);
+	while (E.fin_ready < FINALIZERS)
+		pthread_cond_wait(&E.fin_cv, &E.done_mu);
+	pthread_mutex_unlock(&E.done_mu);
+
 	uint64_t t_start = now_ns();
 	unsigned nhogs = o.scenario == SCENARIO_OVERSUBSCRIBED ? E.sz.hogs : 0;
 	pthread_t *hogs = calloc(nhogs ? nhogs : 1, sizeof(*hogs));
@@ -936,6 +1308,9 @@ int pipeline__run(const struct zk_opts *opts)
 	for (unsigned i = 0; i < o.synth_threads; i++)
 		if (pthread_create(&synth[i], NULL, synth_main, (void *)(uintptr_t)i))
 			oom();
+	for (unsigned i = 0; i <= nworkers; i++)
+		if (pthread_create(&tailpool[i], NULL, tail_main, (void *)(uintptr_t)i))
+			oom();
 	for (unsigned i = 0; i < nworkers; i++)
 		if (pthread_create(&workers[i].thread, NULL, gpu_worker_main, &workers[i]))
 			oom();
@@ -947,18 +1322,23 @@ int pipeline__run(const struct zk_opts *opts)
 		pthread_join(synth[i], NULL);
 	for (unsigned i = 0; i < nworkers; i++)
 		pthread_join(workers[i].thread, NULL);
-	pthread_mutex_lock(&E.done_mu);
-	while (E.finished < o.partitions)
-		pthread_cond_wait(&E.done_cv, &E.done_mu);
-	pthread_mutex_unlock(&E.done_mu);
-	uint64_t t_end = now_ns();
+	/* the pool oversubscribes the proving, not the background result processing after it */
+	uint64_t t_gpu_done = now_ns();
 	atomic_store(&E.stop_hogs, true);
 	for (unsigned i = 0; i < nhogs; i++)
 		pthread_join(hogs[i], NULL);
 	if (nhogs)
 		truth_line("{\"kind\":\"oversubscribe\",\"threads\":%u,\"cpus\":%u,"
 			   "\"start_ns\":%llu,\"end_ns\":%llu}",
-			   nhogs, cpus, (unsigned long long)t_start, (unsigned long long)t_end);
+			   nhogs, cpus, (unsigned long long)t_start, (unsigned long long)t_gpu_done);
+	tails_close();
+	for (unsigned i = 0; i <= nworkers; i++)
+		pthread_join(tailpool[i], NULL);
+	free(tailpool);
+	pq_close(&E.fin_q);
+	for (unsigned i = 0; i < FINALIZERS; i++)
+		pthread_join(fins[i], NULL);
+	uint64_t t_end = now_ns();
 
 	int status = atomic_load(&E.status);
 	if (o.verify && !status)
@@ -1003,25 +1383,28 @@ int pipeline__run(const struct zk_opts *opts)
 		 (unsigned long long)gpu__sync_calls(GPU_SYNC_EVENT),
 		 (unsigned long long)gpu__sync_calls(GPU_SYNC_CTX),
 		 (unsigned long long)gpu__sync_calls(GPU_SYNC_MEMCPY));
+	for (int k = 0; k < STALL_COUNT; k++)
+		ivs_merge(&stalls.k[k], 0);
+	struct ivs own = own_stalls();
 	for (unsigned i = 0; i < ngpu; i++) {
 		struct gpu_ctx *g = gpus[i];
 		uint64_t busy = 0;
-		double pct = busy_pct(g->busy, g->nbusy, &busy);
-		printf("gpu %u busy: %.1f%% (%u partitions, %.1f ms of kernels)\n", i, pct,
-		       g->nbusy, (double)busy / 1e6);
+		double whole;
+		struct ivs iv = busy_intervals(b == GPU_SIM ? sim_trace : NULL, g, t_start);
+		double pct = truth_gpu(&iv, i, &own, t_start, t_end, &whole, &busy);
+		free(iv.v);
+		printf("gpu %u busy: %.1f%% steady (first kernel to last), %.1f%% whole run "
+		       "(%u partitions, %.1f ms of kernels)\n",
+		       i, pct, whole, g->nbusy, (double)busy / 1e6);
 		printf("zkengine: GPU %u: %llu kernel launches\n", i,
 		       (unsigned long long)gpu__launches(g->dev));
 		truth_line("{\"kind\":\"gpu_summary\",\"gpu\":%u,\"busy_pct\":%.2f,\"busy_ns\":%llu,"
-			   "\"partitions\":%u,\"launches\":%llu}",
+			   "\"partitions\":%u,\"launches\":%llu,\"source\":\"%s\"}",
 			   i, pct, (unsigned long long)busy, g->nbusy,
-			   (unsigned long long)gpu__launches(g->dev));
-		if (b == GPU_CUDA)
-			for (unsigned k = 0; k < g->nbusy; k++)
-				truth_line("{\"kind\":\"gpu_busy\",\"gpu\":%u,\"start_ns\":%llu,"
-					   "\"end_ns\":%llu,\"source\":\"events\"}",
-					   i, (unsigned long long)g->busy[2 * k],
-					   (unsigned long long)g->busy[2 * k + 1]);
+			   (unsigned long long)gpu__launches(g->dev),
+			   b == GPU_SIM && *sim_trace ? "simcuda" : "events");
 	}
+	free(own.v);
 
 	for (unsigned i = 0; i < ngpu; i++) {
 		gpu__close(gpus[i]->dev);
@@ -1029,8 +1412,6 @@ int pipeline__run(const struct zk_opts *opts)
 		free(gpus[i]);
 	}
 	if (truth.f) {
-		if (b == GPU_SIM && *sim_trace)
-			truth_sim_busy(sim_trace, t_start, ngpu);
 		truth_line("{\"kind\":\"counts\",\"partitions\":%u,\"launches\":%llu,"
 			   "\"malloc_trim\":%llu,\"sync\":%s,\"wall_ns\":%llu}",
 			   E.finished, (unsigned long long)launches, (unsigned long long)trims,

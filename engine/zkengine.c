@@ -53,7 +53,7 @@ enum {
 static const struct argp_option options[] = {
 	{ "device", OPT_DEVICE, "DEV", 0, "auto (default), cuda or sim", 0 },
 	{ "partitions", OPT_PARTITIONS, "N", 0, "partitions to prove (default 16)", 0 },
-	{ "log2n", OPT_LOG2N, "K", 0, "domain of 2^K points per partition, 4..26 (default 13)", 0 },
+	{ "log2n", OPT_LOG2N, "K", 0, "domain of 2^K points per partition, 4..26 (default 8 on simcuda, 22 on a GPU)", 0 },
 	{ "gpus", OPT_GPUS, "G", 0, "GPUs to use (default 1)", 0 },
 	{ "gpu-workers", OPT_GPU_WORKERS, "W", 0, "GPU worker threads per GPU (default 2)", 0 },
 	{ "synth-threads", OPT_SYNTH, "T", 0, "synthesis threads (default: 1 for starved, else 4 on simcuda, CPUs - 2 on a GPU)", 0 },
@@ -69,7 +69,7 @@ static const struct argp_option options[] = {
 static struct zk_opts env = {
 	.device = GPU_AUTO,
 	.partitions = 16,
-	.log2n = 13,
+	.log2n = 0, /* per backend */
 	.gpus = 1,
 	.gpu_workers = 2,
 	.synth_threads = 0, /* by scenario and machine: see pipeline.c */

@@ -14,6 +14,12 @@
  *     spinning), events carry the time their record op ran;
  *   - kernels of one simulated device run one at a time (an execution lock per device), so the
  *     device is busy exactly while a kernel holds it;
+ *   - device time is modelled, as a device keeps it: a kernel takes SIM_KERNEL_NS plus
+ *     SIM_THREAD_NS per thread, a copy SIM_COPY_NS plus SIM_COPY_NS_PER_KB per KiB (its own
+ *     copy engine, beside the kernels), all scaled by SIMCUDA_TIME_SCALE.  The CPU version of a
+ *     kernel computes the result inside that time and the rest of it is spent asleep, so the
+ *     simulated device does not compete with the host's threads for cores (the model's time is a
+ *     floor: a kernel whose CPU version takes longer takes that long);
  *   - device memory is host memory (256-byte aligned), device pointers are host addresses.
  *
  * Environment:
@@ -21,6 +27,7 @@
  *   SIMCUDA_TRACE=FILE  append one JSON line per kernel: device, name, CLOCK_MONOTONIC start/end
  *                       (ground truth for tests; the profiler never reads it)
  *   SIMCUDA_FAULT=NAME  corrupt one output element of every launch of kernel NAME (tests only)
+ *   SIMCUDA_TIME_SCALE=F  multiply every modelled device time by F (default 1, 0.01..100)
  *
  * Every handle is registered while it lives, so stale or foreign handles get the driver's
  * CUDA_ERROR_INVALID_HANDLE / CUDA_ERROR_INVALID_CONTEXT instead of a crash, and nothing is read
@@ -30,10 +37,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,6 +54,20 @@
 #define SIM_DRIVER_VERSION 13000
 #define SIM_MAX_DEVICES 64
 #define SIM_DEFAULT_DEVICES 8
+/*
+ * The device model: about 2000x slower than an H200 per thread of a field kernel, so that the
+ * CPU versions of the kernels (~0.1-0.3 us a thread on the dev machines) take a small share of
+ * the modelled time.  Copies: a fixed latency per operation (the DMA setup and completion a real
+ * engine pays, ~10 us, scaled the same way) and a per-KiB cost; a copy from pageable memory pays
+ * the latency once per staging chunk and is synchronous, which is why it costs what pinned
+ * copies do not.
+ */
+#define SIM_KERNEL_NS 20000ull
+#define SIM_THREAD_NS 500ull
+#define SIM_COPY_NS 50000ull
+#define SIM_COPY_NS_PER_KB 60000ull
+#define SIM_STAGED_FACTOR 26 /* pageable (staged) against pinned: 2 GB/s against 52 on an H200 */
+
 #define SIM_FATBIN_MAGIC 0xBA55ED50u	/* fatBinaryHeader, the image `nvcc --fatbin` writes */
 #define SIM_FATBINC_MAGIC 0x466243B1u	/* __fatBinC_Wrapper_t, an embedded fatbin wrapper */
 
@@ -53,11 +77,14 @@ enum {
 	MAGIC_EVENT = 0x45564E31,
 	MAGIC_MODULE = 0x4D4F4431,
 	MAGIC_FUNC = 0x46554E31,
+	MAGIC_GRAPH = 0x47524131,
+	MAGIC_GEXEC = 0x47455831,
 };
 
 struct sim_device {
 	int ordinal;
 	pthread_mutex_t exec; /* held while a kernel runs: one kernel at a time per device */
+	pthread_mutex_t dma;  /* held while a copy runs: one copy engine per device */
 	struct CUctx_st *primary;
 	int primary_refs;
 };
@@ -79,6 +106,8 @@ struct CUctx_st {
 	struct CUstream_st *null_stream;
 };
 
+#define SIM_ARGS_MAX 128 /* every engine kernel takes one by-value struct of at most this */
+
 enum op_kind { OP_KERNEL, OP_COPY, OP_MEMSET, OP_RECORD, OP_WAIT_STREAM, OP_WAIT_EVENT };
 
 struct op {
@@ -89,12 +118,13 @@ struct op {
 		struct {
 			const struct sim_kernel *k;
 			uint64_t nthreads;
-			void *args;
+			unsigned char args[SIM_ARGS_MAX]; /* copied at launch */
 		} kernel;
 		struct {
 			void *dst;
 			const void *src;
 			size_t bytes;
+			bool staged; /* from a staging buffer: a pageable copy's chunk */
 		} copy;
 		struct {
 			void *dst;
@@ -125,6 +155,21 @@ struct CUstream_st {
 	struct op *head, *tail;
 	uint64_t submitted, completed;
 	bool stopping;
+	struct CUgraph_st *capture; /* under ctx->mu: the graph being captured, or NULL */
+};
+
+/* A graph captured from a stream: its operations in order, as templates. */
+struct CUgraph_st {
+	uint32_t magic;
+	struct CUctx_st *ctx;
+	struct op *head, *tail;
+	unsigned nops;
+};
+
+/* An instantiated graph: a copy of the graph's operations, launched as a whole. */
+struct CUgraphExec_st {
+	uint32_t magic;
+	struct CUgraph_st g;
 };
 
 struct CUevent_st {
@@ -174,6 +219,7 @@ static struct {
 	struct range *device_mem, *pinned_mem;
 	int trace_fd;
 	const char *fault;
+	double time_scale;
 } sim = { .mu = PTHREAD_MUTEX_INITIALIZER, .trace_fd = -1 };
 
 static __thread struct CUctx_st *tls_ctx;
@@ -366,6 +412,21 @@ static void event_put(struct CUevent_st *e)
 	free(e);
 }
 
+/* Sleep until t0 + ns (CLOCK_MONOTONIC): the rest of an operation's modelled device time. */
+static void device_time(uint64_t t0, uint64_t ns)
+{
+	uint64_t until = t0 + (uint64_t)((double)ns * sim.time_scale);
+	struct timespec ts = { .tv_sec = (time_t)(until / 1000000000ull),
+			       .tv_nsec = (long)(until % 1000000000ull) };
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+static uint64_t copy_ns(size_t bytes)
+{
+	return SIM_COPY_NS + SIM_COPY_NS_PER_KB * ((bytes + 1023) >> 10);
+}
+
 static void trace_kernel(int dev, const char *name, uint64_t start, uint64_t end)
 {
 	if (sim.trace_fd < 0)
@@ -389,16 +450,25 @@ static void run_op(struct CUstream_st *s, struct op *op)
 		op->kernel.k->run(op->kernel.args, op->kernel.nthreads);
 		if (sim.fault && !strcmp(sim.fault, op->kernel.k->name))
 			op->kernel.k->fault(op->kernel.args, op->kernel.nthreads);
+		device_time(t0, SIM_KERNEL_NS + SIM_THREAD_NS * op->kernel.nthreads);
 		uint64_t t1 = now_ns();
 		pthread_mutex_unlock(&d->exec);
 		trace_kernel(d->ordinal, op->kernel.k->name, t0, t1);
-		free(op->kernel.args);
 		break;
 	}
-	case OP_COPY:
+	case OP_COPY: {
+		struct sim_device *d = s->ctx->dev;
+		pthread_mutex_lock(&d->dma);
+		uint64_t t0 = now_ns();
 		memmove(op->copy.dst, op->copy.src, op->copy.bytes);
+		device_time(t0, copy_ns(op->copy.bytes) * (op->copy.staged ? SIM_STAGED_FACTOR : 1));
+		pthread_mutex_unlock(&d->dma);
 		break;
-	case OP_MEMSET:
+	}
+	case OP_MEMSET: {
+		struct sim_device *d = s->ctx->dev;
+		pthread_mutex_lock(&d->exec);
+		uint64_t t0 = now_ns();
 		if (op->memset.elem == 1) {
 			memset(op->memset.dst, (int)op->memset.value, op->memset.count);
 		} else {
@@ -406,7 +476,10 @@ static void run_op(struct CUstream_st *s, struct op *op)
 			for (size_t i = 0; i < op->memset.count; i++)
 				p[i] = op->memset.value;
 		}
+		device_time(t0, SIM_KERNEL_NS + SIM_THREAD_NS * (op->memset.count / 64));
+		pthread_mutex_unlock(&d->exec);
 		break;
+	}
 	case OP_RECORD: {
 		struct CUevent_st *e = op->event.ev;
 		pthread_mutex_lock(&e->mu);
@@ -439,6 +512,41 @@ static void run_op(struct CUstream_st *s, struct op *op)
 	}
 }
 
+/*
+ * Operations come from a free list, not malloc: a driver does not allocate per launch, and a
+ * thread that feeds the GPU must not wait on a malloc arena that another thread (trimming it,
+ * say) holds.
+ */
+static struct {
+	pthread_mutex_t mu;
+	struct op *free;
+} ops = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static struct op *op_new(enum op_kind kind)
+{
+	pthread_mutex_lock(&ops.mu);
+	struct op *op = ops.free;
+	if (op)
+		ops.free = op->next;
+	pthread_mutex_unlock(&ops.mu);
+	if (!op)
+		op = malloc(sizeof(*op));
+	if (op) {
+		op->next = NULL;
+		op->kind = kind;
+		op->seq = 0;
+	}
+	return op;
+}
+
+static void op_free(struct op *op)
+{
+	pthread_mutex_lock(&ops.mu);
+	op->next = ops.free;
+	ops.free = op;
+	pthread_mutex_unlock(&ops.mu);
+}
+
 static void *stream_worker(void *arg)
 {
 	struct CUstream_st *s = arg;
@@ -449,6 +557,18 @@ static void *stream_worker(void *arg)
 	char name[16];
 	snprintf(name, sizeof(name), "simcuda-dev%d", s->ctx->dev->ordinal);
 	pthread_setname_np(pthread_self(), name);
+	/* modelled device time ends on the ns, not within the default 50 us of timer slack */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+	/*
+	 * A device is not slowed by the host's load: where allowed (CAP_SYS_NICE), the thread that
+	 * stands in for it runs at the lowest real-time priority, so it takes its CPU (a small
+	 * share: the CPU versions of the kernels take a fraction of the modelled time) ahead of any
+	 * CPU-bound host thread; else at nice -10, else as it is.  Without the capability the
+	 * device's times stretch when the host is oversubscribed.
+	 */
+	struct sched_param sp = { .sched_priority = 1 };
+	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp))
+		(void)setpriority(PRIO_PROCESS, (id_t)gettid(), -10);
 
 	pthread_mutex_lock(&s->mu);
 	for (;;) {
@@ -467,7 +587,7 @@ static void *stream_worker(void *arg)
 		pthread_mutex_lock(&s->mu);
 		s->completed = op->seq;
 		pthread_cond_broadcast(&s->done);
-		free(op);
+		op_free(op);
 	}
 	pthread_mutex_unlock(&s->mu);
 	stream_put(s);
@@ -542,7 +662,7 @@ static void push_wait_stream(struct CUstream_st *s, struct CUstream_st *t)
 	pthread_mutex_unlock(&t->mu);
 	if (idle)
 		return;
-	struct op *w = calloc(1, sizeof(*w));
+	struct op *w = op_new(OP_WAIT_STREAM);
 	if (!w)
 		abort();
 	w->kind = OP_WAIT_STREAM;
@@ -571,6 +691,32 @@ static uint64_t enqueue(struct CUstream_st *s, struct op *op)
 	uint64_t seq = push_op(s, op);
 	pthread_mutex_unlock(&ctx->mu);
 	return seq;
+}
+
+/* Capturing: s's work goes into its graph instead of running.  Returns true if it did. */
+static bool captured(struct CUstream_st *s, struct op *op)
+{
+	pthread_mutex_lock(&s->ctx->mu);
+	struct CUgraph_st *g = s->capture;
+	if (g) {
+		op->next = NULL;
+		if (g->tail)
+			g->tail->next = op;
+		else
+			g->head = op;
+		g->tail = op;
+		g->nops++;
+	}
+	pthread_mutex_unlock(&s->ctx->mu);
+	return g != NULL;
+}
+
+static bool capturing(struct CUstream_st *s)
+{
+	pthread_mutex_lock(&s->ctx->mu);
+	bool c = s->capture != NULL;
+	pthread_mutex_unlock(&s->ctx->mu);
+	return c;
 }
 
 static void stream_wait_seq(struct CUstream_st *s, uint64_t seq)
@@ -611,13 +757,7 @@ static void ctx_drain(struct CUctx_st *ctx)
 	} while (n == 256);
 }
 
-static struct op *op_new(enum op_kind kind)
-{
-	struct op *op = calloc(1, sizeof(*op));
-	if (op)
-		op->kind = kind;
-	return op;
-}
+
 
 /* ---- initialization, devices, contexts ------------------------------------------------ */
 
@@ -658,6 +798,18 @@ API CUresult cuInit(unsigned int flags)
 	for (int i = 0; i < n; i++) {
 		sim.dev[i].ordinal = i;
 		pthread_mutex_init(&sim.dev[i].exec, NULL);
+		pthread_mutex_init(&sim.dev[i].dma, NULL);
+	}
+	sim.time_scale = 1.0;
+	const char *scale = getenv("SIMCUDA_TIME_SCALE");
+	if (scale && *scale) {
+		char *end;
+		double v = strtod(scale, &end);
+		if (*end || !(v >= 0.01 && v <= 100)) {
+			pthread_mutex_unlock(&sim.mu);
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+		sim.time_scale = v;
 	}
 	const char *trace = getenv("SIMCUDA_TRACE");
 	if (trace && *trace)
@@ -943,7 +1095,7 @@ API CUresult cuMemFreeHost(void *p)
 }
 
 /* Enqueue one DMA of bytes from src to dst on s; returns its sequence number, 0 on ENOMEM. */
-static uint64_t dma(struct CUstream_st *s, void *dst, const void *src, size_t bytes)
+static uint64_t dma(struct CUstream_st *s, void *dst, const void *src, size_t bytes, bool staged)
 {
 	struct op *op = op_new(OP_COPY);
 	if (!op)
@@ -951,6 +1103,7 @@ static uint64_t dma(struct CUstream_st *s, void *dst, const void *src, size_t by
 	op->copy.dst = dst;
 	op->copy.src = src;
 	op->copy.bytes = bytes;
+	op->copy.staged = staged;
 	return enqueue(s, op);
 }
 
@@ -975,9 +1128,9 @@ static CUresult staged_copy(struct CUstream_st *s, void *dst, const void *src, s
 			stream_wait_seq(s, pending[i]); /* this bounce buffer's last DMA is done */
 		if (to_device) {
 			memcpy(st->buf[i], (const char *)src + off, len);
-			pending[i] = dma(s, (char *)dst + off, st->buf[i], len);
+			pending[i] = dma(s, (char *)dst + off, st->buf[i], len, true);
 		} else {
-			uint64_t seq = dma(s, st->buf[i], (const char *)src + off, len);
+			uint64_t seq = dma(s, st->buf[i], (const char *)src + off, len, true);
 			if (seq)
 				stream_wait_seq(s, seq);
 			memcpy((char *)dst + off, st->buf[i], len);
@@ -1012,7 +1165,7 @@ static CUresult copy(void *dst, const void *src, size_t bytes, CUstream h, bool 
 	 * done; async ones from pinned memory return at once, sync ones when the DMA is done. */
 	if (!range_has(&sim.pinned_mem, host, bytes))
 		return staged_copy(s, dst, src, bytes, host == src);
-	uint64_t seq = dma(s, dst, src, bytes);
+	uint64_t seq = dma(s, dst, src, bytes, false);
 	if (!seq)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	if (!async)
@@ -1125,6 +1278,8 @@ API CUresult cuStreamSynchronize(CUstream h)
 	CUresult rc = resolve_stream(h, &s);
 	if (rc != CUDA_SUCCESS)
 		return rc;
+	if (capturing(s))
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	stream_drain(s);
 	return CUDA_SUCCESS;
 }
@@ -1370,19 +1525,171 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsi
 	/* every engine kernel takes one by-value struct: kernelParams[0] points at it */
 	if (!params || !params[0] || extra)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (f->k->args_size > SIM_ARGS_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
 	struct op *op = op_new(OP_KERNEL);
-	void *args = malloc(f->k->args_size);
-	if (!op || !args) {
-		free(op);
-		free(args);
+	if (!op)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	/* copied now: the caller may reuse its argument struct as soon as the launch returns */
+	memcpy(op->kernel.args, params[0], f->k->args_size);
+	op->kernel.k = f->k;
+	op->kernel.nthreads = (uint64_t)gx * gy * gz * bx * by * bz;
+	if (!captured(s, op))
+		enqueue(s, op);
+	return CUDA_SUCCESS;
+}
+
+/* ---- stream capture and graphs: kernels only ----------------------------------------------- */
+
+API CUresult cuStreamBeginCapture(CUstream h, CUstreamCaptureMode mode)
+{
+	CHECK_INIT();
+	struct CUstream_st *s;
+	CUresult rc = resolve_stream(h, &s);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (s == s->ctx->null_stream) /* the legacy stream cannot be captured */
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	struct CUgraph_st *g = calloc(1, sizeof(*g));
+	if (!g)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	g->magic = MAGIC_GRAPH;
+	g->ctx = s->ctx;
+	pthread_mutex_lock(&s->ctx->mu);
+	bool busy = s->capture != NULL;
+	if (!busy)
+		s->capture = g;
+	pthread_mutex_unlock(&s->ctx->mu);
+	if (busy) {
+		free(g);
+		return CUDA_ERROR_ILLEGAL_STATE;
+	}
+	(void)mode;
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuStreamIsCapturing(CUstream h, CUstreamCaptureStatus *status)
+{
+	CHECK_INIT();
+	struct CUstream_st *s;
+	CUresult rc = resolve_stream(h, &s);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (!status)
+		return CUDA_ERROR_INVALID_VALUE;
+	*status = capturing(s) ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuStreamEndCapture(CUstream h, CUgraph *graph)
+{
+	CHECK_INIT();
+	struct CUstream_st *s;
+	CUresult rc = resolve_stream(h, &s);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (!graph)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&s->ctx->mu);
+	struct CUgraph_st *g = s->capture;
+	s->capture = NULL;
+	pthread_mutex_unlock(&s->ctx->mu);
+	if (!g)
+		return CUDA_ERROR_ILLEGAL_STATE;
+	if (!live_add(g)) {
+		free(g);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
-	/* copied now: the caller may reuse its argument struct as soon as the launch returns */
-	memcpy(args, params[0], f->k->args_size);
-	op->kernel.k = f->k;
-	op->kernel.args = args;
-	op->kernel.nthreads = (uint64_t)gx * gy * gz * bx * by * bz;
-	enqueue(s, op);
+	*graph = g;
+	return CUDA_SUCCESS;
+}
+
+static void graph_clear(struct CUgraph_st *g)
+{
+	for (struct op *op = g->head, *next; op; op = next) {
+		next = op->next;
+		op_free(op);
+	}
+	g->head = g->tail = NULL;
+	g->nops = 0;
+}
+
+API CUresult cuGraphDestroy(CUgraph g)
+{
+	CHECK_INIT();
+	if (!live_is(g, MAGIC_GRAPH) || !live_del(g))
+		return CUDA_ERROR_INVALID_VALUE;
+	graph_clear(g);
+	free(g);
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph g, unsigned long long flags)
+{
+	CHECK_INIT();
+	if (!exec || !live_is(g, MAGIC_GRAPH) || flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct CUgraphExec_st *x = calloc(1, sizeof(*x));
+	if (!x)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	x->magic = MAGIC_GEXEC;
+	x->g.ctx = g->ctx;
+	for (struct op *op = g->head; op; op = op->next) {
+		struct op *c = op_new(op->kind);
+		if (!c) {
+			graph_clear(&x->g);
+			free(x);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		*c = *op;
+		c->next = NULL;
+		if (x->g.tail)
+			x->g.tail->next = c;
+		else
+			x->g.head = c;
+		x->g.tail = c;
+		x->g.nops++;
+	}
+	if (!live_add(x)) {
+		graph_clear(&x->g);
+		free(x);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	*exec = x;
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuGraphExecDestroy(CUgraphExec x)
+{
+	CHECK_INIT();
+	if (!live_is(x, MAGIC_GEXEC) || !live_del(x))
+		return CUDA_ERROR_INVALID_VALUE;
+	graph_clear(&x->g);
+	free(x);
+	return CUDA_SUCCESS;
+}
+
+/* Every operation of the graph, in order, on the stream: a graph launch is work until done. */
+API CUresult cuGraphLaunch(CUgraphExec x, CUstream h)
+{
+	CHECK_INIT();
+	if (!live_is(x, MAGIC_GEXEC))
+		return CUDA_ERROR_INVALID_VALUE;
+	struct CUstream_st *s;
+	CUresult rc = resolve_stream(h, &s);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (s->ctx != x->g.ctx)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	for (struct op *op = x->g.head; op; op = op->next) {
+		struct op *c = op_new(op->kind);
+		if (!c)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		*c = *op;
+		c->next = NULL;
+		if (!captured(s, c))
+			enqueue(s, c);
+	}
 	return CUDA_SUCCESS;
 }
 
