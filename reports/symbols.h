@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * User-space symbols for reports, with elfutils libdwfl: function names for every mapped object
- * (.symtab, else .dynsym, else the MiniDebugInfo in .gnu_debugdata), and where DWARF exists the
- * file:line and the chain of inlined calls at an address.
+ * (.symtab of the file or its debug file, else .dynsym and the MiniDebugInfo of .gnu_debugdata),
+ * and where DWARF exists the file:line and the chain of inlined calls at an address. Symbols with
+ * a size name the addresses they span (labels without one do not); of aliases, the name callers
+ * use, without its version: malloc, not __libc_malloc or malloc@@GLIBC_2.2.5.
  *
  * The maps come from the trace (GS_REC_MAP: path, start, end, file offset, build-id); the files are
  * read afterwards from this machine, so the target need not run ("[vdso]" is not read). A
@@ -14,8 +16,8 @@
  * used, a DEBUGINFOD_URLS in the environment also has debuginfod servers asked for debug files.
  *
  * Each file is opened once, on the first address that needs it, and shared by every process that
- * maps it; each (file, address) is resolved once and cached, so resolving the same stacks again
- * costs a few lookups, not DWARF work.
+ * maps it; each (file, address) is resolved once and cached (the cache starts over past 131072
+ * of them), so resolving the same stacks again costs a few lookups, not DWARF work.
  *
  * Return addresses point after the call instruction, which may be the first instruction of the
  * next line or function: pass addr - 1 for every frame of a stack but the innermost (the leaf, or
