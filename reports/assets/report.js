@@ -129,13 +129,25 @@
 				fmtNs(c.ns) + ' (' + pct(c.ns / Math.max(1, g.duration_ns)) + ' of the gap)' : '')],
 			['Established by', TIER[g.tier] || g.tier || '?'],
 		];
+		if (g.start_edge)
+			nums.push(['Idle since', g.start_edge]);
+		if (g.end_edge)
+			nums.push(['Ended by', g.end_edge]);
+		if (g.preempted_outside_ns)
+			nums.push(['Outside load', fmtNs(g.preempted_outside_ns) + ' runnable while ' +
+				'other processes ran']);
+		if (g.roots && g.roots.length > 1)
+			nums.push(['All roots', g.roots.map(function (r) {
+				return causeText(r) + ' ' + fmtNs(r.ns || 0);
+			}).join(' \u00b7 ')]);
 		var chain = el('ol', { class: 'chain' }, (g.chain || []).map(function (l, i) {
 			return el('li', { class: 'link ' + (l.kind || '') }, [
-				el('span', { class: 'arrow', text: i ? '\u2190 woken by / held by' : 'closer' }),
+				el('span', { class: 'arrow', text: i ? '\u2190 ' + (gs.connector(g.chain[i - 1]) ||
+					'woken by / held by') : 'closer' }),
 				el('b', { text: l.comm || '?' }),
 				el('span', { class: 'tid', text: ' tid ' + l.tid + ' ' }),
 				el('span', { class: 'kind', text: l.kind || '' }),
-				' ' + linkText(l).slice((l.comm || '').length),
+				' ' + gs.linkBody(l),
 				l.frames && l.frames.length ? el('div', { class: 'frames',
 					text: l.frames.slice(0, 6).join(' \u2190 ') +
 						(l.frames.length > 6 ? ' \u2190 \u2026' : '') }) : null,
@@ -264,6 +276,9 @@
 
 	app.textContent = '';
 	app.appendChild(header());
+	if (S.notes && S.notes.length)
+		app.appendChild(el('section', { class: 'card notes' }, [el('h2', { text: 'Trace notes' }),
+			el('ul', {}, S.notes.map(function (n) { return el('li', { text: n }); }))]));
 	app.appendChild(TLV.element);
 	panel = el('section', { class: 'card gap', id: 'gap' });
 	app.appendChild(panel);

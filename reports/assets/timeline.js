@@ -50,8 +50,9 @@
 			return l.cum[i] + l.b[i] * (t - l.s[i]) / Math.max(1, l.e[i] - l.s[i]);
 		}
 
-		// The trace's span: from 0 when the times are offsets into the trace (they fit its
-		// duration), else from the first thing seen.
+		// The trace's span: from the summary's start_ns where it gives one, else from 0 when
+		// the times are offsets into the trace (they fit its duration), else from the first
+		// thing seen.
 		var lo = Infinity, hi = -Infinity, dur = S.duration_ns || 0;
 		lanes.forEach(function (l) {
 			if (l.s.length) {
@@ -64,8 +65,10 @@
 			hi = Math.max(hi, g.end_ns);
 		});
 		if (lo > hi)
-			lo = hi = 0;
-		var T0 = lo >= 0 && hi <= dur * 1.05 ? 0 : lo, T1 = Math.max(hi, T0 + dur, T0 + 1);
+			lo = hi = typeof S.start_ns === 'number' ? S.start_ns : 0;
+		var T0 = typeof S.start_ns === 'number' ? Math.min(S.start_ns, lo) :
+			lo >= 0 && hi <= dur * 1.05 ? 0 : lo;
+		var T1 = Math.max(hi, T0 + dur, T0 + 1);
 		var view = { a: T0, b: T1 }, selected = null;
 		// A lane per device: a strip of gap marks (at least 2 px, so a short gap in an hour
 		// shows), then the busy band, where a gap is tinted at its true width.

@@ -41,11 +41,18 @@
 	};
 	var STATE = { blocked: 'blocked', on_cpu: 'on CPU', preempted: 'runnable, preempted' };
 
-	// One link of a chain in words: "gpu-worker-0 blocked 545 ms on lock tracker_lock".
-	function linkText(l) {
+	// Why a chain goes on from a link to the next ("held by finalizer-2"), when its detail
+	// says so; other details (a system call) describe the link itself.
+	function connector(l) {
+		return l && /^(held|woken|preempted) by /.test(l.detail || '') ? l.detail : null;
+	}
+
+	// A link in words without its thread: "blocked 545 ms on lock tracker_lock".
+	function linkBody(l) {
 		var what = {
 			lock: 'on lock ' + (l.lock || '?'),
-			cond: 'on a condition' + (l.lock ? ' ' + l.lock : '') + (l.function ? ' in ' + l.function : ''),
+			cond: 'on a condition' + (l.lock ? ' ' + l.lock : '') +
+				(l.function ? ' in ' + l.function : ''),
 			io: 'on I/O' + (l.function ? ' in ' + l.function : ''),
 			sleep: 'sleeping' + (l.function ? ' in ' + l.function : ''),
 			malloc_trim: 'in ' + (l.function || 'malloc_trim'),
@@ -53,11 +60,25 @@
 			on_cpu: 'in ' + (l.function || (l.frames && l.frames[0]) || 'its own code'),
 			preempted: 'waiting for a CPU',
 		}[l.kind] || (l.kind || '') + (l.function ? ' in ' + l.function : '');
-		return (l.comm || 'tid ' + l.tid) + ' ' + (STATE[l.state] || l.state || '') + ' ' +
-			fmtNs(l.ns || 0) + ' ' + what;
+		var own = l.detail && !connector(l) ? ' (' + l.detail + ')' : '';
+		return (STATE[l.state] || l.state || '') + ' ' + fmtNs(l.ns || 0) + ' ' + what + own;
 	}
+	// "gpu-worker-0 blocked 545 ms on lock tracker_lock".
+	function linkText(l) {
+		return (l.comm || 'tid ' + l.tid) + ' ' + linkBody(l);
+	}
+	// The chain in one line, as DESIGN.md writes it: "gpu-worker-0 blocked 2.29 s on lock
+	// tracker_lock ← held by finalizer-2, on CPU 2.27 s in malloc_trim".
 	function chainText(g) {
-		return (g.chain || []).map(linkText).join(' \u2190 ');
+		var c = g.chain || [];
+		return c.map(function (l, i) {
+			var by = i ? connector(c[i - 1]) : null;
+			if (!i)
+				return linkText(l);
+			if (by && l.comm && by.indexOf(l.comm) >= 0)
+				return by + ', ' + linkBody(l);
+			return (by ? by + ': ' : '') + linkText(l);
+		}).join(' \u2190 ');
 	}
 	function causeText(c) {
 		if (!c)
@@ -68,6 +89,6 @@
 
 	window.gs = {
 		fmtNs: fmtNs, fmtAt: fmtAt, pct: pct, el: el, TIER: TIER, linkText: linkText,
-		chainText: chainText, causeText: causeText,
+		linkBody: linkBody, connector: connector, chainText: chainText, causeText: causeText,
 	};
 })();

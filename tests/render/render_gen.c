@@ -24,6 +24,8 @@
 #include "speedscope.h"
 
 #define MS 1000000ull
+/* Times are CLOCK_MONOTONIC, as the analysis reports them: the trace starts at BASE. */
+#define BASE (73512ull * 1000 * MS)
 
 static __u64 rng = 88172645463325252ull;
 
@@ -112,21 +114,26 @@ static void gap__json(FILE *out, const struct gap *g, bool last)
 	__u64 d = g->end - g->start, wait = d * 9 / 10, trim = wait * 97 / 100;
 
 	fprintf(out, "{\"id\":%u,\"device\":%u,\"start_ns\":%llu,\"end_ns\":%llu,"
-		"\"duration_ns\":%llu,\"tier\":\"%s\",\"closer\":{\"tid\":%u,\"comm\":\"%s\"},\n"
+		"\"duration_ns\":%llu,\"tier\":\"%s\",\"start_edge\":\"cuStreamSynchronize returned\","
+		"\"end_edge\":\"cuLaunchKernel by %s\",\"closer\":{\"tid\":%u,\"comm\":\"%s\"},\n"
 		" \"chain\":[{\"tid\":%u,\"comm\":\"%s\",\"state\":\"blocked\",\"kind\":\"lock\","
-		"\"ns\":%llu,\"lock\":\"tracker_lock\",\"frames\":[\"__lll_lock_wait\","
+		"\"ns\":%llu,\"lock\":\"tracker_lock\",\"detail\":\"held by finalizer-%u\","
+		"\"frames\":[\"__lll_lock_wait\","
 		"\"pthread_mutex_lock\",\"tracker_mark_busy\",\"gpu_worker_main\"]},\n"
 		"  {\"tid\":%u,\"comm\":\"finalizer-%u\",\"state\":\"on_cpu\","
 		"\"kind\":\"malloc_trim\",\"ns\":%llu,\"function\":\"malloc_trim\","
 		"\"frames\":[\"malloc_trim\",\"process_partition_result\",\"finalizer_main\"]}],\n"
 		" \"cause\":{\"kind\":\"malloc_trim\",\"function\":\"malloc_trim\","
-		"\"comm\":\"finalizer-%u\",\"ns\":%llu},"
-		"\"folded\":\"gaps/%04u.folded\",\"svg\":\"gaps/%04u.svg\"}%s\n",
-		g->id, g->device, (unsigned long long)g->start, (unsigned long long)g->end,
-		(unsigned long long)d, g->tier, 4100 + g->device * 2, g->worker,
-		4100 + g->device * 2, g->worker, (unsigned long long)wait, 4200 + g->finalizer,
-		g->finalizer, (unsigned long long)trim, g->finalizer, (unsigned long long)trim,
-		g->id, g->id, last ? "" : ",");
+		"\"comm\":\"finalizer-%u\",\"ns\":%llu},\"roots\":[{\"kind\":\"malloc_trim\","
+		"\"function\":\"malloc_trim\",\"ns\":%llu},{\"kind\":\"on_cpu\",\"function\":"
+		"\"prove_start\",\"ns\":%llu}],\"folded\":\"gaps/%04u.folded\",\"svg\":\"gaps/%04u.svg\"}%s\n",
+		g->id, g->device, (unsigned long long)(BASE + g->start),
+		(unsigned long long)(BASE + g->end), (unsigned long long)d, g->tier, g->worker,
+		4100 + g->device * 2, g->worker, 4100 + g->device * 2, g->worker,
+		(unsigned long long)wait, g->finalizer, 4200 + g->finalizer, g->finalizer,
+		(unsigned long long)trim, g->finalizer, (unsigned long long)trim,
+		(unsigned long long)trim, (unsigned long long)(d - wait), g->id, g->id,
+		last ? "" : ",");
 }
 
 static FILE *open_out(const char *dir, const char *name)
@@ -170,6 +177,10 @@ static struct html_interval *device__busy(const struct gap *gaps, size_t ng, uns
 		}
 		iv[k++] = (struct html_interval){ t, t + len };
 		t += len + (hour ? 20000 + rnd(150000) : 50000 + rnd(400000));
+	}
+	for (size_t i = 0; i < k; i++) {
+		iv[i].start_ns += BASE;
+		iv[i].end_ns += BASE;
 	}
 	*n = k;
 	return iv;
@@ -312,10 +323,11 @@ static int gen_report(const char *dir, bool hour, bool empty)
 				busy[dev] += iv[i].end_ns - iv[i].start_ns;
 			devs[dev] = (struct html_device){ .id = dev, .busy = iv, .n = n };
 		}
-		fprintf(s, "{\"version\":1,\"duration_ns\":%llu,\"lost_events\":%d,\n"
+		fprintf(s, "{\"version\":1,\"start_ns\":%llu,\"duration_ns\":%llu,\"lost_events\":%d,\n"
 			"\"losses\":{\"ringbuf\":%d,\"stack\":%d,\"attach_failed\":0},\n"
-			"\"devices\":[", (unsigned long long)duration, empty ? 0 : 3, empty ? 0 : 2,
-			empty ? 0 : 1);
+			"\"notes\":[%s],\n\"devices\":[", BASE, (unsigned long long)duration,
+			empty ? 0 : 3, empty ? 0 : 2, empty ? 0 : 1,
+			empty ? "" : "\"3 events lost: 2 ring-buffer reserves, 1 unreadable stack\"");
 		for (unsigned int dev = 0; dev < 2; dev++)
 			fprintf(s, "%s{\"id\":%u,\"busy_ns\":%llu,\"idle_ns\":%llu,"
 				"\"busy_pct\":%.2f}", dev ? "," : "", dev,
