@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Analysis speed and memory of `gapscope report` on generated traces (tests/report/gen_trace.c)
+# of 5M and 50M events: events per second of CPU time (user + system) against a bare decode pass
+# over the same file in the same run, and peak RSS. Targets: >= 3M events/s, >= 0.5x the decode
+# pass, RSS at 50M <= 1.5x RSS at 5M.
+# usage: tests/report/bench.sh [BUILD]   (BENCH_REPORT_EVENTS="5000000 50000000" to change)
+set -eu
+BUILD=${1:-build}
+cd "$(dirname "$0")/../.."
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+CC=${CC:-cc}
+$CC -O2 -g -D_GNU_SOURCE -Ibpf -Iloader -o "$TMP/gen_trace" tests/report/gen_trace.c loader/trace.c -lz
+$CC -O2 -g -D_GNU_SOURCE -Ibpf -Iloader -o "$TMP/decode_pass" tests/report/decode_pass.c \
+	loader/trace.c -lz
+# measure CMD...: "cpu_seconds max_rss_kb" of one run.
+measure() {
+	/usr/bin/time -f '%U %S %M' -o "$TMP/time" "$@" >/dev/null
+	awk '{ printf "%.3f %d\n", $1 + $2, $3 }' "$TMP/time"
+}
+fail=0
+declare -A rss
+for n in ${BENCH_REPORT_EVENTS:-5000000 50000000}; do
+	"$TMP/gen_trace" "$TMP/t.gsc" "$n" >/dev/null
+	read -r dcpu drss < <(measure "$TMP/decode_pass" "$TMP/t.gsc")
+	read -r acpu arss < <(measure "$BUILD/gapscope" report -f "$TMP/t.gsc" -o "$TMP/rep")
+	rate=$(awk -v n="$n" -v c="$acpu" 'BEGIN { printf "%.2f", n / c / 1e6 }')
+	drate=$(awk -v n="$n" -v c="$dcpu" 'BEGIN { printf "%.2f", n / c / 1e6 }')
+	ratio=$(awk -v a="$rate" -v d="$drate" 'BEGIN { printf "%.2f", a / d }')
+	echo "events $n: report ${rate}M events/s (${acpu} s CPU, peak RSS $((arss / 1024)) MB);" \
+		"decode pass ${drate}M events/s; ratio $ratio"
+	rss[$n]=$arss
+	awk -v r="$rate" -v q="$ratio" 'BEGIN { exit !(r >= 3 && q >= 0.5) }' ||
+		{ echo "bench: below 3M events/s or 0.5x the decode pass"; fail=1; }
+	rm -f "$TMP/t.gsc"
+done
+if [ -n "${rss[5000000]:-}" ] && [ -n "${rss[50000000]:-}" ]; then
+	growth=$(awk -v a="${rss[50000000]}" -v b="${rss[5000000]}" 'BEGIN { printf "%.2f", a / b }')
+	echo "peak RSS 50M/5M: $growth (target <= 1.5)"
+	awk -v g="$growth" 'BEGIN { exit !(g <= 1.5) }' || fail=1
+fi
+exit $fail
