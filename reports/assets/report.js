@@ -37,9 +37,12 @@
 		var losses = el('div', { class: 'kpi losses ' + (lost ? 'bad' : 'good'), id: 'losses' }, [
 			el('div', { class: 'k', text: 'Lost events' }),
 			el('div', { class: 'v', text: lost ? String(lost) : 'none' }),
-			el('div', { class: 'sub', text: Object.keys(S.losses || {}).map(function (k) {
+			// The counters that are not zero; the loss card below lists them all.
+			el('div', { class: 'sub', text: Object.keys(S.losses || {}).filter(function (k) {
+				return S.losses[k];
+			}).map(function (k) {
 				return k.replace(/_/g, ' ') + ' ' + S.losses[k];
-			}).join(' \u00b7 ') }),
+			}).join(' \u00b7 ') || Object.keys(S.losses || {}).length + ' counters, all 0' }),
 		]);
 		return el('header', {}, [
 			el('div', { class: 'brand' }, [el('b', { text: 'gapscope' }),

@@ -26,6 +26,11 @@ dir=${REPORT_DIR:-}
 if [ -z "$dir" ]; then
 	dir=$TMP/small
 	"$gen" "$dir" >/dev/null
+elif [ ! -e "$dir/index.html" ]; then
+	# A report written before `gapscope report` renders pages: render a copy of it here.
+	cp -r "$dir" "$TMP/given"
+	dir=$TMP/given
+	"$gen" --from "$dir"
 fi
 rm -f "$shots/index.png"
 node tests/browser/check_page.js "$dir/index.html" "$shots/index.png" "$frame" "$chain"

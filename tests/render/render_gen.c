@@ -7,6 +7,7 @@
  *   render_gen DIR            a small report: 2 GPUs, 20 s, 8 gaps
  *   render_gen --hour DIR     an hour on 2 GPUs: millions of kernels, ~3000 gaps, wide stacks
  *   render_gen --empty DIR    2 GPUs busy for 20 s without a gap, no events lost
+ *   render_gen --from DIR     render a report directory's summary.json and folded files
  *   render_gen --svg IN.folded OUT.svg [TITLE]
  *
  * Prints what was downsampled to keep the files small.
@@ -369,6 +370,107 @@ static int gen_report(const char *dir, bool hour, bool empty)
 	return 0;
 }
 
+/* A whole file, NUL-terminated. */
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *in = fopen(path, "r");
+	char *buf = NULL;
+
+	*len = 0;
+	if (!in)
+		return NULL;
+	if (getdelim(&buf, len, '\0', in) < 0) {
+		free(buf);
+		buf = NULL;
+	} else {
+		*len = strlen(buf);
+	}
+	fclose(in);
+	return buf;
+}
+
+/* A number after "key": in the gap object of summary.json that starts at obj. */
+static __u64 json_u64(const char *obj, const char *key)
+{
+	char k[64];
+	const char *p;
+
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	p = strstr(obj, k);
+	return p ? strtoull(p + strlen(k), NULL, 10) : 0;
+}
+
+/*
+ * Renders what `gapscope report` wrote into DIR (summary.json, gaps/NNNN.folded) through the
+ * renderers: gaps/NNNN.svg, gaps/all.svg, gaps.speedscope.json and index.html (without busy
+ * intervals, which summary.json does not hold).
+ */
+static int from_report(const char *dir)
+{
+	char path[4096], name[64], title[96], sub[96], t1[32];
+	struct html_svg *svgs = NULL;
+	struct folded **sets = NULL;
+	const char **names = NULL;
+	size_t n = 0, sum_len;
+	char *sum;
+	FILE *out;
+
+	snprintf(path, sizeof(path), "%s/summary.json", dir);
+	sum = slurp(path, &sum_len);
+	if (!sum)
+		die(path);
+	for (unsigned int id = 0;; id++) {
+		struct flame_opts o = { .title = title, .subtitle = sub };
+		const char *obj = NULL;
+		char key[32];
+
+		if (id)
+			snprintf(name, sizeof(name), "gaps/%04u", id);
+		else
+			snprintf(name, sizeof(name), "gaps/all");
+		snprintf(path, sizeof(path), "%s/%s.folded", dir, name);
+		svgs = realloc(svgs, (n + 1) * sizeof(*svgs));
+		sets = realloc(sets, (n + 1) * sizeof(*sets));
+		names = realloc(names, (n + 1) * sizeof(*names));
+		if (!svgs || !sets || !names)
+			die("realloc");
+		sets[n] = folded__read_file(path);
+		if (!sets[n]) {
+			if (errno == ENOENT && id)
+				break;
+			die(path);
+		}
+		snprintf(key, sizeof(key), "{\"id\":%u,", id);
+		obj = id ? strstr(sum, key) : NULL;
+		flame__fmt_ns(t1, sizeof(t1), obj ? json_u64(obj, "duration_ns") :
+			      folded__total(sets[n]));
+		snprintf(title, sizeof(title), id ? "gap %u" : "All gaps", id);
+		snprintf(sub, sizeof(sub), "%s idle", t1);
+		svgs[n] = (struct html_svg){ .gap = id, .path = strdup(path + strlen(dir) + 1),
+					     .duration_ns = obj ? json_u64(obj, "duration_ns") : 0 };
+		strcpy(strrchr((char *)svgs[n].path, '.'), ".svg");
+		if (flamegraph__render(sets[n], &o, (char **)&svgs[n].svg, &svgs[n].svg_len, NULL))
+			die("flamegraph__render");
+		out = open_out(dir, svgs[n].path);
+		fwrite(svgs[n].svg, 1, svgs[n].svg_len, out);
+		close_out(out, svgs[n].path);
+		names[n] = strdup(title);
+		n++;
+	}
+	out = open_out(dir, "gaps.speedscope.json");
+	if (speedscope__write(out, dir, (const struct folded *const *)sets, names, n))
+		die("speedscope__write");
+	close_out(out, "gaps.speedscope.json");
+	out = open_out(dir, "index.html");
+	if (html__write(out, &(struct html_input){ .title = dir, .summary_json = sum,
+						   .summary_len = sum_len, .svgs = svgs,
+						   .nsvgs = n }, NULL))
+		die("html__write");
+	close_out(out, "index.html");
+	printf("%s: %zu flame graphs, speedscope, index.html\n", dir, n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 4 && !strcmp(argv[1], "--svg")) {
@@ -386,11 +488,13 @@ int main(int argc, char **argv)
 	}
 	if (argc == 3 && !strcmp(argv[1], "--hour"))
 		return gen_report(argv[2], true, false);
+	if (argc == 3 && !strcmp(argv[1], "--from"))
+		return from_report(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "--empty"))
 		return gen_report(argv[2], false, true);
 	if (argc == 2 && argv[1][0] != '-')
 		return gen_report(argv[1], false, false);
-	fprintf(stderr, "usage: render_gen [--hour|--empty] DIR | render_gen --svg IN.folded OUT.svg "
+	fprintf(stderr, "usage: render_gen [--hour|--empty|--from] DIR | render_gen --svg IN.folded OUT.svg "
 		"[TITLE]\n");
 	return 2;
 }
