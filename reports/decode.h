@@ -97,6 +97,17 @@ static inline bool gs_rec_is_meta(const struct gs_hdr *h)
 	return h->type >= GS_REC_CLOCK;
 }
 
+/*
+ * Whether the record's time is where it was written rather than a time in the stream: recorder
+ * records, and comm events, which the recorder also writes itself (the names of an attached
+ * process's threads, stamped when read from /proc, while the ring buffer may still hold events
+ * from before; a rename seen in BPF is written at once, so where it arrives is its time).
+ */
+static inline bool gs_rec_untimed(const struct gs_hdr *h)
+{
+	return h->type >= GS_REC_CLOCK || h->type == GS_EV_COMM;
+}
+
 #define GS_DECODER(fn, TYPE, T)                                                   \
 	static inline const T *fn(const struct gs_hdr *h)                         \
 	{                                                                         \

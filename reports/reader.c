@@ -13,7 +13,7 @@
 #include "reader.h"
 
 struct entry {
-	__u64 key;	/* gs_rec_end, or for a recorder record the highest end before it */
+	__u64 key;	/* gs_rec_end, or (gs_rec_untimed) the highest end read before it */
 	__u64 seq;	/* arrival: ties keep file order */
 	const struct gs_hdr *h;
 };
@@ -208,7 +208,7 @@ static int take(struct ordered_reader *r, const struct gs_hdr **rec)
 	}
 	if (r->ctx && gs_rec_is_meta(h))
 		ctx__note(r->ctx, h);
-	e = (struct entry){ gs_rec_is_meta(h) ? r->watermark : gs_rec_end(h), r->seq++, h };
+	e = (struct entry){ gs_rec_untimed(h) ? r->watermark : gs_rec_end(h), r->seq++, h };
 	if (e.key < r->last_out) {
 		/* Ended before a record already out: it cannot be put in its place. */
 		r->st.late++;

@@ -45,9 +45,12 @@
  * before it; nested intervals arrive inner first (off-CPU intervals before the futex wait or
  * CUDA call that holds them).
  *
- * Recorder records (type >= GS_REC_CLOCK) are ordered where they arrive: at the highest end read
- * before them. Their h.ts is when they were written (for a probe record: live since, 0 when the
- * attach failed), not a time in the stream.
+ * Recorder records (type >= GS_REC_CLOCK) and comm events are ordered where they arrive: at the
+ * highest end read before them (gs_rec_untimed). A recorder record's h.ts is when it was written
+ * (for a probe record: live since, 0 when the attach failed), not a time in the stream; the
+ * recorder writes comm events itself too, the names of an attached process's threads, stamped
+ * when it read them while the ring buffer still held up to 160 ms of earlier events (measured
+ * attaching to a loaded machine).
  *
  * The window: a record is held until one that ended window_ns after it has been read, then
  * emitted in order. One arriving after a record that ended later was already emitted is late:
