@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "assets.h"
 #include "html.h"
@@ -200,6 +201,33 @@ static size_t html__svg_inline(FILE *out, const struct html_svg *s, bool dry)
 	return len;
 }
 
+/* base/path's text when it is smaller than room; NULL otherwise. */
+static char *html__read_svg(const char *base, const char *path, size_t room, size_t *len)
+{
+	char *full, *buf = NULL;
+	struct stat sb;
+	FILE *in;
+
+	if (asprintf(&full, "%s/%s", base, path) < 0)
+		return NULL;
+	in = fopen(full, "r");
+	free(full);
+	if (!in)
+		return NULL;
+	if (!fstat(fileno(in), &sb) && (size_t)sb.st_size < room) {
+		buf = malloc(sb.st_size + 1);
+		if (buf && fread(buf, 1, sb.st_size, in) == (size_t)sb.st_size) {
+			buf[sb.st_size] = '\0';
+			*len = sb.st_size;
+		} else {
+			free(buf);
+			buf = NULL;
+		}
+	}
+	fclose(in);
+	return buf;
+}
+
 static int svg_order(const void *a, const void *b)
 {
 	const struct html_svg *x = *(const struct html_svg *const *)a;
@@ -291,14 +319,20 @@ int html__write(FILE *out, const struct html_input *in, struct html_stats *stats
 	}
 	fputs("}</script>\n", out);
 	for (size_t i = 0; i < in->nsvgs; i++) {
-		size_t len = order[i]->svg ? html__svg_inline(out, order[i], true) : 0;
+		struct html_svg s = *order[i];
+		char *text = NULL;
+		size_t len;
 
+		if (!s.svg && s.path && in->base_dir)
+			s.svg = text = html__read_svg(in->base_dir, s.path, max - used, &s.svg_len);
+		len = s.svg ? html__svg_inline(out, &s, true) : 0;
 		if (len && used + len < max) {
-			used += html__svg_inline(out, order[i], false) + 80;
+			used += html__svg_inline(out, &s, false) + 80;
 			st.svgs_inline++;
-		} else if (order[i]->path) {
+		} else if (s.path) {
 			st.svgs_linked++;
 		}
+		free(text);
 	}
 	fprintf(out, "<script>\n%s</script>\n<script>\n%s</script>\n<script>\n%s</script>\n"
 		"<script>\n%s</script>\n</body>\n</html>\n", gs_asset_flame_js, gs_asset_util_js,

@@ -32,7 +32,7 @@ struct html_device {
 
 struct html_svg {
 	unsigned int gap;	/* summary.json's gaps[].id; 0 for the all-gaps graph */
-	const char *svg;	/* the SVG text (flamegraph__render), or NULL: path only */
+	const char *svg;	/* the SVG text (flamegraph__render), or NULL: read path */
 	size_t svg_len;
 	const char *path;	/* relative to the page, e.g. "gaps/0001.svg"; may be NULL */
 	__u64 duration_ns;	/* the gap's: longer gaps are inlined first (gap 0 always first) */
@@ -47,6 +47,9 @@ struct html_input {
 	const struct html_svg *svgs;	/* per gap, and the all-gaps one (gap 0) */
 	size_t nsvgs;
 	size_t max_bytes;		/* 0: HTML_MAX_BYTES */
+	/* Where the paths lie: a graph given by path only is read from there to be inlined
+	 * (when it fits), so a caller may write the SVG files first and keep no text. */
+	const char *base_dir;
 };
 
 #define HTML_MAX_BYTES (16u << 20)

@@ -116,7 +116,7 @@ async function checkSvg(browser, url, frame, requests) {
 		if (!pt)
 			fail(`gap ${pick.id} is not on the timeline`);
 		await page.mouse.click(pt.x, pt.y);
-		await page.waitForSelector(`#gap .flame[data-gap="${pick.id}"]`, { timeout: 5000 });
+		await page.waitForSelector(`#gap .flame[data-gap="${pick.id}"]`, { timeout: 20000 });
 
 		const shown = await page.evaluate(() => {
 			const svg = document.querySelector('#gap .flame svg');

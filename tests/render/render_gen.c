@@ -454,6 +454,9 @@ static int from_report(const char *dir)
 		out = open_out(dir, svgs[n].path);
 		fwrite(svgs[n].svg, 1, svgs[n].svg_len, out);
 		close_out(out, svgs[n].path);
+		/* As `gapscope report` may: the page reads the graphs back from their files. */
+		free((char *)svgs[n].svg);
+		svgs[n].svg = NULL;
 		names[n] = strdup(title);
 		n++;
 	}
@@ -464,7 +467,7 @@ static int from_report(const char *dir)
 	out = open_out(dir, "index.html");
 	if (html__write(out, &(struct html_input){ .title = dir, .summary_json = sum,
 						   .summary_len = sum_len, .svgs = svgs,
-						   .nsvgs = n }, NULL))
+						   .nsvgs = n, .base_dir = dir }, NULL))
 		die("html__write");
 	close_out(out, "index.html");
 	printf("%s: %zu flame graphs, speedscope, index.html\n", dir, n);
