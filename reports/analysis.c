@@ -20,6 +20,7 @@
 #include "reader.h"
 #include "proc.h"
 #include "sample.h"
+#include "stacktab.h"
 #include "strtab.h"
 #include "threads.h"
 #include "trace.h"
@@ -38,9 +39,11 @@ struct kind_fn {
 
 struct analysis_priv {
 	struct strtab *strs;
+	struct stacktab *stacks;
 	struct trace_reader *tr;
 	struct ordered_reader *rd;
 	struct vec pending;	/* struct gap: closed, waiting for GAP_MARGIN_NS */
+	__u64 next_due;		/* when the first pending gap is due, UINT64_MAX: none */
 	struct vec gaps;	/* struct gap: analysed */
 	struct vec kind_fn;	/* struct kind_fn: root causes over all gaps */
 	__u32 seq;
@@ -373,13 +376,19 @@ static int complete_due(struct analysis *a, struct blame *bl, const struct analy
 	size_t k = 0;
 	int err = 0;
 
+	if (now < p->next_due)
+		return 0;
+	p->next_due = UINT64_MAX;
 	for (size_t i = 0; i < p->pending.n; i++) {
 		struct gap *g = VEC_AT(&p->pending, struct gap, i);
 
-		if (!err && (now == UINT64_MAX || g->end_ns + GAP_MARGIN_NS <= now))
+		if (!err && (now == UINT64_MAX || g->end_ns + GAP_MARGIN_NS <= now)) {
 			err = complete_gap(a, bl, o, g);
-		else
-			*VEC_AT(&p->pending, struct gap, k++) = *g;
+			continue;
+		}
+		if (g->end_ns + GAP_MARGIN_NS < p->next_due)
+			p->next_due = g->end_ns + GAP_MARGIN_NS;
+		*VEC_AT(&p->pending, struct gap, k++) = *g;
 	}
 	p->pending.n = k;
 	return err;
@@ -403,6 +412,8 @@ static void take_idle(struct analysis *a)
 		g->start_how = idle[i].start_how;
 		g->end_how = idle[i].end_how;
 		g->closer_tid = idle[i].closer_tid;
+		if (g->end_ns + GAP_MARGIN_NS < p->next_due)
+			p->next_due = g->end_ns + GAP_MARGIN_NS;
 	}
 	free(idle);
 }
@@ -486,13 +497,15 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 		return NULL;
 	}
 	a->priv = p;
+	p->next_due = UINT64_MAX;
 	p->tr = trace__open(path, err, errlen);
 	if (!p->tr) {
 		analysis__free(a);
 		return NULL;
 	}
 	p->strs = strtab__new();
-	p->th = p->strs ? threads__new(p->strs) : NULL;
+	p->stacks = stacktab__new();
+	p->th = p->strs && p->stacks ? threads__new(p->strs, p->stacks) : NULL;
 	p->nm = p->strs ? names__new(p->strs) : NULL;
 	p->gt = p->strs ? gputime__new(p->strs, opts->min_gap_ns) : NULL;
 	p->rd = oreader__new(p->tr, NULL, OREADER_WINDOW_NS);
@@ -505,7 +518,7 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 			goto oom;
 		if (h->type == GS_EV_CUDA)
 			take_idle(a);
-		if (p->pending.n && complete_due(a, bl, opts, a->end_ns))
+		if (a->end_ns >= p->next_due && complete_due(a, bl, opts, a->end_ns))
 			goto fail;
 		if (++nrec % PRUNE_EVERY == 0)
 			prune(a, a->end_ns);
@@ -574,6 +587,7 @@ void analysis__free(struct analysis *a)
 		gputime__free(p->gt);
 		names__free(p->nm);
 		threads__free(p->th);
+		stacktab__free(p->stacks);
 		vec__free(&p->probes);
 		trace__close(p->tr);
 		strtab__free(p->strs);

@@ -104,51 +104,45 @@ void blame__free(struct blame *b)
 	free(b);
 }
 
-/* A stack's frames, leaf first, named; n of them. */
-static __u32 stack_names(struct blame *b, const struct gs_hdr *h, const char **out, __u32 max)
+/* A stack's user frames, leaf first, named; n of them. */
+static __u32 stack_names(struct blame *b, __u32 stack, const char **out, __u32 max)
 {
-	const __u64 *u;
+	struct stack_view v = stacktab__get(threads__stacks(b->th), stack);
 	__u32 n = 0;
 
-	if (!h)
-		return 0;
-	u = gs_ustack(h);
-	for (__u32 i = 0; i < h->ustack_n && n < max; i++)
-		out[n++] = names__user(b->nm, h->tgid, u[i], i == 0);
+	for (__u32 i = 0; i < v.nu && n < max; i++)
+		out[n++] = names__user(b->nm, v.tgid, v.user[i], i == 0);
 	return n;
 }
 
-static __u32 kstack_names(struct blame *b, const struct gs_hdr *h, const char **out, __u32 max)
+static __u32 kstack_names(struct blame *b, __u32 stack, const char **out, __u32 max)
 {
-	const __u64 *k;
+	struct stack_view v = stacktab__get(threads__stacks(b->th), stack);
 	__u32 n = 0;
 
-	if (!h)
-		return 0;
-	k = gs_kstack(h);
-	for (__u32 i = 0; i < h->kstack_n && n < max; i++)
-		out[n++] = names__kernel(b->nm, k[i]);
+	for (__u32 i = 0; i < v.nk && n < max; i++)
+		out[n++] = names__kernel(b->nm, v.kern[i]);
 	return n;
 }
 
 /* The name of a lock or condition: its data symbol, else the function that waited on it. */
-static const char *lock_name(struct blame *b, const struct th_futex *f)
+static const char *lock_name(struct blame *b, const struct thread *th, const struct th_futex *f)
 {
-	const char *d = names__data(b->nm, f->ev->tgid, f->uaddr);
-	const __u64 *u = gs_ustack(f->ev);
+	const char *d = names__data(b->nm, th->tgid, f->uaddr);
+	struct stack_view v = stacktab__get(threads__stacks(b->th), f->stack);
 
 	if (d)
 		return d;
-	for (__u32 i = 0; i < f->ev->ustack_n; i++)
-		if (!names__in_libc(b->nm, f->ev->tgid, u[i]))
+	for (__u32 i = 0; i < v.nu; i++)
+		if (!names__in_libc(b->nm, v.tgid, v.user[i]))
 			return strtab__internf(b->strs, "by %s",
-					       names__user(b->nm, f->ev->tgid, u[i], i == 0));
+					       names__user(b->nm, v.tgid, v.user[i], i == 0));
 	return strtab__internf(b->strs, "0x%llx", (unsigned long long)f->uaddr);
 }
 
 static int push_link(struct blame *b, const struct thread *th, enum thread_state st,
 		     enum blame_kind kind, const char *lock, const char *fn, const char *detail,
-		     const struct gs_hdr *stack)
+		     __u32 stack)
 {
 	struct path_link *p = &b->path[b->depth];
 	const char *leaf_first[MAX_FRAMES];
@@ -252,7 +246,7 @@ static int add_root(struct blame *b, __u64 ns, const char *const *extra, __u32 n
 
 /* A root link on top of the path, its stack's frames on the folded line, then popped. */
 static int root(struct blame *b, const struct thread *th, enum thread_state st,
-		enum blame_kind kind, const char *fn, const char *detail, const struct gs_hdr *stack,
+		enum blame_kind kind, const char *fn, const char *detail, __u32 stack,
 		__u64 ns, const char *const *extra, __u32 nextra)
 {
 	int err;
@@ -281,7 +275,7 @@ static const char *preempted_by(struct blame *b, const struct thread *self, __u3
 
 			if (smp->ts >= e)
 				break;
-			n += smp->ev->cpu == cpu;
+			n += smp->cpu == cpu;
 		}
 		if (n > best_n) {
 			best = t;
@@ -304,22 +298,24 @@ static int on_cpu(struct blame *b, const struct thread *th, __u64 s, __u64 e)
 	if (!nsmp) {
 		const char *x = "[on cpu, not sampled]";
 
-		return root(b, th, TS_ON_CPU, BK_ON_CPU, NULL, NULL, NULL, e - s, &x, 1);
+		return root(b, th, TS_ON_CPU, BK_ON_CPU, NULL, NULL, STACK_NONE, e - s, &x, 1);
 	}
 	for (size_t k = k0; k < k1; k++) {
 		const struct th_sample *smp = VEC_AT(&th->samples, struct th_sample, k);
-		__u32 nk = kstack_names(b, smp->ev, frames, MAX_FRAMES);
+		__u32 nk = kstack_names(b, smp->stack, frames, MAX_FRAMES);
 		__u64 share = (e - s) / nsmp + (k == k0 ? (e - s) % nsmp : 0);
 		const char *hot = NULL;
 
 		/* User frames come with the link (root first); kernel frames go above them. */
 		for (__u32 i = 0; i < nk; i++)
 			rootfirst[i] = frames[nk - 1 - i];
-		if (smp->ev->ustack_n)
-			hot = names__user(b->nm, smp->ev->tgid, gs_ustack(smp->ev)[0], true);
+		struct stack_view v = stacktab__get(threads__stacks(b->th), smp->stack);
+
+		if (v.nu)
+			hot = names__user(b->nm, v.tgid, v.user[0], true);
 		else if (nk)
 			hot = frames[0];
-		err = root(b, th, TS_ON_CPU, BK_ON_CPU, hot, NULL, smp->ev, share, rootfirst, nk);
+		err = root(b, th, TS_ON_CPU, BK_ON_CPU, hot, NULL, smp->stack, share, rootfirst, nk);
 		if (err)
 			return err;
 	}
@@ -339,7 +335,7 @@ static int explain(struct blame *b, const struct thread *th, __u64 a, __u64 z);
 /* A blocked wait: follow the next thread, or end the chain at the wait itself. */
 static int follow(struct blame *b, const struct thread *th, enum blame_kind kind,
 		  const char *lock, __u32 next_tid, const char *next_comm, bool held,
-		  const struct gs_hdr *stack, __u64 s, __u64 e)
+		  __u32 stack, __u64 s, __u64 e)
 {
 	const struct thread *nx = next_tid ? threads__find(b->th, next_tid) : NULL;
 	const char *who = nx ? nx->comm : next_comm ? next_comm : "?";
@@ -382,7 +378,7 @@ static int lock_wait(struct blame *b, const struct thread *th, const struct th_f
 
 		if (z > s)
 			err = follow(b, th, BK_LOCK, lock, owner, owner == f->waker ?
-				     f->waker_comm : NULL, true, f->ev, t > s ? t : s, z);
+				     f->waker_comm : NULL, true, f->stack, t > s ? t : s, z);
 		if (!w)
 			break;
 		owner = w->tid;
@@ -408,20 +404,21 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 		}
 		x[0] = strtab__internf(b->strs, "[%s]", by);
 		return root(b, th, TS_PREEMPTED, BK_PREEMPTED, by + strlen("preempted by "), by,
-			    NULL, e - s, x, 1);
+			    STACK_NONE, e - s, x, 1);
 	}
 	f = thread__futex_at(th, s);
 	if (f) {
-		const char *lock = lock_name(b, f);
+		const char *lock = lock_name(b, th, f);
 
 		if (f->lock)
 			return lock_wait(b, th, f, lock, s, e);
-		return follow(b, th, BK_COND, lock, f->waker, f->waker_comm, false, f->ev, s, e);
+		return follow(b, th, BK_COND, lock, f->waker, f->waker_comm, false, f->stack, s, e);
 	}
 	k = syscall_kind(o->syscall);
 	if (k == BK_COND)
-		return follow(b, th, BK_COND, "futex", o->waker, o->waker_comm, false, NULL, s, e);
-	n = kstack_names(b, o->ev, x, MAX_FRAMES - 1);
+		return follow(b, th, BK_COND, "futex", o->waker, o->waker_comm, false, STACK_NONE, s,
+			      e);
+	n = kstack_names(b, o->stack, x, MAX_FRAMES - 1);
 	for (i = 0; i < n / 2; i++) {
 		const char *t = x[i];
 
@@ -449,7 +446,7 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 			int err;
 
 			push_link(b, th, TS_BLOCKED, k, NULL, fn,
-				  strtab__internf(b->strs, "woken by %s", w->comm), NULL);
+				  strtab__internf(b->strs, "woken by %s", w->comm), STACK_NONE);
 			err = explain(b, w, s, e);
 			b->depth--;
 			return err;
@@ -459,7 +456,7 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 		return root(b, th, TS_BLOCKED, k, fn,
 			    o->waker_comm ? strtab__internf(b->strs, "woken by %s", o->waker_comm) :
 					    NULL,
-			    NULL, e - s, x, n);
+			    STACK_NONE, e - s, x, n);
 	}
 }
 
@@ -468,7 +465,7 @@ static int in_call(struct blame *b, const struct thread *th, const struct th_cal
 		   __u64 e)
 {
 	return root(b, th, TS_ON_CPU, c->kind == TC_PROBE ? BK_PROBE : BK_CUDA, c->name, NULL,
-		    c->ev, e - s, NULL, 0);
+		    c->stack, e - s, NULL, 0);
 }
 
 /* The next moment after t at which a call starts or ends (the classification may change). */
@@ -511,7 +508,8 @@ static int explain(struct blame *b, const struct thread *th, __u64 a, __u64 z)
 		if (th->exit_ns && t >= th->exit_ns) {
 			const char *x = "[exited]";
 
-			return root(b, th, TS_BLOCKED, BK_OTHER, "exited", NULL, NULL, z - t, &x, 1);
+			return root(b, th, TS_BLOCKED, BK_OTHER, "exited", NULL, STACK_NONE, z - t, &x,
+				    1);
 		}
 		if (o && o->start <= t)
 			e = o->end < z ? o->end : z;

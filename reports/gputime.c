@@ -48,7 +48,7 @@ struct gdev {
 	__u32 outstanding;	/* streams with outstanding work */
 	__u64 busy_since;
 	__u64 idle_since;	/* when the last evidence made it idle, 0: never busy yet */
-	const char *idle_how;
+	const char *idle_fn, *idle_comm;	/* the call that made it idle */
 	struct vec busy;	/* struct busy_interval */
 };
 
@@ -65,6 +65,8 @@ struct evrec {
 
 struct gputime {
 	struct strtab *strs;
+	struct stream *last;	/* the stream named last: most calls name it again */
+	struct tstate *last_thread;
 	struct evrec *events;
 	struct stream *streams;
 	struct tstate *threads;
@@ -121,18 +123,20 @@ void gputime__free(struct gputime *g)
 
 static struct tstate *thread_of(struct gputime *g, __u32 tid)
 {
-	struct tstate *t;
+	struct tstate *t = g->last_thread;
 
+	if (t && t->tid == tid)
+		return t;
 	for (t = g->threads; t; t = t->next)
 		if (t->tid == tid)
-			return t;
+			return g->last_thread = t;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
 	t->tid = tid;
 	t->next = g->threads;
 	g->threads = t;
-	return t;
+	return g->last_thread = t;
 }
 
 static int device_of_ctx(struct gputime *g, __u64 ctx, bool *known)
@@ -170,12 +174,14 @@ static struct stream *stream_of(struct gputime *g, const struct gop *op, bool cr
 	struct tstate *t = thread_of(g, op->tid);
 	__u64 ctx = op->ctx ? op->ctx : t ? t->ctx : 0;
 	__u64 owner = op->stream <= NULL_STREAM_MAX ? ctx : op->tgid;
-	struct stream *s;
+	struct stream *s = g->last;
 	bool known;
 
+	if (s && s->key_handle == op->stream && s->key_owner == owner)
+		return s;
 	for (s = g->streams; s; s = s->next)
 		if (s->key_handle == op->stream && s->key_owner == owner)
-			return s;
+			return g->last = s;
 	if (!create || !(s = calloc(1, sizeof(*s))))
 		return NULL;
 	s->key_handle = op->stream;
@@ -184,7 +190,7 @@ static struct stream *stream_of(struct gputime *g, const struct gop *op, bool cr
 	s->known_device = known;
 	s->next = g->streams;
 	g->streams = s;
-	return s;
+	return g->last = s;
 }
 
 static bool outstanding(const struct stream *s)
@@ -217,7 +223,8 @@ static void device_launch(struct gputime *g, struct stream *s, const struct gop 
 			i->device = s->device;
 			i->start = d->idle_since;
 			i->end = op->t;
-			i->start_how = d->idle_how;
+			i->start_how = strtab__internf(g->strs, "%s returned in %s", d->idle_fn,
+						       d->idle_comm);
 			i->end_how = strtab__internf(g->strs, "%s by %s", op->fn, op->comm);
 			i->closer_tid = op->tid;
 		}
@@ -242,7 +249,8 @@ static void device_evidence(struct gputime *g, struct stream *s, __u64 cut, cons
 		b->end = op->end;
 	}
 	d->idle_since = op->end;
-	d->idle_how = strtab__internf(g->strs, "%s returned in %s", op->fn, op->comm);
+	d->idle_fn = op->fn;	/* named only if the idle time becomes a gap */
+	d->idle_comm = op->comm;
 }
 
 /* Every stream of the device a context or a copy synchronizes with. */

@@ -17,7 +17,9 @@
 #define RETRY_NS	2000000ull
 
 struct threads {
+	struct thread *last;	/* consecutive events are often the same thread's */
 	struct strtab *strs;
+	struct stacktab *stacks;
 	struct thread **slots;	/* open addressing by tid */
 	size_t cap, n;
 	struct wake_list *wl;	/* open addressing by (uaddr, tgid) */
@@ -32,13 +34,14 @@ struct wake_list {
 	struct vec v;	/* struct th_wake */
 };
 
-struct threads *threads__new(struct strtab *strs)
+struct threads *threads__new(struct strtab *strs, struct stacktab *stacks)
 {
 	struct threads *t = calloc(1, sizeof(*t));
 
 	if (!t)
 		return NULL;
 	t->strs = strs;
+	t->stacks = stacks;
 	t->cap = 256;
 	t->slots = calloc(t->cap, sizeof(*t->slots));
 	if (!t->slots) {
@@ -46,6 +49,11 @@ struct threads *threads__new(struct strtab *strs)
 		return NULL;
 	}
 	return t;
+}
+
+struct stacktab *threads__stacks(const struct threads *t)
+{
+	return t->stacks;
 }
 
 void threads__free(struct threads *t)
@@ -115,13 +123,17 @@ static int threads__grow(struct threads *t)
 
 struct thread *threads__get(struct threads *t, __u32 tid, __u32 tgid)
 {
-	size_t i = slot_of(t, tid);
-	struct thread *th = t->slots[i];
+	size_t i;
+	struct thread *th = t->last;
 
+	if (th && th->tid == tid && th->tgid)
+		return th;
+	i = slot_of(t, tid);
+	th = t->slots[i];
 	if (th) {
 		if (!th->tgid)
 			th->tgid = tgid;
-		return th;
+		return t->last = th;
 	}
 	if ((t->n + 1) * 2 > t->cap) {
 		if (threads__grow(t))
@@ -136,7 +148,7 @@ struct thread *threads__get(struct threads *t, __u32 tid, __u32 tgid)
 	th->comm = strtab__internf(t->strs, "tid %u", tid);
 	t->slots[i] = th;
 	t->n++;
-	return th;
+	return t->last = th;
 }
 
 void threads__set_comm(struct threads *t, __u32 tid, __u32 tgid, const char *comm, size_t len)
@@ -173,7 +185,7 @@ int threads__add_offcpu(struct threads *t, const struct gs_hdr *h, __u32 trace_v
 		memcpy(comm, e->waker_comm, GS_COMM_LEN);
 		o->waker_comm = strtab__intern(t->strs, comm[0] ? comm : "?");
 	}
-	o->ev = h;
+	o->stack = h->kstack_n ? stacktab__add(t->stacks, h) : STACK_NONE;
 	return 0;
 }
 
@@ -252,7 +264,7 @@ int threads__add_futex(struct threads *t, const struct gs_hdr *h)
 	nf.uaddr = e->uaddr;
 	nf.lock = e->op == FUTEX_LOCK_PI || e->op == FUTEX_LOCK_PI2;
 	nf.timed_out = e->ret == -ETIMEDOUT;
-	nf.ev = h;
+	nf.stack = stacktab__add(t->stacks, h);
 	/* The owner field is trusted only where it names another thread of the process. */
 	owner = e->owner ? threads__find(t, e->owner) : NULL;
 	if (owner && owner->tgid == th->tgid && owner != th) {
@@ -309,7 +321,7 @@ int threads__add_call(struct threads *t, const struct gs_hdr *h, enum th_call_ki
 	c->end = h->ts + dur_ns;
 	c->name = name;
 	c->kind = kind;
-	c->ev = h;
+	c->stack = stacktab__add(t->stacks, h);
 	return 0;
 }
 
@@ -321,7 +333,8 @@ int threads__add_sample(struct threads *t, const struct gs_hdr *h)
 	if (!th || !(s = vec__push(&th->samples, sizeof(*s))))
 		return -ENOMEM;
 	s->ts = h->ts;
-	s->ev = h;
+	s->stack = stacktab__add(t->stacks, h);
+	s->cpu = h->cpu;
 	return 0;
 }
 

@@ -20,6 +20,7 @@
 #include <linux/types.h>
 
 #include "gapscope.h"
+#include "stacktab.h"
 #include "strtab.h"
 
 struct th_off {
@@ -30,7 +31,7 @@ struct th_off {
 	__u8 blocked;
 	__u8 in_futex;
 	const char *waker_comm;
-	const struct gs_hdr *ev;	/* for the kernel stack */
+	__u32 stack;		/* stacktab: its kernel stack */
 };
 
 struct th_futex {
@@ -41,7 +42,7 @@ struct th_futex {
 	__u8 lock;
 	__u8 timed_out;
 	const char *waker_comm;
-	const struct gs_hdr *ev;	/* the waiter's user stack */
+	__u32 stack;		/* stacktab: the waiter's user stack */
 };
 
 enum th_call_kind { TC_CUDA, TC_PROBE };
@@ -50,12 +51,13 @@ struct th_call {
 	__u64 start, end;
 	const char *name;	/* "cuStreamSynchronize", "malloc_trim" */
 	__u8 kind;		/* enum th_call_kind */
-	const struct gs_hdr *ev;	/* stack at return */
+	__u32 stack;		/* stacktab: at return */
 };
 
 struct th_sample {
 	__u64 ts;
-	const struct gs_hdr *ev;
+	__u32 stack;		/* stacktab */
+	__u32 cpu;
 };
 
 struct thread {
@@ -70,7 +72,8 @@ struct thread {
 
 struct threads;
 
-struct threads *threads__new(struct strtab *strs);
+struct threads *threads__new(struct strtab *strs, struct stacktab *stacks);
+struct stacktab *threads__stacks(const struct threads *t);
 void threads__free(struct threads *t);
 
 /* The thread, created (named "tid N") on first sight. NULL on ENOMEM. */

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Distinct stacks, stored once: see stacktab.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "stacktab.h"
+#include "trace.h"
+
+struct stack_ent {
+	__u64 hash;
+	size_t off;		/* into frames */
+	__u32 tgid;
+	__u16 nu, nk;
+};
+
+struct stacktab {
+	__u64 *frames;
+	size_t nframes, capframes;
+	struct stack_ent *ents;	/* [0] unused: STACK_NONE */
+	size_t nents, capents;
+	__u32 *slots;		/* open addressing: entry numbers, 0 empty */
+	size_t capslots;
+};
+
+struct stacktab *stacktab__new(void)
+{
+	struct stacktab *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->capslots = 1024;
+	t->slots = calloc(t->capslots, sizeof(*t->slots));
+	t->capents = 256;
+	t->ents = calloc(t->capents, sizeof(*t->ents));
+	t->nents = 1;
+	if (!t->slots || !t->ents) {
+		stacktab__free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void stacktab__free(struct stacktab *t)
+{
+	if (!t)
+		return;
+	free(t->frames);
+	free(t->ents);
+	free(t->slots);
+	free(t);
+}
+
+static bool same(const struct stacktab *t, const struct stack_ent *e, __u32 tgid, const __u64 *f,
+		 __u16 nu, __u16 nk, __u64 hash)
+{
+	return e->hash == hash && e->tgid == tgid && e->nu == nu && e->nk == nk &&
+	       !memcmp(t->frames + e->off, f, (nu + nk) * sizeof(*f));
+}
+
+static int grow_slots(struct stacktab *t)
+{
+	size_t cap = t->capslots * 2;
+	__u32 *s = calloc(cap, sizeof(*s));
+
+	if (!s)
+		return -1;
+	for (size_t i = 1; i < t->nents; i++) {
+		size_t k = t->ents[i].hash & (cap - 1);
+
+		while (s[k])
+			k = (k + 1) & (cap - 1);
+		s[k] = i;
+	}
+	free(t->slots);
+	t->slots = s;
+	t->capslots = cap;
+	return 0;
+}
+
+__u32 stacktab__add(struct stacktab *t, const struct gs_hdr *h)
+{
+	__u16 nu = h->ustack_n, nk = h->kstack_n;
+	const __u64 *f = gs_ustack(h);	/* user frames, then kernel frames */
+	__u64 hash = 1469598103934665603ull ^ h->tgid;
+	size_t k;
+
+	if (!nu && !nk)
+		return STACK_NONE;
+	for (__u32 i = 0; i < (__u32)nu + nk; i++)
+		hash = (hash ^ f[i]) * 0x100000001b3ull;
+	hash ^= hash >> 29;
+	for (k = hash & (t->capslots - 1); t->slots[k]; k = (k + 1) & (t->capslots - 1))
+		if (same(t, &t->ents[t->slots[k]], h->tgid, f, nu, nk, hash))
+			return t->slots[k];
+	if ((t->nents + 1) * 2 > t->capslots) {
+		if (grow_slots(t))
+			return STACK_NONE;
+		for (k = hash & (t->capslots - 1); t->slots[k]; k = (k + 1) & (t->capslots - 1))
+			;
+	}
+	if (t->nents == t->capents) {
+		struct stack_ent *e = realloc(t->ents, 2 * t->capents * sizeof(*e));
+
+		if (!e)
+			return STACK_NONE;
+		t->ents = e;
+		t->capents *= 2;
+	}
+	if (t->nframes + nu + nk > t->capframes) {
+		size_t cap = t->capframes ? t->capframes * 2 : 4096;
+		__u64 *fr;
+
+		while (cap < t->nframes + nu + nk)
+			cap *= 2;
+		fr = realloc(t->frames, cap * sizeof(*fr));
+		if (!fr)
+			return STACK_NONE;
+		t->frames = fr;
+		t->capframes = cap;
+	}
+	memcpy(t->frames + t->nframes, f, (nu + nk) * sizeof(*f));
+	t->ents[t->nents] = (struct stack_ent){
+		.hash = hash, .off = t->nframes, .tgid = h->tgid, .nu = nu, .nk = nk
+	};
+	t->nframes += nu + nk;
+	t->slots[k] = t->nents;
+	return t->nents++;
+}
+
+struct stack_view stacktab__get(const struct stacktab *t, __u32 id)
+{
+	struct stack_view v = {};
+	const struct stack_ent *e;
+
+	if (id == STACK_NONE || id >= t->nents)
+		return v;
+	e = &t->ents[id];
+	v.tgid = e->tgid;
+	v.nu = e->nu;
+	v.nk = e->nk;
+	v.user = t->frames + e->off;
+	v.kern = v.user + e->nu;
+	return v;
+}
