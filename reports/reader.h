@@ -89,7 +89,8 @@ struct oreader_stats {
 	__u64 emitted;		/* records returned (in order or late) */
 	__u64 short_records;	/* too short for their type (gs_rec_check): counted, dropped */
 	__u64 late;		/* returned out of order */
-	__u64 late_max_ns;	/* the most a late record ended before one already emitted */
+	__u64 late_max_ns;	/* the most a late record ended before the newest end read:
+				 * a window this long would have ordered them all */
 	__u64 forced;		/* emitted before their window passed (OREADER_MAX_HELD) */
 	__u64 held_max;		/* most records held at once */
 };
