@@ -66,6 +66,7 @@ struct sizing {
 	uint64_t host_ops;	/* of the host-side prep and post-processing, each */
 	unsigned inflight;	/* memory budget, in partitions */
 	unsigned hogs;		/* oversubscribed: CPU-bound threads beyond the pipeline's */
+	unsigned finalizers;	/* finalizer threads */
 };
 
 static struct sizing sizing_for(const struct zk_opts *o, enum gpu_backend b, unsigned cpus)
@@ -81,19 +82,20 @@ static struct sizing sizing_for(const struct zk_opts *o, enum gpu_backend b, uns
 		.tail_ops = 20000,
 		.host_ops = 6000,
 		.inflight = o->synth_threads + 2 * o->gpus * o->gpu_workers,
-		.hogs = (b == GPU_CUDA ? 2 : 8) * cpus,
+		.hogs = (b == GPU_CUDA ? 3 : 8) * cpus,
+		.finalizers = b == GPU_CUDA ? 2 : 3,
 	};
 	if (b == GPU_CUDA) {
-		s.blocks = 60000;
+		s.blocks = 15000;
 		s.tail_ops = 200000;
-		s.host_ops = 60000;
+		s.host_ops = 100000;
 	}
 	switch (o->scenario) {
 	case SCENARIO_GPU_LOCK_WIDE:
 		s.host_ops *= b == GPU_CUDA ? 6 : 15;
 		break;
 	case SCENARIO_STARVED:
-		s.synth_rounds = b == GPU_CUDA ? 8 : 30;
+		s.synth_rounds = b == GPU_CUDA ? 100 : 30;
 		break;
 	default:
 		break;
@@ -491,11 +493,21 @@ static void synthesize(struct part *p, struct rng *g)
 		for (unsigned r = 0; r < sz->synth_rounds; r++)
 			for (uint64_t k = 0; k + 1 < m; k++)
 				t[k] = fr_mul(t[k], t[k + 1]);
-		for (uint64_t i = j * rows; i < (j + 1) * rows && i < n; i++) {
-			a[i] = t[(i * 7 + 3) % m];
-			b[i] = fr_add(t[(i * 13 + 5) % m], t[i % m]);
-			c[i] = fr_mul(a[i], b[i]);
+		/* the block's rows cycle through it: a = t, b = t + t', c = a * b, products taken
+		 * once per element of the block (memory-heavy rows, light arithmetic) */
+		fr_t *u = xmalloc(2 * m * sizeof(fr_t)), *w = u + m;
+		for (uint64_t k = 0; k < m; k++) {
+			u[k] = fr_add(t[k], t[(k * 13 + 5) % m]);
+			w[k] = fr_mul(t[k], u[k]);
 		}
+		uint64_t i0 = j * rows, z = i0 % m;
+		for (uint64_t i = i0; i < i0 + rows && i < n; i++) {
+			a[i] = t[z];
+			b[i] = u[z];
+			c[i] = w[z];
+			z = z + 1 == m ? 0 : z + 1;
+		}
+		free(u);
 		size_t rec = 48 + rng__next(g) % 400;
 		unsigned char *r = p->keep[j] = xmalloc(rec);
 		memcpy(r, &t[0], 32);
@@ -896,9 +908,9 @@ static void prove_finish(struct part *p)
 /*
  * A finalizer: assembles each partition's result and records it (process_partition_result:
  * the result records, the tracker lock, malloc_trim).  Background work (nice 10): it yields the
- * CPU to the threads that feed the GPU.  FINALIZERS of them, each taking partitions in order.
+ * CPU to the threads that feed the GPU.  E.sz.finalizers of them, each taking partitions in
+ * order.
  */
-#define FINALIZERS 3
 static void *finalizer_main(void *arg)
 {
 	struct finalizer f = { .id = (unsigned)(uintptr_t)arg };
@@ -1285,14 +1297,14 @@ int pipeline__run(const struct zk_opts *opts)
 	fflush(stdout);
 
 	/* the finalizers first: the heap they start from is built before proving starts */
-	pthread_t fins[FINALIZERS], *tailpool = calloc(nworkers + 1, sizeof(*tailpool));
-	if (!tailpool)
+	pthread_t *fins = calloc(E.sz.finalizers, sizeof(*fins)), *tailpool = calloc(nworkers + 1, sizeof(*tailpool));
+	if (!tailpool || !fins)
 		oom();
-	for (unsigned i = 0; i < FINALIZERS; i++)
+	for (unsigned i = 0; i < E.sz.finalizers; i++)
 		if (pthread_create(&fins[i], NULL, finalizer_main, (void *)(uintptr_t)i))
 			oom();
 	pthread_mutex_lock(&E.done_mu);
-	while (E.fin_ready < FINALIZERS)
+	while (E.fin_ready < E.sz.finalizers)
 		pthread_cond_wait(&E.fin_cv, &E.done_mu);
 	pthread_mutex_unlock(&E.done_mu);
 
@@ -1336,8 +1348,9 @@ int pipeline__run(const struct zk_opts *opts)
 		pthread_join(tailpool[i], NULL);
 	free(tailpool);
 	pq_close(&E.fin_q);
-	for (unsigned i = 0; i < FINALIZERS; i++)
+	for (unsigned i = 0; i < E.sz.finalizers; i++)
 		pthread_join(fins[i], NULL);
+	free(fins);
 	uint64_t t_end = now_ns();
 
 	int status = atomic_load(&E.status);

@@ -15,7 +15,8 @@ LOG2N=${LOG2N:-22}
 PARTITIONS=${PARTITIONS:-12}
 BUDGET_S=${BUDGET_S:-330} # stop starting scenarios after this many seconds
 DEVICE=${DEVICE:-cuda}     # DEVICE=sim tries the script on a machine without a GPU
-VERIFY=${VERIFY:-1}        # VERIFY=0: the pipeline alone, without the GMP check in the finalizers
+VERIFY=${VERIFY:-1}        # VERIFY=0: the pipeline alone, without the GMP check of each result
+# SCENARIOS="fixed ..." runs only those
 verify_flag=--verify
 [ "$VERIFY" = 1 ] || verify_flag=
 mkdir -p "$OUT"
@@ -43,7 +44,7 @@ say "engine: $ZK"
 
 t0=$(date +%s) status=0
 ran=()
-for s in fixed tracker-trim gpu-lock-wide starved pageable oversubscribed; do
+for s in ${SCENARIOS:-fixed tracker-trim gpu-lock-wide starved pageable oversubscribed}; do
 	if [ $(($(date +%s) - t0)) -gt "$BUDGET_S" ]; then
 		say "== $s: skipped (time budget of ${BUDGET_S}s spent)"
 		continue
@@ -60,17 +61,25 @@ for s in fixed tracker-trim gpu-lock-wide starved pageable oversubscribed; do
 done
 
 say ""
-say "== per-partition GPU time (ms, CUDA events: h2d .. d2h) and GPU busy"
+say "== per-partition GPU time (ms, CUDA events: h2d .. d2h); GPU busy from the truth: steady"
+say "   state (first kernel to last), whole run, and the share of idle time (windows >= 1 ms) that"
+say "   the scenario's own stall overlaps"
 for s in "${ran[@]}"; do
 	f=$OUT/$s.txt
+	steady=$(python3 -c '
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["kind"] == "gpu_steady" and r["gpu"] == 0:
+        print("%5.1f%% %5.1f%% %4.2f" % (r["busy_pct"], r["whole_busy_pct"], r["own_share"]))
+' "$OUT/$s.truth.jsonl" 2>/dev/null || echo "? ? ?")
 	# columns of the engine's table: part gpu h2d intt coset_ntt quotient intt_h d2h total verify
-	awk -v s="$s" '$1 ~ /^[0-9]+$/ && NF == 10 { n++; t += $9; k += $4 + $5 + $6 + $7;
+	awk -v s="$s" -v st="$steady" '$1 ~ /^[0-9]+$/ && NF == 10 { n++; t += $9; k += $4 + $5 + $6 + $7;
 		if ($10 == "ok") ok++ }
-		/^gpu [0-9]+ busy:/ { busy = $4 }
 		/^throughput:/ { thr = $2 }
 		/^malloc_trim ms:/ { trim = $4 " " $5 " " $6 }
-		END { printf "%-15s parts %3d ok %3d  gpu ms/part %7.2f (kernels %7.2f)  busy %7s  %6s part/s  trim ms %s\n",
-			s, n, ok, n ? t / n : 0, n ? k / n : 0, busy, thr, trim }' "$f"
+		END { printf "%-15s parts %3d ok %3d  gpu ms/part %7.2f (kernels %7.2f)  steady/whole/own %s  %6s part/s  trim ms %s\n",
+			s, n, ok, n ? t / n : 0, n ? k / n : 0, st, thr, trim }' "$f"
 done | tee -a "$summary"
 
 say ""
@@ -87,7 +96,7 @@ for l in open(sys.argv[1]):
         k += "(under tracker)" if r["tracker_lock_held"] else "(outside)"
     if k == "cond_wait_work" and r.get("startup"):
         continue
-    if "ns" in r:
+    if "ns" in r and k not in ("gpu_idle", "result_records"):
         n[k] += 1
         ms[k] += (r["runnable_ns"] if k == "preempted" else r["ns"]) / 1e6
 print("%-15s " % sys.argv[2] + ", ".join("%s %d/%.0fms" % (k, n[k], ms[k]) for k in sorted(n)))
