@@ -11,6 +11,7 @@ CC=${CC:-cc}
 GS=$BUILD/gapscope
 LIBCUDA=$PWD/$BUILD/simcuda/libcuda.so.1
 ASAN_BIN=$BUILD/asan/gapscope
+rm -f "$ASAN_BIN"	# relinked from its objects, each rebuilt if its sources changed
 make -s -j2 BUILD="$BUILD/asan" CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all" \
 	LDFLAGS="-fsanitize=address,undefined" "$ASAN_BIN" >/dev/null ||
 	die "cannot build the sanitized gapscope"

@@ -34,7 +34,8 @@ $CHECK cause "$TMP/tracker-trim.rep/summary.json" malloc_trim --truth "$TMP/trac
 	--lock tracker --root malloc_trim || die "tracker-trim"
 $CHECK holders "$TMP/tracker-trim.rep/summary.json" "$TMP/tracker-trim.truth" ||
 	die "tracker-trim: holders"
-$CHECK ratio "$TMP/fixed.rep/summary.json" "$TMP/tracker-trim.rep/summary.json" || die "fixed"
+$CHECK ratio "$TMP/fixed.rep/summary.json" "$TMP/tracker-trim.rep/summary.json" \
+	"$TMP/fixed.truth" "$TMP/tracker-trim.truth" || die "fixed"
 # The holder's host work under the GPU lock is preempted by the engine's own CPU-bound threads
 # on a 2-CPU machine: the report blames that time on preemption, the engine's truth counts it
 # as hold time, so the bar here is lower.

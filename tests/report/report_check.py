@@ -8,7 +8,9 @@
       is own_share - 0.1 instead, when lower; below 0.5 the mechanism did not dominate the run
       (it depends on timing on a loaded machine) and only the share is judged. --lock: the longest gap whose cause is KIND has a
       lock link whose name contains SUBSTR; --root: and its chain ends in kind ROOT.
-  ratio FIXED TRIM    gap time over run time of FIXED is at most a quarter of TRIM's.
+  ratio FIXED TRIM [FIXED_TRUTH TRIM_TRUTH]
+      gap time over run time of FIXED is at most a quarter of TRIM's; with the truths, both
+      over their runs' steady state (first kernel to last) as the truth defines it.
   truth SUMMARY TRUTH
       >= 95% of the truth's GPU idle windows >= 1 ms (between its first and last kernel) are
       gaps with both edges within 1 ms, and >= 95% of the gaps there are such windows. The end
@@ -105,11 +107,28 @@ def cmd_cause(args):
     print('ok: %s first with %.3f' % (kind, share))
 
 
+def steady_ratio(summary, truth):
+    """Gap time over run time, both within the truth's steady state (first kernel to last)."""
+    st = [t for t in truth_records(truth) if t['kind'] == 'gpu_steady']
+    gap = dur = 0
+    for t in st:
+        a, b = t['first_kernel_ns'], t['last_kernel_ns']
+        dur += b - a
+        for g in summary['gaps']:
+            if g['device'] == t['gpu']:
+                gap += max(0, min(g['end_ns'], b) - max(g['start_ns'], a))
+    return gap / dur if dur else 0
+
+
 def cmd_ratio(args):
     f, t = load(args[0]), load(args[1])
-    rf = f['gap_ns'] / f['duration_ns']
-    rt = t['gap_ns'] / t['duration_ns']
-    print('gap time over run: fixed %.3f, tracker-trim %.3f' % (rf, rt))
+    if len(args) == 4:
+        rf, rt = steady_ratio(f, args[2]), steady_ratio(t, args[3])
+        print('gap time over the steady state: fixed %.3f, tracker-trim %.3f' % (rf, rt))
+    else:
+        rf = f['gap_ns'] / f['duration_ns']
+        rt = t['gap_ns'] / t['duration_ns']
+        print('gap time over run: fixed %.3f, tracker-trim %.3f' % (rf, rt))
     if rf > rt / 4:
         fail('fixed has more than a quarter of tracker-trim\'s gap time')
 
