@@ -108,6 +108,25 @@ static void flame__color(const char *name, enum folded_kind kind, char buf[8])
 	snprintf(buf, 8, "#%02x%02x%02x", r, g, bl);
 }
 
+static const char flame_css[] =
+	"svg.gs-flame{font-family:Verdana,'DejaVu Sans',sans-serif;font-size:12px}\n"
+	"svg.gs-flame .bg{fill:#fbfaf6}\n"
+	"svg.gs-flame .title{font-size:17px;text-anchor:middle;fill:#222}\n"
+	"svg.gs-flame .sub{text-anchor:middle;fill:#555}\n"
+	"svg.gs-flame .ctl{fill:#1d5fa8;cursor:pointer}\n"
+	"svg.gs-flame .ctl.off{fill:#bbb;cursor:default}\n"
+	"svg.gs-flame .note{fill:#777}\n"
+	"svg.gs-flame .frames g{cursor:pointer}\n"
+	"svg.gs-flame .frames rect{rx:2px;ry:2px}\n"
+	"svg.gs-flame .frames text{fill:#000;pointer-events:none}\n"
+	"svg.gs-flame .frames .k text{fill:#0a2340}\n"
+	"svg.gs-flame .frames .s rect{stroke:#6a4fa0;stroke-width:1;stroke-dasharray:3 2}\n"
+	"svg.gs-flame .frames .s text{font-style:italic;fill:#2d1d52}\n"
+	"svg.gs-flame .frames g:hover rect{stroke:#000;stroke-width:1;stroke-dasharray:none}\n"
+	"svg.gs-flame .frames .hit rect{fill:#e040c8}\n"
+	"svg.gs-flame .frames .parent rect{opacity:0.5}\n"
+	"svg.gs-flame .legend rect{stroke:#888;stroke-width:0.5}\n";
+
 struct layout {
 	__u64 threshold;	/* frames of this weight or less are left out (when limiting) */
 	bool limit;
@@ -142,6 +161,8 @@ static int layout__frame(const struct folded_node *n, void *ctx)
 	size_t fit;
 
 	if (l->limit && n->weight <= l->threshold) {
+		/* Left out, it still takes its place: the siblings after it stay where they are. */
+		l->cursor[n->depth] += n->weight;
 		l->st.ns_omitted += n->weight;
 		return 1;
 	}
@@ -156,8 +177,8 @@ static int layout__frame(const struct folded_node *n, void *ctx)
 		"height=\"%u\" fill=\"%s\"/>", t, 100.0 * n->weight / l->total, px, y, w,
 		FRAME_H - 1, fill);
 	/* A label only where three characters fit; the script relabels on zoom. */
-	fit = (w - 6) / CHAR_PX;
-	if (w > 6 && fit >= 3) {
+	fit = w > 6 ? (w - 6) / CHAR_PX : 0;
+	if (fit >= 3) {
 		size_t len = strlen(n->name);
 
 		fprintf(l->out, "<text x=\"%.2f\" y=\"%u\">", px + 3, y + FRAME_H - 4);
@@ -198,16 +219,21 @@ static int by_weight_desc(const void *a, const void *b)
  */
 static int layout__limit(struct layout *l, const struct folded *f, size_t max_bytes)
 {
-	size_t n = folded__nodes(f), used = 8192;
+	size_t n = folded__nodes(f), used = 4096 + sizeof(flame_css) + strlen(gs_asset_flame_js);
+	size_t all = used;
 	struct weight_cost *wc, *p;
 
-	if (n * 120 < max_bytes)	/* cannot exceed it even with long names: skip the sort */
-		return 0;
-	wc = malloc(n * sizeof(*wc));
+	wc = malloc((n ? n : 1) * sizeof(*wc));
 	if (!wc)
 		return -1;
 	p = wc;
 	folded__walk(f, collect_cost, &p);
+	for (size_t i = 0; i < n; i++)
+		all += wc[i].cost;
+	if (all <= max_bytes) {	/* everything fits: no need to sort */
+		free(wc);
+		return 0;
+	}
 	qsort(wc, n, sizeof(*wc), by_weight_desc);
 	for (size_t i = 0; i < n; i++) {
 		used += wc[i].cost;
@@ -253,25 +279,6 @@ static unsigned int flame__title(FILE *out, const char *title, unsigned int widt
 	}
 	return lines ? lines : 1;
 }
-
-static const char flame_css[] =
-	"svg.gs-flame{font-family:Verdana,'DejaVu Sans',sans-serif;font-size:12px}\n"
-	"svg.gs-flame .bg{fill:#fbfaf6}\n"
-	"svg.gs-flame .title{font-size:17px;text-anchor:middle;fill:#222}\n"
-	"svg.gs-flame .sub{text-anchor:middle;fill:#555}\n"
-	"svg.gs-flame .ctl{fill:#1d5fa8;cursor:pointer}\n"
-	"svg.gs-flame .ctl.off{fill:#bbb;cursor:default}\n"
-	"svg.gs-flame .note{fill:#777}\n"
-	"svg.gs-flame .frames g{cursor:pointer}\n"
-	"svg.gs-flame .frames rect{rx:2px;ry:2px}\n"
-	"svg.gs-flame .frames text{fill:#000;pointer-events:none}\n"
-	"svg.gs-flame .frames .k text{fill:#0a2340}\n"
-	"svg.gs-flame .frames .s rect{stroke:#6a4fa0;stroke-width:1;stroke-dasharray:3 2}\n"
-	"svg.gs-flame .frames .s text{font-style:italic;fill:#2d1d52}\n"
-	"svg.gs-flame .frames g:hover rect{stroke:#000;stroke-width:1;stroke-dasharray:none}\n"
-	"svg.gs-flame .frames .hit rect{fill:#e040c8}\n"
-	"svg.gs-flame .frames .parent rect{opacity:0.5}\n"
-	"svg.gs-flame .legend rect{stroke:#888;stroke-width:0.5}\n";
 
 int flamegraph__write_svg(FILE *out, const struct folded *f, const struct flame_opts *o,
 			  struct flame_stats *stats)
