@@ -49,7 +49,8 @@ grep -q '\[cond ' "$TMP/starved.rep/gaps/all.folded" || die "starved: no chain t
 $CHECK cause "$TMP/pageable.rep/summary.json" cuda --truth "$TMP/pageable.truth" || die "pageable"
 grep -q '"function":"cuMemcpyHtoD' "$TMP/pageable.rep/summary.json" ||
 	die "pageable: the synchronous copy is not named"
-$CHECK cause "$TMP/oversubscribed.rep/summary.json" preempted || die "oversubscribed"
+$CHECK cause "$TMP/oversubscribed.rep/summary.json" preempted --truth "$TMP/oversubscribed.truth" ||
+	die "oversubscribed"
 
 # Folded stacks of tracker-trim: the engine functions that waited on the tracker lock, and those
 # that called malloc_trim, past the hop.

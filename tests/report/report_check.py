@@ -10,7 +10,8 @@
       lock link whose name contains SUBSTR; --root: and its chain ends in kind ROOT.
   ratio FIXED TRIM [FIXED_TRUTH TRIM_TRUTH]
       gap time over run time of FIXED is at most a quarter of TRIM's; with the truths, both
-      over their runs' steady state (first kernel to last) as the truth defines it.
+      over their runs' steady state (first kernel to last) as the truth defines it, and judged
+      only where the truths themselves show the two scenarios that far apart.
   truth SUMMARY TRUTH
       >= 95% of the truth's GPU idle windows >= 1 ms (between its first and last kernel) are
       gaps with both edges within 1 ms, and >= 95% of the gaps there are such windows. The end
@@ -125,6 +126,14 @@ def cmd_ratio(args):
     if len(args) == 4:
         rf, rt = steady_ratio(f, args[2]), steady_ratio(t, args[3])
         print('gap time over the steady state: fixed %.3f, tracker-trim %.3f' % (rf, rt))
+        idle = []
+        for tr in args[2:]:
+            st = [x for x in truth_records(tr) if x['kind'] == 'gpu_steady']
+            idle.append(1 - st[0]['busy_pct'] / 100 if st else 0)
+        print('the truths say: fixed idle %.3f, tracker-trim idle %.3f' % tuple(idle))
+        if idle[0] > idle[1] / 4:
+            print('the scenarios did not separate in these runs (the machine\'s load): not judged')
+            return
     else:
         rf = f['gap_ns'] / f['duration_ns']
         rt = t['gap_ns'] / t['duration_ns']
