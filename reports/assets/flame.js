@@ -27,6 +27,23 @@
 				y: +r.getAttribute('y'),
 			});
 		});
+		// Frames come depth first, parents before children (flamegraph.c): a frame's parent
+		// is the last one a level down before it, and its subtree the frames after it until
+		// one at its depth or below. Exact, where spans rounded to 0.01 px could touch.
+		var ymax = frames.reduce(function (m, f) { return Math.max(m, f.y); }, 0), chain = [];
+		frames.forEach(function (f, i) {
+			f.i = i;
+			f.depth = Math.round((ymax - f.y) / 16);
+			chain.length = f.depth;
+			f.parent = f.depth ? chain[f.depth - 1] : null;
+			chain.push(f);
+		});
+		frames.forEach(function (f, i) {
+			var j = i + 1;
+			while (j < frames.length && frames[j].depth > f.depth)
+				j++;
+			f.end = j;
+		});
 
 		function label(f, x, w) {
 			var fit = Math.floor((w - 6) / CHAR_PX);
@@ -50,19 +67,20 @@
 			label(f, x, w);
 		}
 
-		// Zoom to f (null: the whole graph). A frame is inside f when it is above it and
-		// within its span; below it and spanning it, a parent; anything else is hidden.
+		// Zoom to f (null: the whole graph): its subtree spans the width, its parents stay
+		// (dimmed, full width), everything else is hidden.
 		function zoom(f) {
 			current = f;
-			var x0 = f ? f.x : PAD, w0 = f ? f.w : inner, k = inner / w0, eps = 1e-6;
+			var x0 = f ? f.x : PAD, k = f ? inner / Math.max(f.w, 1e-9) : 1, up = new Set();
+			for (var p = f && f.parent; p; p = p.parent)
+				up.add(p);
 			frames.forEach(function (g) {
-				var inside = g.x >= x0 - eps && g.x + g.w <= x0 + w0 + 1e-3;
-				var parent = f && g.y > f.y && g.x <= x0 + eps && g.x + g.w >= x0 + w0 - 1e-3;
-				g.g.classList.toggle('parent', !!parent);
-				if (parent) {
+				var inside = !f || (g.i >= f.i && g.i < f.end);
+				g.g.classList.toggle('parent', up.has(g));
+				if (up.has(g)) {
 					g.g.style.display = '';
 					place(g, PAD, inner);
-				} else if (inside && (!f || g.y <= f.y)) {
+				} else if (inside) {
 					g.g.style.display = '';
 					place(g, PAD + (g.x - x0) * k, g.w * k);
 				} else {

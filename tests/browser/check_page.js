@@ -150,16 +150,24 @@ async function checkSvg(browser, url, frame, requests) {
 			const before = +g.querySelector('rect').getAttribute('width');
 			g.dispatchEvent(new MouseEvent('click', { bubbles: true }));
 			const after = +g.querySelector('rect').getAttribute('width');
+			const all = [...svg.querySelectorAll('.frames > g')];
+			const parents = all.filter((x) => x.classList.contains('parent')).length;
+			const hidden = all.filter((x) => x.style.display === 'none').length;
 			const full = svg.viewBox.baseVal.width - 20;
 			const reset = svg.querySelector('.reset');
 			reset.dispatchEvent(new MouseEvent('click', { bubbles: true }));
 			const back = +g.querySelector('rect').getAttribute('width');
-			return { before, after, full, back };
+			const shownAgain = all.filter((x) => x.style.display !== 'none').length;
+			return { before, after, full, back, parents, hidden, shownAgain, n: all.length };
 		}, frame);
 		console.log(`zoom on ${frame}: ${zoomed.before.toFixed(1)} px -> ` +
 			`${zoomed.after.toFixed(1)} px (full ${zoomed.full}), reset -> ${zoomed.back.toFixed(1)}`);
+		console.log(`zoomed: ${zoomed.parents} parents dimmed, ${zoomed.hidden} of ${zoomed.n} ` +
+			`frames hidden; after reset ${zoomed.shownAgain} shown`);
 		if (Math.abs(zoomed.after - zoomed.full) > 0.5 || Math.abs(zoomed.back - zoomed.before) > 0.01)
 			fail('zoom did not widen the frame to the full width and back');
+		if (!zoomed.parents || !zoomed.hidden || zoomed.shownAgain !== zoomed.n)
+			fail('zoom kept no parents, hid nothing, or reset did not show every frame');
 
 		// Search: typing the frame's name highlights it and shows a matched share.
 		await page.type('#gap input.search', frame);
