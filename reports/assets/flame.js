@@ -113,14 +113,13 @@
 					search.textContent = 'Search';
 				return null;
 			}
-			// Nested matches count once: in x order, skip a span inside the last one counted.
-			hits.sort(function (a, b) { return a.x - b.x || b.w - a.w; });
-			var sum = 0, end = -Infinity;
+			// Nested matches count once: a match under a matching parent adds nothing.
+			var hit = new Set(hits), sum = 0;
 			hits.forEach(function (f) {
-				if (f.x + f.w <= end + 1e-6)
-					return;
+				for (var p = f.parent; p; p = p.parent)
+					if (hit.has(p))
+						return;
 				sum += f.w;
-				end = f.x + f.w;
 			});
 			var share = inner > 0 ? sum / inner : 0;
 			if (matched)

@@ -173,12 +173,18 @@ async function checkSvg(browser, url, frame, requests) {
 		await page.type('#gap input.search', frame);
 		const found = await page.evaluate(() => {
 			const svg = document.querySelector('#gap .flame svg');
-			return { hits: svg.querySelectorAll('.frames .hit').length,
-				matched: svg.querySelector('.matched').textContent };
+			const hits = [...svg.querySelectorAll('.frames .hit')];
+			return { hits: hits.length, matched: svg.querySelector('.matched').textContent,
+				// The frame's own share, from its tooltip: "12.3 ms, 45.67%".
+				share: hits.length === 1 ? parseFloat(hits[0].querySelector('title')
+					.textContent.split('\n')[1].split(', ')[1]) : null };
 		});
 		console.log(`search "${frame}": ${found.hits} frames highlighted, ${found.matched}`);
 		if (!found.hits || !/Matched: [0-9.]+%/.test(found.matched))
 			fail('search highlighted nothing');
+		const m = parseFloat(found.matched.replace('Matched: ', ''));
+		if (found.share !== null && Math.abs(m - found.share) > 0.051)
+			fail(`matched ${m}% but the one frame found has ${found.share}%`);
 		await page.click('#gap input.search', { clickCount: 3 });
 		await page.keyboard.press('Backspace');
 
