@@ -340,10 +340,13 @@ int flamegraph__write_svg(FILE *out, const struct folded *f, const struct flame_
 		fprintf(out, "<text class=\"note\" x=\"%u\" y=\"%u\" text-anchor=\"middle\">"
 			"no stacks in this set</text>\n", width / 2, l.top + 12);
 	if (l.st.frames_omitted) {
+		char each[32];
+
 		flame__fmt_ns(t, sizeof(t), l.st.ns_omitted);
-		fprintf(out, "<text class=\"note omitted\" x=\"%u\" y=\"%u\">%zu frames narrower "
-			"than %.3f px (%s) left out to keep this file small</text>\n",
-			PAD_X, height - 5, l.st.frames_omitted, l.threshold * l.scale, t);
+		flame__fmt_ns(each, sizeof(each), l.threshold);
+		fprintf(out, "<text class=\"note omitted\" x=\"%u\" y=\"%u\">%zu frames of %s or "
+			"less left out to keep this file small (%s in all, counted in their parents)"
+			"</text>\n", PAD_X, height - 5, l.st.frames_omitted, each, t);
 	}
 	if (!o || !o->no_script)
 		fprintf(out, "<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n",
