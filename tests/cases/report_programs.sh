@@ -31,7 +31,7 @@ run() {
 	cat "$TMP/$1.txt"
 	n=$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['gaps']))" \
 		"$TMP/$1.rep/summary.json")
-	# 20 submissions after the first: 19 gaps of about 15 ms each.
+	# 20 submissions after the first: 19 gaps of about 15 ms each (graph: 20).
 	[ "$n" -ge 17 ] && [ "$n" -le 21 ] || die "$1: $n gaps, expected 19"
 }
 
@@ -59,6 +59,9 @@ if [ "$rc" -eq 77 ]; then
 	echo "graph replay: simcuda lacks the graph API, not checked"
 else
 	$CHECK cause "$TMP/graph.rep/summary.json" on_cpu --min 0.5 || die "graph feeder"
+	# A gap before every replay, the first included: had the captured launches been taken
+	# for work, the device would look busy from the capture to the first replay.
+	[ "$n" -eq 20 ] || die "graph feeder: $n gaps, expected one before each of 20 replays"
 	grep -q 'cuGraphLaunch by feeder' "$TMP/graph.rep/summary.json" ||
 		die "graph feeder: gaps not ended by graph launches"
 fi
