@@ -37,14 +37,15 @@ $CHECK holders "$TMP/tracker-trim.rep/summary.json" "$TMP/tracker-trim.truth" ||
 $CHECK ratio "$TMP/fixed.rep/summary.json" "$TMP/tracker-trim.rep/summary.json" \
 	"$TMP/fixed.truth" "$TMP/tracker-trim.truth" || die "fixed"
 # The holder's host work under the GPU lock is preempted by the engine's own CPU-bound threads
-# on a 2-CPU machine: the report blames that time on preemption, the engine's truth counts it
-# as hold time, so the bar here is lower: first, and at least half.
+# and by whatever else runs on a 2-CPU machine: the report blames that time on preemption, the
+# engine's truth counts it as hold time. Judged among the other causes.
 $CHECK cause "$TMP/gpu-lock-wide.rep/summary.json" on_cpu --truth "$TMP/gpu-lock-wide.truth" \
-	--min 0.5 || die "gpu-lock-wide"
+	--without-preemption || die "gpu-lock-wide"
 # Its lock: the per-GPU mutex lives in a heap struct, named by the function that waits on it.
 grep -q '\[lock by [^]]*gpu[^]]*\]' "$TMP/gpu-lock-wide.rep/gaps/all.folded" ||
 	die "gpu-lock-wide: no chain through a lock named by a gpu function"
-$CHECK cause "$TMP/starved.rep/summary.json" on_cpu --truth "$TMP/starved.truth" || die "starved"
+$CHECK cause "$TMP/starved.rep/summary.json" on_cpu --truth "$TMP/starved.truth" \
+	--without-preemption || die "starved"
 grep -q '\[cond ' "$TMP/starved.rep/gaps/all.folded" || die "starved: no chain through a cond wait"
 $CHECK cause "$TMP/pageable.rep/summary.json" cuda --truth "$TMP/pageable.truth" || die "pageable"
 grep -q '"function":"cuMemcpyHtoD' "$TMP/pageable.rep/summary.json" ||
