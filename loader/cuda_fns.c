@@ -2,8 +2,9 @@
 /*
  * Argument positions from the CUDA 13 cuda.h (the unsuffixed names are the old ABI versions the
  * header maps away: cuMemcpyHtoD is the 32-bit-pointer v1, cuCtxSynchronize takes no context while
- * cuCtxSynchronize_v2 takes one). Only calls the blame analysis needs: see GPU-MACHINE.md for why
- * cuGetProcAddress, cuCtxGetCurrent and friends stay unprobed.
+ * cuCtxSynchronize_v2 takes one). Only calls the blame analysis needs: every probe is a trap per
+ * call, and cuGetProcAddress, cuCtxGetCurrent and friends are called hundreds of times while
+ * telling nothing about where the GPU waits, so they stay unprobed.
  */
 #include <stdlib.h>
 #include <string.h>
