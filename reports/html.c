@@ -158,6 +158,21 @@ static void html__json(FILE *out, const char *s, size_t len)
 	fwrite(p, 1, end - p, out);
 }
 
+/* A JSON string inside <script>: quotes and backslashes escaped, '<' as \u003c (see above). */
+static void html__json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', out);
+		if (*s == '<')
+			fputs("\\u003c", out);
+		else
+			fputc((unsigned char)*s < 0x20 ? ' ' : *s, out);
+	}
+	fputc('"', out);
+}
+
 static const char *memmem_ci(const char *h, size_t hl, const char *n)
 {
 	size_t nl = strlen(n);
@@ -282,16 +297,9 @@ int html__write(FILE *out, const struct html_input *in, struct html_stats *stats
 		html__json(out, in->summary_json, in->summary_len);
 	else
 		fputs("{}", out);
-	fputs("</script>\n<script type=\"application/json\" id=\"gs-meta\">{\"title\":\"", out);
-	for (const char *p = in->title ? in->title : "gapscope report"; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fputc('\\', out);
-		if (*p == '<')
-			fputs("\\u003c", out);
-		else
-			fputc((unsigned char)*p < 0x20 ? ' ' : *p, out);
-	}
-	fputs("\"}</script>\n<script type=\"application/json\" id=\"gs-timeline\">{\"devices\":[",
+	fputs("</script>\n<script type=\"application/json\" id=\"gs-meta\">{\"title\":", out);
+	html__json_str(out, in->title ? in->title : "gapscope report");
+	fputs("}</script>\n<script type=\"application/json\" id=\"gs-timeline\">{\"devices\":[",
 	      out);
 	for (size_t i = 0; i < in->ndevices; i++) {
 		fputs(i ? ",\n" : "\n", out);
@@ -312,9 +320,8 @@ int html__write(FILE *out, const struct html_input *in, struct html_stats *stats
 	for (size_t i = 0, first = 1; i < in->nsvgs; i++) {
 		if (!order[i]->path)
 			continue;
-		fprintf(out, "%s\"%u\":\"", first ? "" : ",", order[i]->gap);
-		html__text(out, order[i]->path);
-		fputc('"', out);
+		fprintf(out, "%s\"%u\":", first ? "" : ",", order[i]->gap);
+		html__json_str(out, order[i]->path);
 		first = 0;
 	}
 	fputs("}</script>\n", out);
@@ -323,7 +330,7 @@ int html__write(FILE *out, const struct html_input *in, struct html_stats *stats
 		char *text = NULL;
 		size_t len;
 
-		if (!s.svg && s.path && in->base_dir)
+		if (!s.svg && s.path && in->base_dir && used < max)
 			s.svg = text = html__read_svg(in->base_dir, s.path, max - used, &s.svg_len);
 		len = s.svg ? html__svg_inline(out, &s, true) : 0;
 		if (len && used + len < max) {

@@ -7,6 +7,7 @@
 // "-" checks a report without gaps.
 'use strict';
 const path = require('path');
+const { pathToFileURL } = require('url');
 const puppeteer = require('puppeteer-core');
 
 const [index, shot, frame, chainWord] = process.argv.slice(2);
@@ -64,7 +65,7 @@ async function checkSvg(browser, url, frame, requests) {
 	try {
 		const page = await browser.newPage();
 		await page.setViewport({ width: 1400, height: 1000 });
-		const url = 'file://' + path.resolve(index);
+		const url = pathToFileURL(path.resolve(index)).href;
 		const requests = [], allowed = new Set();
 		page.on('console', (m) => {
 			if (m.type() === 'error' || m.type() === 'warn')
