@@ -398,8 +398,9 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 	const char *x[MAX_FRAMES];
 	__u32 n, i;
 
-	if (!o->blocked) {
-		const char *by = preempted_by(b, th, o->cpu, s, e);
+	if (!o->blocked || (o->wake && s >= o->wake)) {
+		/* Runnable, not running: preempted, or woken and waiting for a CPU. */
+		const char *by = preempted_by(b, th, o->blocked ? o->on_cpu : o->cpu, s, e);
 
 		if (!by) {
 			by = "preempted by another process";
@@ -514,9 +515,11 @@ static int explain(struct blame *b, const struct thread *th, __u64 a, __u64 z)
 			return root(b, th, TS_BLOCKED, BK_OTHER, "exited", NULL, STACK_NONE, z - t, &x,
 				    1);
 		}
-		if (o && o->start <= t)
+		if (o && o->start <= t) {
 			e = o->end < z ? o->end : z;
-		else if (o && o->start < z)
+			if (o->wake > t && o->wake < e)
+				e = o->wake;	/* blocked until woken, then waiting for a CPU */
+		} else if (o && o->start < z)
 			e = o->start;
 		c = thread__call_at(th, t);
 		{

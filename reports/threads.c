@@ -177,6 +177,9 @@ int threads__add_offcpu(struct threads *t, const struct gs_hdr *h, __u32 trace_v
 	o->start = h->ts;
 	o->end = h->ts + e->dur_ns;
 	o->blocked = e->state == OFFCPU_BLOCKED;
+	o->on_cpu = e->on_cpu;
+	if (o->blocked && e->wake_ts > o->start && e->wake_ts < o->end)
+		o->wake = e->wake_ts;
 	o->in_futex = !!(h->flags & GS_F_IN_FUTEX);
 	o->syscall = o->blocked ? offcpu_syscall(e, trace_version) : OFFCPU_NO_SYSCALL;
 	o->cpu = h->cpu;

@@ -27,7 +27,9 @@ struct th_off {
 	__u64 start, end;
 	__u32 waker;		/* tid, 0: none seen or not a thread of a target */
 	__s32 syscall;		/* offcpu.h: OFFCPU_NO_SYSCALL, OFFCPU_SYSCALL_UNKNOWN */
-	__u32 cpu;
+	__u32 cpu;		/* where it ran before */
+	__u32 on_cpu;		/* where it resumed */
+	__u64 wake;		/* blocked: when it was woken (runnable from then on), 0 unknown */
 	__u8 blocked;
 	__u8 in_futex;
 	const char *waker_comm;
