@@ -339,12 +339,13 @@ static void call_returned(struct gputime *g, const struct gop *op)
 	}
 }
 
-int gputime__add(struct gputime *g, const struct cu_event *e, const char *fn, const char *comm)
+int gputime__add(struct gputime *g, const struct cu_event *e, const char *fn, const char *comm,
+		 __u64 woken)
 {
 	bool ret = e->h.flags & GS_F_RET;
 	struct gop op = {
 		.t = e->h.ts,
-		.end = e->h.ts + (ret ? e->dur_ns : 0),
+		.end = woken ? woken : e->h.ts + (ret ? e->dur_ns : 0),
 		.tid = e->h.tid,
 		.tgid = e->h.tgid,
 		.kind = e->kind,

@@ -35,8 +35,13 @@ struct gpu_idle {
 struct gputime *gputime__new(struct strtab *strs, __u64 min_gap_ns);
 void gputime__free(struct gputime *g);
 
-/* fn: the probed symbol's name; comm: the calling thread's name. 0 or -ENOMEM. */
-int gputime__add(struct gputime *g, const struct cu_event *e, const char *fn, const char *comm);
+/*
+ * fn: the probed symbol's name; comm: the calling thread's name; woken: for a call that slept
+ * until the work completed (a blocking synchronize), when it was woken, else 0: the evidence
+ * holds from then, not from the return, which waits for a CPU on a busy machine. 0 or -ENOMEM.
+ */
+int gputime__add(struct gputime *g, const struct cu_event *e, const char *fn, const char *comm,
+		 __u64 woken);
 
 /* Idle windows of at least min_gap_ns found since the last call (malloc'ed, caller frees). */
 struct gpu_idle *gputime__take_idle(struct gputime *g, size_t *n);
