@@ -5,6 +5,7 @@
 #   make demo       the main job: zkengine under gapscope, then a report
 #   make check      every test; the runner ends with "N passed, N failed, N skipped"
 #   make bench      benchmarks (ratios measured side by side in one run)
+#   make stress-scenarios  the scenario test 10 times beside two CPU-bound processes
 #   make vmlinux    regenerate vmlinux/<arch>/vmlinux.h from this kernel's BTF
 #   V=1             show full commands
 #
@@ -59,7 +60,7 @@ include tests/tests.mk
 $(BUILD)/%/:
 	$(Q)mkdir -p $@
 
-.PHONY: all deps check demo bench vmlinux clean install
+.PHONY: all deps check demo bench vmlinux clean install stress-scenarios
 
 deps:
 	$(Q)missing=$$(for p in $(DEB_PKGS); do \
@@ -87,6 +88,10 @@ check: deps
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tests/bench/run.sh $(BUILD)
+
+stress-scenarios: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tests/bench/stress_scenarios.sh $(BUILD) | tee tests/bench/stress-scenarios.txt
 
 vmlinux:
 	$(call msg,GEN,vmlinux/$(ARCH)/vmlinux.h)

@@ -522,11 +522,8 @@ void gpu__hpoly_compute(struct gpu_work *w)
 	ntt(w, w->a, w->log2n, true);
 	coset(w, w->a, dev->coset_inv, n);
 
-	/* the D2H stage's start event is the kernels' end: wait for it, so the caller can hand the
-	 * device to the next worker while this one's copy back runs on the copy engine */
+	/* the D2H stage's start event is the kernels' end */
 	mark(w, GPU_STAGE_D2H);
-	CU("kernels", cuEventSynchronize, w->ev[GPU_STAGE_D2H]);
-	count_sync(GPU_SYNC_EVENT);
 }
 
 void gpu__hpoly_download(struct gpu_work *w, fr_t *h)

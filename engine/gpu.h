@@ -96,10 +96,10 @@ void gpu__work_free(struct gpu_work *w);
  * H-polynomial of one partition: a, b, c are evaluations on the 2^log2n-th roots of unity
  * (Montgomery form); h receives the 2^log2n coefficients of H = (A*B - C) / (X^n - 1).
  * Three steps on the worker's stream, so a caller can hold the device (the per-GPU mutex) for
- * the kernels alone, as a prover that overlaps its copies with another worker's kernels does:
+ * the kernels' submission alone, as a prover that keeps the device's queue full does:
  *   upload    a, b, c to the device: async copies (returns at once), or synchronous ones
  *             (GPU_COPY_SYNC: returns when they are done; a, b, c reusable after)
- *   compute   every kernel; returns when they are done (an event synchronize)
+ *   compute   launches every kernel (returns at once)
  *   download  h to the host, async; wait synchronizes the stream and reads the stage times
  *             (t may be NULL); h is valid after wait.
  */

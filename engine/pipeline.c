@@ -76,13 +76,13 @@ static struct sizing sizing_for(const struct zk_opts *o, enum gpu_backend b, uns
 		.temp_min = 6 << 10,
 		.temp_max = 20 << 10,
 		.synth_rounds = 1,
-		.blocks = 20000,
+		.blocks = 40000,
 		.block_min = 6 << 10,
 		.block_max = 10 << 10,
 		.tail_ops = 20000,
 		.host_ops = 6000,
 		.inflight = o->synth_threads + 2 * o->gpus * o->gpu_workers,
-		.hogs = (b == GPU_CUDA ? 6 : 8) * cpus,
+		.hogs = (b == GPU_CUDA ? 6 : 16) * cpus,
 		.finalizers = b == GPU_CUDA ? 2 : 3,
 	};
 	if (b == GPU_CUDA) {
@@ -92,10 +92,10 @@ static struct sizing sizing_for(const struct zk_opts *o, enum gpu_backend b, uns
 	}
 	switch (o->scenario) {
 	case SCENARIO_GPU_LOCK_WIDE:
-		s.host_ops *= b == GPU_CUDA ? 6 : 15;
+		s.host_ops *= b == GPU_CUDA ? 6 : 40;
 		break;
 	case SCENARIO_STARVED:
-		s.synth_rounds = b == GPU_CUDA ? 100 : 30;
+		s.synth_rounds = b == GPU_CUDA ? 100 : 60;
 		break;
 	default:
 		break;
@@ -754,10 +754,11 @@ static void seg_mark(struct seg *s, const char *where)
 }
 
 /*
- * Split proving, part one: start the tail, copy the inputs up, run the kernels under the per-GPU
- * mutex (only them: the copies overlap the other worker's kernels, as a prover's double
- * buffering does), copy h back, and return while the tail still runs.  gpu-lock-wide holds the
- * mutex across the host work and the copies too.
+ * Split proving, part one: start the tail, copy the inputs up, submit the kernels under the
+ * per-GPU mutex (only that: the copies overlap the other worker's kernels, and the other worker
+ * submits its own behind these while they run, so the device's queue stays full), copy h back,
+ * wait, and return while the tail still runs.  gpu-lock-wide holds the mutex across the host
+ * work, the copies and the wait too.
  */
 static void prove_start(struct worker *w, struct part *p, struct seg *seg)
 {
@@ -787,9 +788,7 @@ static void prove_start(struct worker *w, struct part *p, struct seg *seg)
 		gpu_lock_acquire(g);
 	}
 	seg_mark(seg, "gpu_lock");
-	uint64_t d0 = run_delay_ns();
 	gpu__hpoly_compute(w->work);
-	uint64_t t_ret = now_ns(), d1 = run_delay_ns();
 	seg_mark(seg, "kernels");
 	if (!wide)
 		gpu_lock_release(g);
@@ -810,11 +809,6 @@ static void prove_start(struct worker *w, struct part *p, struct seg *seg)
 	}
 	seg_mark(seg, "postprocess");
 
-	/* from the kernels' end (the device's clock) to the worker's return from waiting for it:
-	 * when it spent most of that runnable, it held the device while preempted */
-	uint64_t k_end = p->t.mono_ns[GPU_STAGE_D2H];
-	if (t_ret > k_end + 1000000 && 2 * (d1 - d0) >= t_ret - k_end)
-		stall_keep(STALL_PREEMPTED, k_end, t_ret);
 	for (unsigned i = 0; i < p->t.nsync; i++)
 		stall_keep(STALL_SYNC_COPY, p->t.copy_ns[i][0], p->t.copy_ns[i][1]);
 	for (unsigned i = 0; i < p->t.nsync; i++)

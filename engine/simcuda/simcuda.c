@@ -63,7 +63,7 @@
  * copies do not.
  */
 #define SIM_KERNEL_NS 20000ull
-#define SIM_THREAD_NS 500ull
+#define SIM_THREAD_NS 1000ull
 #define SIM_COPY_NS 50000ull
 #define SIM_COPY_NS_PER_KB 60000ull
 #define SIM_STAGED_FACTOR 26 /* pageable (staged) against pinned: 2 GB/s against 52 on an H200 */
