@@ -58,5 +58,10 @@ $CHECK cause "$TMP/oversubscribed.rep/summary.json" preempted --truth "$TMP/over
 grep -q 'gpu_worker_main.*\[lock [^]]*tracker[^]]*\];--;\[held by [^]]*\].*process_partition_result' \
 	"$TMP/tracker-trim.rep/gaps/all.folded" || die "tracker-trim: folded stacks lack the chain"
 
-$CHECK truth "$TMP/tracker-trim.rep/summary.json" "$TMP/tracker-trim.truth" ||
-	die "tracker-trim: gaps against the truth"
+# Gaps against the engine's idle windows. pageable and oversubscribed are left out: simcuda
+# wakes a synchronizing thread at every completed operation of its stream, and where the thread
+# then waits long for a CPU (oversubscribed) or the stream's copies are slow (pageable), neither
+# the wakeup nor the return of the synchronize is within 1 ms of the kernels' end.
+for s in tracker-trim gpu-lock-wide starved; do
+	$CHECK truth "$TMP/$s.rep/summary.json" "$TMP/$s.truth" || die "$s: gaps against the truth"
+done

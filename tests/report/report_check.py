@@ -22,7 +22,8 @@
       the stream before that launch run first and their time is not visible to the API tier,
       so the end edge may precede the truth's by up to the upload time the truth records for
       the partition whose kernels end the window (partition records: kernels_start_ns minus
-      gpu_start_ns), plus 1 ms.
+      gpu_start_ns), plus 1 ms. A window at least half filled by a partition's copy phases
+      (queued on the stream with its kernels, so busy for the API tier) is not counted.
   holders SUMMARY TRUTH
       every malloc_trim root of a chain through a lock is a thread the truth lists as trimming
       with the tracker lock held, at a time inside one of its trims.
@@ -181,7 +182,27 @@ def cmd_truth(args):
         st = steady.get(g['device'])
         return st and g['start_ns'] >= st['first_kernel_ns'] - 1e6 and g['end_ns'] <= st['last_kernel_ns'] + 1e6
 
+    # Copy phases of each partition (upload before its kernels, download after): queued on the
+    # stream with the kernels, they keep it busy for the API tier, which cannot tell a copy
+    # from a kernel in flight. A window mostly filled by them is listed, not counted.
+    copies = []
+    for p in truth:
+        if p['kind'] == 'partition' and p.get('kernels_start_ns') and p.get('gpu_start_ns'):
+            copies.append((p['gpu'], p['gpu_start_ns'], p['kernels_start_ns']))
+            if p.get('gpu_end_ns') and p.get('kernels_end_ns'):
+                copies.append((p['gpu'], p['kernels_end_ns'], p['gpu_end_ns']))
+
+    def copy_filled(t):
+        ns = sum(max(0, min(e, t['end_ns']) - max(b, t['start_ns'])) for g, b, e in copies
+                 if g == t['gpu'])
+        return ns >= 0.5 * (t['end_ns'] - t['start_ns'])
+
     gaps = [g for g in s['gaps'] if steady_gap(g)]
+    filled = [t for t in idle if copy_filled(t) and not any(match(g, t) for g in gaps)]
+    for t in filled:
+        print('truth %d..%d %7.2f ms: filled by copies queued with kernels (not counted)' %
+              (t['start_ns'], t['end_ns'], (t['end_ns'] - t['start_ns']) / 1e6))
+    idle = [t for t in idle if t not in filled]
     found = 0
     for t in idle:
         m = [g for g in gaps if match(g, t)]
