@@ -46,8 +46,9 @@ CFLAGS   += $(WARN) $(FPFLAGS) -MMD -MP -D_GNU_SOURCE -pthread
 LDFLAGS  += -pthread
 
 # Packages the project needs from Debian; CUDA comes from the toolkit at $(CUDA_HOME).
-DEB_PKGS := build-essential clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
-	    libzstd-dev liblzma-dev libbz2-dev libgmp-dev pkg-config python3 util-linux
+DEB_PKGS = build-essential clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
+	   libzstd-dev liblzma-dev libbz2-dev libgmp-dev pkg-config python3 util-linux \
+	   $(BROWSER_DEB_PKGS)
 
 all:
 
@@ -56,6 +57,8 @@ include bpf/bpf.mk
 include loader/loader.mk
 include reports/reports.mk
 include tests/tests.mk
+include reports/assets.mk
+include tests/browser/deps.mk
 
 $(BUILD)/%/:
 	$(Q)mkdir -p $@
@@ -74,6 +77,7 @@ deps:
 	if [ ! -x "$(NVCC)" ]; then \
 		echo "gapscope: CUDA toolkit not found: $(NVCC) missing (set CUDA_HOME)" >&2; exit 1; \
 	fi
+	$(Q)$(MAKE) --no-print-directory browser-deps
 
 # The main job: build, run the engine under the recorder (real GPU when present, else simcuda),
 # and write a report.
