@@ -1245,6 +1245,22 @@ int pipeline__run(const struct zk_opts *opts)
 	/* the synthesis temporaries stay in the arenas (not mmap), whatever was freed before */
 	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 
+	/*
+	 * The finalizers first: the fragmented heap a running daemon has is built before the
+	 * device is touched, so the recording's first GPU work is the proving's.
+	 */
+	pthread_t *fins = calloc(E.sz.finalizers, sizeof(*fins));
+	pthread_t *tailpool = calloc(o.gpus * o.gpu_workers + 1, sizeof(*tailpool));
+	if (!tailpool || !fins)
+		oom();
+	for (unsigned i = 0; i < E.sz.finalizers; i++)
+		if (pthread_create(&fins[i], NULL, finalizer_main, (void *)(uintptr_t)i))
+			oom();
+	pthread_mutex_lock(&E.done_mu);
+	while (E.fin_ready < E.sz.finalizers)
+		pthread_cond_wait(&E.fin_cv, &E.done_mu);
+	pthread_mutex_unlock(&E.done_mu);
+
 	unsigned ngpu = o.gpus, nworkers = ngpu * o.gpu_workers;
 	struct gpu_ctx **gpus = calloc(ngpu, sizeof(*gpus));
 	struct worker *workers = calloc(nworkers, sizeof(*workers));
@@ -1320,18 +1336,6 @@ int pipeline__run(const struct zk_opts *opts)
 		printf(" %10s", gpu__stage_name(s));
 	printf(" %10s %s\n", "total", "verify");
 	fflush(stdout);
-
-	/* the finalizers first: the heap they start from is built before proving starts */
-	pthread_t *fins = calloc(E.sz.finalizers, sizeof(*fins)), *tailpool = calloc(nworkers + 1, sizeof(*tailpool));
-	if (!tailpool || !fins)
-		oom();
-	for (unsigned i = 0; i < E.sz.finalizers; i++)
-		if (pthread_create(&fins[i], NULL, finalizer_main, (void *)(uintptr_t)i))
-			oom();
-	pthread_mutex_lock(&E.done_mu);
-	while (E.fin_ready < E.sz.finalizers)
-		pthread_cond_wait(&E.fin_cv, &E.done_mu);
-	pthread_mutex_unlock(&E.done_mu);
 
 	uint64_t t_start = now_ns();
 	unsigned nhogs = o.scenario == SCENARIO_OVERSUBSCRIBED ? E.sz.hogs : 0;
