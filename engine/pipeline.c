@@ -1,15 +1,32 @@
 // SPDX-License-Identifier: MIT
 /*
- * The proving pipeline of DESIGN.md ("zkengine"), pthreads in the roles of async tasks:
+ * The proving pipeline of ARCHITECTURE.md ("zkengine"), pthreads in the roles of async tasks:
  *
  *   dispatcher ──(memory budget)──▶ synthesis queue ──▶ synth-N ──▶ GPU queue ──▶ gpu-worker-N
- *        gpu-worker: tracker lock twice, prove_start (tail-N thread, per-GPU mutex, GPU section),
- *                    then a finalizer-N per partition: join the tail, verify, drop the
- *                    reservation, process_partition_result (tracker lock, malloc_trim(0)).
+ *   gpu-worker: tracker lock twice, prove_start: hand the partition to a tail (the pool tail-N),
+ *               upload, per-GPU mutex for the kernels' submission, download, wait
+ *   tail-N:     the CPU tail, then prove_finish: verify, buffers and reservation back
+ *   finalizer-N (nice 10): process_partition_result: tracker lock, malloc_trim(0), the result's
+ *               records (the next trim's fragmentation)
  *
  * Both queues are priority queues keyed (job_seq, partition).  The scenarios change only the
  * mechanism named in zkengine.h; every stall is real work or a real wait, never a sleep.
- * --truth writes what the engine knows about its own stalls (see truth_* below).
+ *
+ * --truth FILE: what the engine knows about itself, one JSON object a line (CLOCK_MONOTONIC ns;
+ * the profiler never reads it, tests compare its reports against it):
+ *   meta             scenario, backend, threads, sizes
+ *   partition        a partition's GPU section: kernels_start_ns/kernels_end_ns from its events
+ *   malloc_trim      a trim: tracker_lock_held says whether under the tracker lock
+ *   tracker_wait, gpu_lock_wait, cond_wait_work, gpu_lock_hold, sync_memcpy, preempted,
+ *   result_records   stalls of 1 ms or more with the thread's tid and comm
+ *   gpu_busy         the device's busy intervals: simcuda's exact kernel intervals on the
+ *                    simulator, else each partition's kernel span from its CUDA events; gaps under
+ *                    0.1 ms bridged
+ *   gpu_idle         every idle window of 1 ms or more between the first kernel and the last, with
+ *                    "stalls": the ns of it each kind of stall overlaps, and "own_ns": the ns the
+ *                    scenario's own mechanism overlaps (see own_stalls)
+ *   gpu_steady       busy_pct (first kernel to last), whole_busy_pct, idle_ns, own_ns, own_share
+ *   gpu_summary, counts, oversubscribe
  */
 #include <fcntl.h>
 #include <malloc.h>

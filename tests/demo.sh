@@ -1,25 +1,18 @@
 #!/usr/bin/env bash
-# The main job: run zkengine (real GPU when present, else simcuda) and show what it did.
-# Once `gapscope record`/`report` exist, the engine runs under the recorder and a report follows.
+# The main job (make demo): zkengine's tracker-trim scenario under the recorder (a real GPU when
+# there is one, else simcuda), then its report: the summary, and where index.html is.
 set -eu
 BUILD=${1:-build}
 cd "$(dirname "$0")/.."
 out=${DEMO_OUT:-$BUILD/demo}
 mkdir -p "$out"
-engine=("$BUILD/zkengine" --device auto --scenario tracker-trim --partitions 8 --log2n 14 --verify)
-if [ -x "$BUILD/gapscope" ] && "$BUILD/gapscope" record --help >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ]; then
-	"$BUILD/gapscope" record -f -o "$out/trace.gsc" -- "${engine[@]}"
-	if "$BUILD/gapscope" report --help >/dev/null 2>&1; then
-		"$BUILD/gapscope" report "$out/trace.gsc" -o "$out/report"
-		cat "$out/report/summary.txt"
-	else
-		# Until `gapscope report` exists: what the trace holds, event by event kind.
-		echo "== $out/trace.gsc: events by kind"
-		"$BUILD/gapscope" script "$out/trace.gsc" |
-			awk '$4 ~ /^[0-9.]+:$/ { n[$5]++ } END { for (k in n) printf "%8d  %s\n", n[k], k }' |
-			sort -rn
-		echo "(one event per line: $BUILD/gapscope script $out/trace.gsc)"
-	fi
-else
-	"${engine[@]}"
-fi
+[ "$(id -u)" -eq 0 ] || { echo "make demo: gapscope record needs root (or CAP_BPF and CAP_PERFMON)" >&2; exit 1; }
+engine=("$BUILD/zkengine" --device auto --scenario tracker-trim --partitions 16)
+echo "== recording: ${engine[*]}"
+"$BUILD/gapscope" record -f -o "$out/trace.gsc" -- "${engine[@]}" >"$out/engine.log"
+grep -E '^zkengine: device|^gpu [0-9]+ busy' "$out/engine.log"
+echo "== gapscope report $out/trace.gsc -o $out/report"
+"$BUILD/gapscope" report -f "$out/trace.gsc" -o "$out/report"
+echo
+echo "open $out/report/index.html (flame graph per gap, timeline, causes);"
+echo "$out/report/timeline.json opens in the Perfetto UI, gaps.speedscope.json in speedscope"
