@@ -21,9 +21,9 @@ chmod +x "$ASAN"
 export ASAN_OPTIONS=exitcode=99:detect_leaks=1
 export UBSAN_OPTIONS=halt_on_error=1:exitcode=98:print_stacktrace=1
 ${CC} -O2 -g -fno-omit-frame-pointer -Iengine -pthread -o "$TMP/feeder" tests/report/feeder.c -ldl
-"$GS" record -o "$TMP/t.gsc" -- "$TMP/feeder" "$LIBCUDA" sleep 12 5 >/dev/null 2>&1 ||
+timeout 120 "$GS" record -o "$TMP/t.gsc" -- "$TMP/feeder" "$LIBCUDA" sleep 12 5 >/dev/null 2>&1 ||
 	die "record the feeder"
-"$GS" record -o "$TMP/nocuda.gsc" -- sleep 0.05 >/dev/null 2>&1 || die "record sleep"
+timeout 120 "$GS" record -o "$TMP/nocuda.gsc" -- sleep 0.05 >/dev/null 2>&1 || die "record sleep"
 
 # one_line CMD...: fails with exactly one line on stderr, no sanitizer report.
 one_line() {

@@ -18,7 +18,7 @@ ${CC:-cc} -O2 -g -fno-omit-frame-pointer -Iengine -pthread -o "$TMP/feeder" \
 # run NAME MODE [FILE]: 20 iterations, 15 ms apart.
 run() {
 	local rc=0
-	"$GS" record -o "$TMP/$1.gsc" -- "$TMP/feeder" "$LIBCUDA" "$2" 20 15 ${3:-} \
+	timeout 120 "$GS" record -o "$TMP/$1.gsc" -- "$TMP/feeder" "$LIBCUDA" "$2" 20 15 ${3:-} \
 		>"$TMP/$1.out" 2>"$TMP/$1.err" || rc=$?
 	if [ "$rc" -ne 0 ]; then
 		cat "$TMP/$1.out" "$TMP/$1.err"

@@ -14,7 +14,7 @@ CHECK="python3 $GAPSCOPE_ROOT/tests/report/report_check.py"
 
 run() {
 	local s=$1
-	"$GS" record -o "$TMP/$s.gsc" -- "$ZK" --device sim --scenario "$s" --truth "$TMP/$s.truth" \
+	timeout 300 "$GS" record -o "$TMP/$s.gsc" -- "$ZK" --device sim --scenario "$s" --truth "$TMP/$s.truth" \
 		>"$TMP/$s.out" 2>"$TMP/$s.err" || { cat "$TMP/$s.out" "$TMP/$s.err"; die "record $s"; }
 	"$GS" report "$TMP/$s.gsc" -o "$TMP/$s.rep" --top 3 >"$TMP/$s.txt" 2>"$TMP/$s.rerr" ||
 		{ cat "$TMP/$s.rerr"; die "report $s"; }

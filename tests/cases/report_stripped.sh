@@ -15,7 +15,7 @@ ln -s "$PWD/$BUILD/simcuda" "$TMP/bin/simcuda"	# found next to the engine
 nm "$TMP/bin/zkengine" 2>&1 | grep -q 'no symbols' || die "the copy is not stripped"
 $CC -O2 -g -shared -fPIC -o "$TMP/rename.so" tests/report/rename.c -ldl
 
-LD_PRELOAD=$TMP/rename.so "$GS" record -o "$TMP/t.gsc" -- "$TMP/bin/zkengine" --device sim \
+LD_PRELOAD=$TMP/rename.so timeout 300 "$GS" record -o "$TMP/t.gsc" -- "$TMP/bin/zkengine" --device sim \
 	--scenario tracker-trim --truth "$TMP/truth" >"$TMP/out" 2>"$TMP/err" ||
 	{ cat "$TMP/out" "$TMP/err"; die "record"; }
 "$GS" report "$TMP/t.gsc" -o "$TMP/rep" --top 3 >"$TMP/txt" || die "report"
