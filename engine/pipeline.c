@@ -93,7 +93,7 @@ static struct sizing sizing_for(const struct zk_opts *o, enum gpu_backend b, uns
 		.temp_min = 6 << 10,
 		.temp_max = 20 << 10,
 		.synth_rounds = 1,
-		.blocks = 40000,
+		.blocks = 30000,
 		.block_min = 6 << 10,
 		.block_max = 10 << 10,
 		.tail_ops = 20000,
@@ -478,6 +478,7 @@ static struct {
 	atomic_int status;
 	atomic_uint_fast64_t trims, trim_ns, trim_max_ns;
 	atomic_bool stop_hogs;
+	atomic_bool proving_done; /* every GPU section is done: the finalizers only drain */
 	bool print_rows;
 } E = { .done_mu = PTHREAD_MUTEX_INITIALIZER, .fin_cv = PTHREAD_COND_INITIALIZER };
 
@@ -874,14 +875,17 @@ static void __attribute__((noinline)) process_partition_result(struct finalizer 
 		free(p->keep[j]);
 	free(p->keep);
 	p->keep = NULL;
-	/* this result's records replace the last one's (which pinned what the trim met) */
+	/* this result's records replace the last one's (which pinned what the trim met); once the
+	 * proving is over no trim that matters follows, and the results left are only drained */
 	struct rng g;
 	rng__init(&g, E.o->seed, STREAM_ASSEMBLY + p->idx);
 	free_result_records(f);
-	uint64_t b0 = now_ns();
-	build_result_records(f, &g);
-	truth_stall("result_records", b0, now_ns(), ",\"partition\":%u,\"blocks\":%u", p->idx,
-		    f->nrecs);
+	if (!atomic_load(&E.proving_done)) {
+		uint64_t b0 = now_ns();
+		build_result_records(f, &g);
+		truth_stall("result_records", b0, now_ns(), ",\"partition\":%u,\"blocks\":%u",
+			    p->idx, f->nrecs);
+	}
 
 	uint64_t d = t1 - t0, max = atomic_load(&E.trim_max_ns);
 	atomic_fetch_add(&E.trims, 1);
@@ -942,12 +946,13 @@ static void *finalizer_main(void *arg)
 {
 	struct finalizer f = { .id = (unsigned)(uintptr_t)arg };
 	name_thread("finalizer-%u", f.id);
-	if (setpriority(PRIO_PROCESS, (id_t)gettid(), 10))
-		perror("zkengine: setpriority");
-	/* the heap a running daemon has: fragmented by the results it recorded before */
+	/* the heap a running daemon has: fragmented by the results it recorded before (built at
+	 * start-up, before proving and before this thread steps back) */
 	struct rng g;
 	rng__init(&g, E.o->seed, STREAM_ASSEMBLY - 1 - f.id);
 	build_result_records(&f, &g);
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), 10))
+		perror("zkengine: setpriority");
 	pthread_mutex_lock(&E.done_mu);
 	E.fin_ready++;
 	pthread_cond_broadcast(&E.fin_cv);
@@ -1383,6 +1388,7 @@ int pipeline__run(const struct zk_opts *opts)
 	/* the pool oversubscribes the proving, not the background result processing after it */
 	uint64_t t_gpu_done = now_ns();
 	atomic_store(&E.stop_hogs, true);
+	atomic_store(&E.proving_done, true);
 	for (unsigned i = 0; i < nhogs; i++)
 		pthread_join(hogs[i], NULL);
 	if (nhogs)
