@@ -257,13 +257,21 @@ static int root(struct blame *b, const struct thread *th, enum thread_state st,
 	return err;
 }
 
-/* Who ran on cpu in [s, e) instead of a preempted thread, among the target's sampled ones. */
+/*
+ * Who ran on cpu in [s, e) instead of a runnable thread: the target's thread sampled there most,
+ * looking a tick or so around a window too short to hold a sample (samples come at the tick).
+ * NULL: none of the target's threads, another process.
+ */
+#define PREEMPT_SLACK_NS 5000000ull
+
 static const char *preempted_by(struct blame *b, const struct thread *self, __u32 cpu, __u64 s,
 				__u64 e)
 {
 	const struct thread *best = NULL;
 	size_t best_n = 0;
 
+	s = s > PREEMPT_SLACK_NS ? s - PREEMPT_SLACK_NS : 0;
+	e += PREEMPT_SLACK_NS;
 	for (size_t i = 0; i < b->nall; i++) {
 		const struct thread *t = b->all[i];
 		size_t n = 0;
@@ -528,7 +536,11 @@ static int explain(struct blame *b, const struct thread *th, __u64 a, __u64 z)
 			if (ce > t && ce < e)
 				e = ce;
 		}
-		if (c)
+		/* In a CUDA call but runnable, not running: waiting for a CPU, not for the GPU. */
+		if (c && c->kind == TC_CUDA && o && o->start <= t &&
+		    (!o->blocked || (o->wake && t >= o->wake)))
+			err = off_cpu(b, th, o, t, e);
+		else if (c)
 			err = in_call(b, th, c, t, e);
 		else if (o && o->start <= t)
 			err = off_cpu(b, th, o, t, e);

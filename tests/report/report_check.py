@@ -95,7 +95,8 @@ def cmd_cause(args):
     if not s['causes']:
         fail('no causes')
     top = s['causes'][0]
-    if top['kind'] == 'preempted' and top['function'] == 'another process' and len(s['causes']) > 1:
+    if (top['kind'] == 'preempted' and top['function'] == 'another process' and kind != 'preempted'
+            and len(s['causes']) > 1):
         top = s['causes'][1]
     if top['kind'] != kind:
         if rank:
