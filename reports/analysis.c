@@ -118,29 +118,11 @@ static void note_losses(struct analysis *a, const struct gs_hdr *h)
 }
 
 /*
- * A synchronize (or query, or synchronous copy) that slept until the work was done: when its
- * last sleep inside the call was woken, the moment the completion was signalled. Its off-CPU
- * intervals ended before the call returned, so they are in the thread's timeline already.
+ * Completion evidence is taken at a synchronize's return, not at the wakeup of a sleep inside
+ * it: simcuda wakes its waiters at every operation its stream completes, and a waiter that then
+ * waits for a CPU would have the device idle before its last kernel ended. The return can only
+ * be late (by the wait for a CPU), never early.
  */
-static __u64 woken(const struct thread *t, const struct gs_hdr *h, const struct cu_event *e)
-{
-	__u64 end = h->ts + e->dur_ns;
-
-	if (!(h->flags & GS_F_RET) || (e->kind != CU_K_SYNC_STREAM && e->kind != CU_K_SYNC_EVENT &&
-					e->kind != CU_K_SYNC_CTX && e->kind != CU_K_MEMCPY))
-		return 0;
-	for (size_t i = t->off.n; i--;) {
-		const struct th_off *o = VEC_AT(&t->off, struct th_off, i);
-
-		if (o->end <= h->ts)
-			break;
-		if (o->end > end || !o->blocked)
-			continue;
-		return o->wake;	/* the last sleep: 0 if its wakeup was not seen */
-	}
-	return 0;
-}
-
 /* One record: metadata, or an event for the timelines. Returns -ENOMEM only. */
 static int feed(struct analysis *a, const struct gs_hdr *h, __u32 version)
 {
@@ -227,7 +209,7 @@ static int feed(struct analysis *a, const struct gs_hdr *h, __u32 version)
 			return 0;
 		a->cuda_events++;
 		t = threads__get(p->th, h->tid, h->tgid);
-		if (!t || gputime__add(p->gt, e, probe_name(p, e->fn), t->comm, woken(t, h, e)))
+		if (!t || gputime__add(p->gt, e, probe_name(p, e->fn), t->comm, 0))
 			return -ENOMEM;
 		if (h->flags & GS_F_RET) {
 			end += e->dur_ns;
