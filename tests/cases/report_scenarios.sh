@@ -2,8 +2,9 @@
 # gapscope report on zkengine's pathological scenarios (simcuda, real probes): each scenario's
 # expected root cause ranks first with its share of gap time (tests/report/report_check.py
 # says how the share is judged), its chain passes through the expected lock; fixed has at most
-# a quarter of tracker-trim's gap time; tracker-trim's gaps and blamed holders agree with the
-# engine's own truth file. Each check compares within one run: nothing is retried.
+# a quarter of tracker-trim's gap time; tracker-trim's blamed holders agree with the engine's
+# own truth file (its gaps against the truth: report_truth.sh). Each check compares within one
+# run: nothing is retried.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "loads BPF programs and attaches uprobes"
@@ -57,11 +58,3 @@ $CHECK cause "$TMP/oversubscribed.rep/summary.json" preempted --truth "$TMP/over
 # that called malloc_trim, past the hop.
 grep -q 'gpu_worker_main.*\[lock [^]]*tracker[^]]*\];--;\[held by [^]]*\].*process_partition_result' \
 	"$TMP/tracker-trim.rep/gaps/all.folded" || die "tracker-trim: folded stacks lack the chain"
-
-# Gaps against the engine's idle windows. pageable and oversubscribed are left out: simcuda
-# wakes a synchronizing thread at every completed operation of its stream, and where the thread
-# then waits long for a CPU (oversubscribed) or the stream's copies are slow (pageable), neither
-# the wakeup nor the return of the synchronize is within 1 ms of the kernels' end.
-for s in tracker-trim gpu-lock-wide starved; do
-	$CHECK truth "$TMP/$s.rep/summary.json" "$TMP/$s.truth" || die "$s: gaps against the truth"
-done

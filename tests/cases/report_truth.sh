@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The API-inferred GPU timeline against the engine's own (simcuda's kernel times): for
+# tracker-trim, gpu-lock-wide and starved, >= 95% of the truth's idle windows >= 1 ms are gaps
+# with both edges within 1 ms (allowing for the copies queued with the kernels, which the API
+# tier cannot tell from kernels: tests/report/report_check.py), and >= 95% of the gaps are such
+# windows. The API tier learns that the device went idle only when a synchronize returns: on a
+# machine whose CPUs are busy, the synchronizing thread may wait long for one (or for a lock
+# inside the driver), and the gap then starts late by that wait.
+set -eu
+. "$GAPSCOPE_ROOT/tests/lib.sh"
+need_root "loads BPF programs and attaches uprobes"
+GS=$BUILD/gapscope
+ZK=$BUILD/zkengine
+CHECK="python3 $GAPSCOPE_ROOT/tests/report/report_check.py"
+[ -x "$ZK" ] || die "$ZK not built"
+for s in tracker-trim gpu-lock-wide starved; do
+	timeout 300 "$GS" record -o "$TMP/$s.gsc" -- "$ZK" --device sim --scenario "$s" \
+		--truth "$TMP/$s.truth" >"$TMP/$s.out" 2>&1 || { cat "$TMP/$s.out"; die "record $s"; }
+	"$GS" report "$TMP/$s.gsc" -o "$TMP/$s.rep" >/dev/null || die "report $s"
+	echo "== $s"
+	$CHECK truth "$TMP/$s.rep/summary.json" "$TMP/$s.truth" || die "$s: gaps against the truth"
+done
