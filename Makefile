@@ -7,6 +7,7 @@
 #   make bench      benchmarks (ratios measured side by side in one run)
 #   make stress-scenarios  the scenario test 10 times beside two CPU-bound processes
 #   make vmlinux    regenerate vmlinux/<arch>/vmlinux.h from this kernel's BTF
+#   make format     format every C source with the repository's .clang-format
 #   V=1             show full commands
 #
 # Each directory owns a fragment (engine/engine.mk, bpf/bpf.mk, ...) included below.
@@ -47,7 +48,7 @@ LDFLAGS  += -pthread
 
 # Packages the project needs from Debian; CUDA comes from the toolkit at $(CUDA_HOME).
 DEB_PKGS = build-essential clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
-	   libzstd-dev liblzma-dev libbz2-dev libgmp-dev pkg-config python3 util-linux \
+	   libzstd-dev liblzma-dev libbz2-dev libgmp-dev pkg-config python3 util-linux clang-format \
 	   $(BROWSER_DEB_PKGS)
 
 all:
@@ -63,7 +64,7 @@ include tests/browser/deps.mk
 $(BUILD)/%/:
 	$(Q)mkdir -p $@
 
-.PHONY: all deps check demo bench vmlinux clean install stress-scenarios
+.PHONY: all deps check demo bench vmlinux clean install stress-scenarios format
 
 deps:
 	$(Q)missing=$$(for p in $(DEB_PKGS); do \
@@ -96,6 +97,9 @@ bench: deps
 stress-scenarios: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tests/bench/stress_scenarios.sh $(BUILD) | tee tests/bench/stress-scenarios.txt
+
+format:
+	$(Q)git ls-files '*.c' '*.h' | grep -v '^vmlinux/' | xargs clang-format --style=file -i
 
 vmlinux:
 	$(call msg,GEN,vmlinux/$(ARCH)/vmlinux.h)
