@@ -114,6 +114,10 @@ static struct sizing sizing_for(const struct zk_opts *o, enum gpu_backend b, uns
 	case SCENARIO_STARVED:
 		s.synth_rounds = b == GPU_CUDA ? 100 : 60;
 		break;
+	case SCENARIO_OVERSUBSCRIBED:
+		/* the workers' own CPU work, which the pool's threads keep from running */
+		s.host_ops *= 4;
+		break;
 	default:
 		break;
 	}
