@@ -349,11 +349,18 @@ struct gpu_dev *gpu__open(int ordinal, unsigned max_log2n)
 	dev->tw_inv = dev_alloc(half * sizeof(fr_t), "twiddles");
 	dev->coset = dev_alloc(n * sizeof(fr_t), "coset table");
 	dev->coset_inv = dev_alloc(n * sizeof(fr_t), "coset table");
+	return dev;
+}
+
+void gpu__tables(struct gpu_dev *dev)
+{
+	uint64_t n = 1ULL << dev->max_log2n, half = n / 2;
+	CU("", cuCtxSetCurrent, dev->ctx);
 
 	/* The tables are built on the device, on a private stream, before any worker exists. */
 	CUstream s;
 	CU("tables", cuStreamCreate, &s, CU_STREAM_NON_BLOCKING);
-	fr_t w = fr_root_of_unity(max_log2n), g = fr_from_u64(FR_GENERATOR);
+	fr_t w = fr_root_of_unity(dev->max_log2n), g = fr_from_u64(FR_GENERATOR);
 	launch_powers(dev, s, dev->tw_fwd, w, half);
 	launch_powers(dev, s, dev->tw_inv, fr_inv(w), half);
 	launch_powers(dev, s, dev->coset, g, n);
@@ -366,7 +373,6 @@ struct gpu_dev *gpu__open(int ordinal, unsigned max_log2n)
 	count_sync(GPU_SYNC_EVENT);
 	dev->anchor_ns = mono_ns();
 	CU("tables", cuStreamDestroy, s);
-	return dev;
 }
 
 void gpu__close(struct gpu_dev *dev)

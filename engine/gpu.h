@@ -74,9 +74,11 @@ const char *gpu__backend_name(enum gpu_backend b);
 const char *gpu__driver_path(void);
 int gpu__count(void);
 
-/* Retain device `ordinal`'s primary context, load the kernels, build the tables for transforms
- * of up to 2^max_log2n points. */
+/* Retain device `ordinal`'s primary context, load the kernels, allocate the tables for
+ * transforms of up to 2^max_log2n points; gpu__tables computes them on the device (the first
+ * kernels it runs) and sets the clock anchor the stage times are read against. */
 struct gpu_dev *gpu__open(int ordinal, unsigned max_log2n);
+void gpu__tables(struct gpu_dev *dev);
 void gpu__close(struct gpu_dev *dev);
 const char *gpu__name(const struct gpu_dev *dev);
 int gpu__ordinal(const struct gpu_dev *dev);

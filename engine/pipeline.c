@@ -1324,6 +1324,9 @@ int pipeline__run(const struct zk_opts *opts)
 			pre = next;
 		}
 	}
+	/* the devices' first work, right before proving (and after the pinning above) */
+	for (unsigned i = 0; i < ngpu; i++)
+		gpu__tables(gpus[i]->dev);
 
 	printf("zkengine: device %s (%s), %u of %d GPU%s: %s\n", gpu__backend_name(b),
 	       gpu__driver_path(), ngpu, count, count == 1 ? "" : "s", gpu__name(gpus[0]->dev));
