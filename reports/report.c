@@ -13,6 +13,7 @@
 
 #include "analysis.h"
 #include "gapscope_cmd.h"
+#include "render_out.h"
 #include "trace.h"
 
 struct report_env {
@@ -197,6 +198,8 @@ int cmd_report(int argc, char **argv)
 	}
 	if (write_file(dir, "summary.json", a, &oopts, true) ||
 	    write_file(dir, "summary.txt", a, &oopts, false))
+		goto out;
+	if (render_out__write(dir, env.file, a, NULL, NULL))
 		goto out;
 	if (env.json)
 		summary_json__write(a, stdout);

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * timeline.json: the trace as Chrome trace events (the JSON object form), for the Perfetto UI
+ * and chrome://tracing.
+ *
+ *   process "GPU", a thread per device   busy intervals ("kernels") and the gaps, each named by
+ *                                         its chain ("gap 3: lock tracker_lock ← malloc_trim")
+ *                                         with its numbers, tier, cause and edges as args
+ *   each target thread (pid = tgid)       off-CPU intervals (blocked, with the reason from the
+ *                                         futex wait or the system call; preempted), futex waits
+ *                                         (lock or cond, named), CUDA calls (launches with their
+ *                                         kernel's name), malloc_trim and --probe functions;
+ *                                         on-CPU time is what lies between
+ *   flows                                 an arrow from waker to woken for every link of every
+ *                                         gap's chain: a short "wakes T" slice on the waker at
+ *                                         the wakeup, bound ("bind_id", "flow_out") to a "woken
+ *                                         by W" slice ("flow_in") on the woken thread, from the
+ *                                         wakeup to when it ran again
+ *
+ * Times are microseconds from the trace's start with three decimals (nanoseconds exact). Slices
+ * on one track nest or are disjoint, as the format requires.
+ *
+ * The GPU tracks and the chains come from the finished analysis; the threads' intervals from a
+ * second pass over the trace with the ordered reader, written as they end, so memory stays
+ * bounded. So does the file: a thread interval outside every gap is written only when it lasts
+ * at least min_ns, and at most max_slices of them; whatever overlaps a gap is always written.
+ * The "metadata" object at the end says what was left out.
+ */
+#ifndef GAPSCOPE_PERFETTO_H
+#define GAPSCOPE_PERFETTO_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+#include "analysis.h"
+
+/* Defaults: every interval of a trace of up to TIMELINE_ALL_EVENTS events, else >= 1 ms. */
+#define TIMELINE_ALL_EVENTS 400000ull
+#define TIMELINE_MIN_NS	    1000000ull
+#define TIMELINE_MAX_SLICES 500000
+
+struct timeline_opts {
+	__u64 min_ns;	   /* 0: by the trace's size, as above */
+	size_t max_slices; /* thread slices outside every gap; 0: TIMELINE_MAX_SLICES */
+};
+
+struct timeline_stats {
+	__u64 min_ns;	       /* the threshold used */
+	size_t slices;	       /* thread slices written (gaps' and flows' not counted) */
+	size_t short_left_out; /* outside every gap and shorter than min_ns */
+	size_t capped;	       /* outside every gap, past max_slices */
+	size_t threads;
+	size_t links;		/* chain links that go on to another thread */
+	size_t flows;		/* arrows written */
+	size_t links_unmatched; /* links for which no wakeup of the woken by the waker was found */
+};
+
+/*
+ * Writes timeline.json of the trace at path, which a analysed. st may be NULL. Returns 0, or -1
+ * with err set (the trace cannot be read, out of memory, a write error).
+ */
+int timeline__write(FILE *out, const char *path, const struct analysis *a,
+		    const struct timeline_opts *o, struct timeline_stats *st, char *err,
+		    size_t errlen);
+
+/*
+ * The gap's chain as a line: "gpu-worker-0 blocked 2.29 s on lock tracker_lock ← held by
+ * finalizer-2, in malloc_trim for 2.27 s". Returns the length written (truncated to size).
+ */
+size_t gap__chain_line(const struct gap *g, char *buf, size_t size);
+/* Its links in short: "lock tracker_lock ← malloc_trim"; "unexplained" for an empty chain. */
+size_t gap__chain_label(const struct gap *g, char *buf, size_t size);
+
+#endif
