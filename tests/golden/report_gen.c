@@ -91,10 +91,8 @@
 #define X_PROVE_COPY	(EXE + 0x4cf0)		/* prove_start -> cuMemcpyHtoDAsync_v2 */
 #define X_PROVE_SYNC	(EXE + 0x4d58)		/* prove_start -> cuStreamSynchronize */
 #define X_PROVE_TRACK	(EXE + 0x4d9b)		/* prove_start -> tracker_update */
-#define X_PROVE_BACKOFF	(EXE + 0x4dc4)		/* prove_start -> backoff */
 #define X_PROVE_PREP	(EXE + 0x4ca1)		/* prove_start -> msm_prepare */
 #define X_TRACK_LOCK	(EXE + 0x5233)		/* tracker_update -> pthread_mutex_lock */
-#define X_BACKOFF_SLEEP	(EXE + 0x9021)		/* backoff -> nanosleep */
 #define X_QUEUE_WAIT	(EXE + 0x8843)		/* gpu_queue_pop -> pthread_cond_wait */
 #define X_WORKER_POP	(EXE + 0x4a3b)		/* gpu_worker_main -> gpu_queue_pop */
 #define X_FIN_MAIN	(EXE + 0x7355)		/* finalizer_main -> process_partition_result */
@@ -103,15 +101,13 @@
 #define X_PROCESS_TRIM	(EXE + 0x75c8)		/* process_partition_result -> malloc_trim */
 #define X_MAIN_INIT	(EXE + 0x8120)		/* main -> gpu_init */
 #define X_INIT_CTX	(EXE + 0x3e40)		/* gpu_init -> cuCtxCreate_v2 */
-#define X_INIT_FN	(EXE + 0x3e9a)		/* gpu_init -> cuModuleGetFunction */
 #define X_WORKER_CTX	(EXE + 0x4a21)		/* gpu_worker_main -> cuCtxSetCurrent */
 #define X_WORKER_STREAM	(EXE + 0x4a30)		/* gpu_worker_main -> cuStreamCreate */
 #define X_LIBC_START	(LIBC + 0x2a1ca)	/* __libc_start_call_main */
 #define X_MUTEX_LOCK	(LIBC + 0x9f2f4)	/* pthread_mutex_lock -> __lll_lock_wait */
 #define X_LLL_WAIT	(LIBC + 0x98b2d)	/* __lll_lock_wait: after its futex syscall */
 #define X_COND_WAIT	(LIBC + 0x93f1a)	/* pthread_cond_wait -> __futex_abstimed_wait */
-#define X_FUTEX_WAIT	(LIBC + 0x91c39)	/* __futex_abstimed_wait_common: after the syscall */
-#define X_NANOSLEEP	(LIBC + 0xec71b)	/* nanosleep -> clock_nanosleep */
+#define X_FUTEX_WAIT	(LIBC + 0x91c39)	/* __futex_abstimed_wait_common: syscall */
 #define X_MTRIM		(LIBC + 0xa5b47)	/* mtrim, inside malloc_trim */
 #define X_MALLOC_TRIM	(LIBC + 0xa5d8e)	/* malloc_trim -> mtrim */
 #define X_MADVISE	(LIBC + 0x11eb4b)	/* madvise: after its syscall */
@@ -234,6 +230,21 @@ static void ev_fork(__u32 parent, __u32 child, __u64 ts)
 	snprintf(e->comm, sizeof(e->comm), "%s", comm_of(parent));
 	emit(e, ts);
 	ev_comm(child, ts + 30 * US);
+}
+
+/* The launched program replaces the recorder's child (named after the recorder until then). */
+static void ev_exec(__u64 ts)
+{
+	struct exec_event *e = rec_new(GS_EV_EXEC, sizeof(*e), TID_MAIN, ts, 0, NULL, 0, NULL, 0);
+	struct comm_event *c = rec_new(GS_EV_COMM, sizeof(*c), TID_MAIN, ts - 20 * US, 0, NULL, 0,
+				       NULL, 0);
+
+	snprintf(c->comm, sizeof(c->comm), "gapscope");
+	emit(c, ts - 20 * US);
+	e->old_tid = TID_MAIN;
+	snprintf(e->comm, sizeof(e->comm), "zkengine");
+	snprintf(e->filename, sizeof(e->filename), "./zkengine");
+	emit(e, ts);
 }
 
 static void ev_exit(__u32 tid, __u64 ts, bool group_dead)
@@ -649,7 +660,7 @@ static void program(void)
 			    KTEXT + 0x0429af6, KTEXT + 0x0431cb5, KTEXT + 0x0431f8a,
 			    KTEXT + 0x11ed4f1, KTEXT + 0x0000130 };
 
-	ev_comm(TID_MAIN, AT(120));
+	ev_exec(AT(120));
 	ev_cuda(TID_MAIN, AT(20000), 40 * MS, P_CTX_CREATE, CU_K_CTX_CREATE, X_INIT_CTX, u_init,
 		N(u_init));
 	last_cuda()->ctx = CTX;
