@@ -118,11 +118,29 @@ static void note_losses(struct analysis *a, const struct gs_hdr *h)
 }
 
 /*
- * Completion evidence is taken at a synchronize's return, not at the wakeup of a sleep inside
- * it: simcuda wakes its waiters at every operation its stream completes, and a waiter that then
- * waits for a CPU would have the device idle before its last kernel ended. The return can only
- * be late (by the wait for a CPU), never early.
+ * Completion evidence is taken at a synchronize's return, which can only be late (by a wait for
+ * a CPU), never early. The wakeup of its last sleep bounds how much earlier: not the evidence
+ * itself, since a driver may wake its waiters before the last operation is done (simcuda does
+ * at every operation its stream completes).
  */
+static __u64 woken(const struct thread *t, const struct gs_hdr *h, const struct cu_event *e)
+{
+	__u64 end = h->ts + e->dur_ns;
+
+	if (!(h->flags & GS_F_RET) || (e->kind != CU_K_SYNC_STREAM && e->kind != CU_K_SYNC_EVENT &&
+					e->kind != CU_K_SYNC_CTX && e->kind != CU_K_MEMCPY))
+		return 0;
+	for (size_t i = t->off.n; i--;) {
+		const struct th_off *o = VEC_AT(&t->off, struct th_off, i);
+
+		if (o->end <= h->ts)
+			break;
+		if (o->end <= end && o->blocked)
+			return o->wake;
+	}
+	return 0;
+}
+
 /* One record: metadata, or an event for the timelines. Returns -ENOMEM only. */
 static int feed(struct analysis *a, const struct gs_hdr *h, __u32 version)
 {
@@ -209,7 +227,7 @@ static int feed(struct analysis *a, const struct gs_hdr *h, __u32 version)
 			return 0;
 		a->cuda_events++;
 		t = threads__get(p->th, h->tid, h->tgid);
-		if (!t || gputime__add(p->gt, e, probe_name(p, e->fn), t->comm, 0))
+		if (!t || gputime__add(p->gt, e, probe_name(p, e->fn), t->comm, woken(t, h, e)))
 			return -ENOMEM;
 		if (h->flags & GS_F_RET) {
 			end += e->dur_ns;
@@ -413,6 +431,7 @@ static void take_idle(struct analysis *a)
 			break;
 		g->device = idle[i].device;
 		g->start_ns = idle[i].start;
+		g->start_earliest_ns = idle[i].start_earliest;
 		g->end_ns = idle[i].end;
 		g->tier = "api";
 		g->start_how = idle[i].start_how;

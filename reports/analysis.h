@@ -84,6 +84,9 @@ struct gap {
 	__u32 seq;		/* from 1, in the order their analysis completed (on_gap) */
 	__u32 device;
 	__u64 start_ns, end_ns;
+	/* The start edge is the evidence's return; the device may have gone idle as early as
+	 * this (the wakeup of the synchronize's last sleep; == start_ns when not known). */
+	__u64 start_earliest_ns;
 	const char *tier;	/* "api" */
 	const char *start_how;	/* how the device was known idle: "cuStreamSynchronize returned" */
 	const char *end_how;	/* "cuLaunchKernel by gpu-worker-0" */

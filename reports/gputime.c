@@ -15,6 +15,7 @@
 struct gop {
 	__u64 t;		/* entry */
 	__u64 end;		/* return (== t for an entry-only call) */
+	__u64 woken;		/* its last sleep's wakeup, 0 unknown */
 	__u32 tid, tgid;
 	__u32 kind;		/* enum cu_kind */
 	__s32 ret;
@@ -49,6 +50,7 @@ struct gdev {
 	__u64 busy_since;
 	__u64 idle_since;	/* when the last evidence made it idle, 0: never busy yet */
 	const char *idle_fn, *idle_comm;	/* the call that made it idle */
+	__u64 idle_earliest;
 	struct vec busy;	/* struct busy_interval */
 };
 
@@ -222,6 +224,7 @@ static void device_launch(struct gputime *g, struct stream *s, const struct gop 
 		if (i) {
 			i->device = s->device;
 			i->start = d->idle_since;
+			i->start_earliest = d->idle_earliest;
 			i->end = op->t;
 			i->start_how = strtab__internf(g->strs, "%s returned in %s", d->idle_fn,
 						       d->idle_comm);
@@ -249,6 +252,7 @@ static void device_evidence(struct gputime *g, struct stream *s, __u64 cut, cons
 		b->end = op->end;
 	}
 	d->idle_since = op->end;
+	d->idle_earliest = op->woken && op->woken < op->end ? op->woken : op->end;
 	d->idle_fn = op->fn;	/* named only if the idle time becomes a gap */
 	d->idle_comm = op->comm;
 }
@@ -345,7 +349,8 @@ int gputime__add(struct gputime *g, const struct cu_event *e, const char *fn, co
 	bool ret = e->h.flags & GS_F_RET;
 	struct gop op = {
 		.t = e->h.ts,
-		.end = woken ? woken : e->h.ts + (ret ? e->dur_ns : 0),
+		.end = e->h.ts + (ret ? e->dur_ns : 0),
+		.woken = woken,
 		.tid = e->h.tid,
 		.tgid = e->h.tgid,
 		.kind = e->kind,

@@ -27,6 +27,8 @@ struct gputime;
 struct gpu_idle {
 	__u32 device;
 	__u64 start, end;
+	__u64 start_earliest;	/* the evidence's call slept until woken then: idle from there at
+				 * the earliest (== start when not known) */
 	const char *start_how;	/* "cuStreamSynchronize returned in gpu-worker-0" */
 	const char *end_how;	/* "cuLaunchKernel by gpu-worker-1" */
 	__u32 closer_tid;
@@ -37,8 +39,10 @@ void gputime__free(struct gputime *g);
 
 /*
  * fn: the probed symbol's name; comm: the calling thread's name; woken: for a call that slept
- * until the work completed (a blocking synchronize), when it was woken, else 0: the evidence
- * holds from then, not from the return, which waits for a CPU on a busy machine. 0 or -ENOMEM.
+ * (a blocking synchronize), when its last sleep was woken, else 0. The evidence holds from the
+ * return; the wakeup bounds how much earlier the work may have completed (the return waits for
+ * a CPU on a busy machine; a driver may also wake its waiters before the last operation is
+ * done, as simcuda does at every operation). 0 or -ENOMEM.
  */
 int gputime__add(struct gputime *g, const struct cu_event *e, const char *fn, const char *comm,
 		 __u64 woken);

@@ -58,6 +58,7 @@ static void json_gap(FILE *out, const struct gap *g)
 		g->id, g->device, (uint64_t)g->start_ns, (uint64_t)g->end_ns,
 		(uint64_t)(g->end_ns - g->start_ns), g->tier);
 	json_str(out, g->start_how);
+	fprintf(out, ",\"start_earliest_ns\":%" PRIu64, (uint64_t)g->start_earliest_ns);
 	fprintf(out, ",\"end_edge\":");
 	json_str(out, g->end_how);
 	fprintf(out, ",\"preempted_outside_ns\":%" PRIu64, (uint64_t)g->preempted_outside_ns);

@@ -22,9 +22,9 @@
       the stream before that launch run first and their time is not visible to the API tier,
       so the end edge may precede the truth's by up to the upload time the truth records for
       the partition whose kernels end the window (partition records: kernels_start_ns minus
-      gpu_start_ns), plus 1 ms; likewise the start edge, the synchronize that returns after the
-      copies queued behind the last kernels, may follow the truth's by their time (gpu_end_ns
-      minus kernels_end_ns) plus 1 ms. A window at least half filled by a partition's copy phases
+      gpu_start_ns), plus 1 ms. The start edge is established between the synchronize's last
+      wakeup (start_earliest_ns) and its return (start_ns): the truth's start must lie there,
+      give or take 1 ms. A window at least half filled by a partition's copy phases
       (queued on the stream with its kernels, so busy for the API tier) is not counted.
   holders SUMMARY TRUTH
       every malloc_trim root of a chain through a lock is a thread the truth lists as trimming
@@ -175,17 +175,11 @@ def cmd_truth(args):
                 best = max(best, ns)
         return best
 
-    download = {}
-    for p in truth:
-        if p['kind'] == 'partition' and p.get('kernels_end_ns') and p.get('gpu_end_ns'):
-            download[(p['gpu'], p['kernels_end_ns'])] = p['gpu_end_ns'] - p['kernels_end_ns']
-
-    def download_after(gpu, start):
-        return max([ns for (g, k), ns in download.items() if g == gpu and abs(k - start) <= 1e6] + [0])
-
     def match(g, t):
-        d = g['start_ns'] - t['start_ns']
-        if g['device'] != t['gpu'] or d < -1e6 or d > 1e6 + download_after(t['gpu'], t['start_ns']):
+        # The start edge is known to lie between the synchronize's last wakeup and its return.
+        early = min(g.get('start_earliest_ns', g['start_ns']), g['start_ns'])
+        if g['device'] != t['gpu'] or t['start_ns'] < early - 1e6 or \
+                t['start_ns'] > g['start_ns'] + 1e6:
             return False
         d = t['end_ns'] - g['end_ns']
         return -1e6 <= d <= 1e6 + upload_before(t['gpu'], t['end_ns'])
