@@ -11,11 +11,13 @@
  *                                         (lock or cond, named), CUDA calls (launches with their
  *                                         kernel's name), malloc_trim and --probe functions;
  *                                         on-CPU time is what lies between
- *   flows                                 an arrow from waker to woken for every link of every
- *                                         gap's chain: a short "wakes T" slice on the waker at
- *                                         the wakeup, bound ("bind_id", "flow_out") to a "woken
- *                                         by W" slice ("flow_in") on the woken thread, from the
- *                                         wakeup to when it ran again
+ *   flows                                 an arrow for every link of every gap's chain that
+ *                                         goes on to another thread: from a short "wakes T"
+ *                                         slice on the waker at the wakeup ("bind_id",
+ *                                         "flow_out") to a "woken by W" slice ("flow_in") on
+ *                                         the woken, from the wakeup to when it ran again; for
+ *                                         a lock another thread took in between, from the
+ *                                         holder at the start of the wait
  *
  * Times are microseconds from the trace's start with three decimals (nanoseconds exact). Slices
  * on one track nest or are disjoint, as the format requires.

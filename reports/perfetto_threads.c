@@ -83,7 +83,7 @@ static bool keep(struct tl *t, __u64 s, __u64 e)
 		t->st.slices++;
 		return true;
 	}
-	if (e - s < t->min_ns || (!t->min_ns && e == s && t->outside >= t->max_slices)) {
+	if (e - s < t->min_ns) {
 		t->st.short_left_out++;
 		return false;
 	}
@@ -96,7 +96,8 @@ static bool keep(struct tl *t, __u64 s, __u64 e)
 	return true;
 }
 
-/* Chain links this blocked interval of tid, woken by waker, stands for (marked); any? */
+/* Whether this blocked interval of tid waited in a gap for waker, a chain link says; mark:
+ * the link has its arrow. */
 static bool match_links(struct tl *t, __u32 tid, __u32 waker, __u64 s, __u64 e, bool mark)
 {
 	__u64 from = s > t->max_gap ? s - t->max_gap : 0;
