@@ -386,15 +386,16 @@ static void on_futex(struct tl *t, struct tl_thread *th, const struct futex_even
 static void on_cuda(struct tl *t, const struct cu_event *e)
 {
 	const struct gs_hdr *h = &e->h;
-	const struct ctx_probe *p = ctx__probe(t->ctx, e->fn);
-	const char *sym = p ? p->sym : trace__cu_kind_name(e->kind);
-	const char *kernel = e->kind == CU_K_LAUNCH ? ctx__kernel_name(t->ctx, e->handle, NULL) :
-						      NULL;
 	__u64 end = h->ts + ((h->flags & GS_F_RET) ? e->dur_ns : 0);
+	const struct ctx_probe *p;
+	const char *sym, *kernel;
 	char name[320], hex[24];
 
-	if (!keep(t, h->ts, end))
+	if (!keep(t, h->ts, end)) /* names looked up only for what is written */
 		return;
+	p = ctx__probe(t->ctx, e->fn);
+	sym = p ? p->sym : trace__cu_kind_name(e->kind);
+	kernel = e->kind == CU_K_LAUNCH ? ctx__kernel_name(t->ctx, e->handle, NULL) : NULL;
 	snprintf(name, sizeof(name), "%s%s%s", sym, kernel ? " " : "", kernel ?: "");
 	tl__slice(t, h->tgid, h->tid, h->ts, end, "cuda", name, 0, false);
 	tl__arg_str(t, true, "call", sym);
