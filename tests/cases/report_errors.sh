@@ -11,7 +11,8 @@ CC=${CC:-cc}
 GS=$BUILD/gapscope
 LIBCUDA=$PWD/$BUILD/simcuda/libcuda.so.1
 ASAN_BIN=$BUILD/asan/gapscope
-rm -f "$ASAN_BIN"	# relinked from its objects, each rebuilt if its sources changed
+# The report's objects are rebuilt every time (a header change must reach each of them).
+rm -rf "$ASAN_BIN" "$BUILD/asan/reports"
 make -s -j2 BUILD="$BUILD/asan" CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all" \
 	LDFLAGS="-fsanitize=address,undefined" "$ASAN_BIN" >/dev/null ||
 	die "cannot build the sanitized gapscope"
