@@ -256,6 +256,18 @@ struct seg {
 	uint64_t t, delay;
 };
 
+/*
+ * A wait of a thread that feeds the GPU has ended: the run delay it gathered since d0 is the
+ * time it was woken but not yet running, at the wait's end.  Half a millisecond or more of it is
+ * an oversubscription stall (the pipeline held back by threads it could not get a CPU from).
+ */
+static void waited(uint64_t d0)
+{
+	uint64_t t = now_ns(), d = run_delay_ns() - d0;
+	if (d >= 500000 && d < t)
+		stall_keep(STALL_PREEMPTED, t - d, t);
+}
+
 /* A segment of work that feeds the GPU (synthesis, a tail that returns the reservation) spent
  * mostly runnable but not running: an oversubscription stall. */
 static void seg_runnable(const struct seg *s)
@@ -607,7 +619,9 @@ static void *dispatcher_main(void *arg)
 	name_thread("dispatcher", 0);
 	const struct zk_opts *o = E.o;
 	for (unsigned i = 0; i < o->partitions; i++) {
+		uint64_t d0 = run_delay_ns();
 		budget_reserve(E.res_abc + E.res_rest);
+		waited(d0);
 		struct part *p = calloc(1, sizeof(*p));
 		if (!p)
 			oom();
@@ -623,8 +637,9 @@ static void *synth_main(void *arg)
 {
 	name_thread("synth-%u", (unsigned)(uintptr_t)arg);
 	for (;;) {
-		uint64_t waited;
-		struct part *p = pq_pop(&E.synth_q, &waited);
+		uint64_t waited_from, d0 = run_delay_ns();
+		struct part *p = pq_pop(&E.synth_q, &waited_from);
+		waited(d0);
 		if (!p)
 			break;
 		struct rng g;
@@ -715,9 +730,11 @@ static void *tail_main(void *arg)
 		p->tail_out = field_chain(p->buf->b, n, E.sz.tail_ops, fr_one());
 		seg_runnable(&seg);
 		pthread_mutex_lock(&tails.mu);
+		uint64_t d0 = run_delay_ns();
 		while (!p->gpu_done)
 			pthread_cond_wait(&tails.done, &tails.mu);
 		pthread_mutex_unlock(&tails.mu);
+		waited(d0);
 		seg = (struct seg){ now_ns(), run_delay_ns() };
 		prove_finish(p); /* returns the reservation the dispatcher waits for */
 		seg_runnable(&seg);
@@ -730,9 +747,10 @@ static void *tail_main(void *arg)
 /* A lock taken by a GPU worker: a wait of 100 us or more is a stall of the given kind. */
 static void lock_timed(pthread_mutex_t *mu, enum stall k)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = now_ns(), d0 = run_delay_ns();
 	pthread_mutex_lock(mu);
 	uint64_t t1 = now_ns();
+	waited(d0);
 	if (t1 - t0 >= 100000)
 		stall_keep(k, t0, t1);
 	if (t1 - t0 >= 1000000)
@@ -815,7 +833,9 @@ static void prove_start(struct worker *w, struct part *p, struct seg *seg)
 	if (!wide)
 		gpu_lock_release(g);
 	gpu__hpoly_download(w->work, p->buf->h);
+	uint64_t d0 = run_delay_ns();
 	gpu__hpoly_wait(w->work, &p->t);
+	waited(d0);
 	if (wide) {
 		t0 = now_ns();
 		host_postprocess(p);
@@ -962,8 +982,8 @@ static void *finalizer_main(void *arg)
 	pthread_cond_broadcast(&E.fin_cv);
 	pthread_mutex_unlock(&E.done_mu);
 	for (;;) {
-		uint64_t waited;
-		struct part *p = pq_pop(&E.fin_q, &waited);
+		uint64_t waited_from;
+		struct part *p = pq_pop(&E.fin_q, &waited_from);
 		if (!p)
 			break;
 		/* assemble: the stand-in proof combines the tail's output with the processed h */
@@ -985,15 +1005,16 @@ static void *gpu_worker_main(void *arg)
 	bool first = true;
 	name_thread("gpu-worker-%u", w->id);
 	for (;;) {
-		uint64_t waited;
-		struct part *p = pq_pop(&E.gpu_q, &waited);
+		uint64_t waited_from, d0 = run_delay_ns();
+		struct part *p = pq_pop(&E.gpu_q, &waited_from);
+		waited(d0);
 		if (!p)
 			break;
 		uint64_t got = now_ns();
-		if (waited && got - waited >= 100000)
-			stall_keep(STALL_WAIT_WORK, waited, got);
-		if (waited && got - waited >= 1000000)
-			truth_stall("cond_wait_work", waited, got,
+		if (waited_from && got - waited_from >= 100000)
+			stall_keep(STALL_WAIT_WORK, waited_from, got);
+		if (waited_from && got - waited_from >= 1000000)
+			truth_stall("cond_wait_work", waited_from, got,
 				    ",\"gpu\":%d,\"queue\":\"gpu\",\"partition\":%u,"
 				    "\"startup\":%s",
 				    w->gpu->ordinal, p->idx, first ? "true" : "false");
