@@ -244,11 +244,19 @@ static void write_metadata(struct tl *t)
 	tl__arg_u64(t, "chain_links", st->links);
 	tl__arg_u64(t, "flows", st->flows);
 	tl__arg_u64(t, "chain_links_without_wakeup", st->links_unmatched);
-	snprintf(note, sizeof(note),
-		 "thread intervals outside every gap shorter than %llu ns or past the first %zu "
-		 "are left out; everything that overlaps a gap is kept",
-		 (unsigned long long)st->min_ns, t->max_slices);
+	if (st->min_ns)
+		snprintf(note, sizeof(note),
+			 "thread intervals outside every gap shorter than %llu ns, or past the "
+			 "first %zu, are left out; everything that overlaps a gap is kept",
+			 (unsigned long long)st->min_ns, t->max_slices);
+	else
+		snprintf(note, sizeof(note),
+			 "thread intervals outside every gap past the first %zu are left out; "
+			 "everything that overlaps a gap is kept",
+			 t->max_slices);
 	tl__arg_str(t, false, "left_out", note);
+	if (t->cut)
+		tl__arg_str(t, false, "cut", "the trace could not be read to its end");
 	tl__arg_str(t, false, "not_drawn",
 		    "on-CPU time (between the slices), CPU samples, "
 		    "mutex holds (--lock-holds)");
@@ -265,9 +273,10 @@ int timeline__write(FILE *out, const char *path, const struct analysis *a,
 	const struct gs_hdr *h;
 	int ret = -1, n;
 
-	t.min_ns = o && o->min_ns		    ? o->min_ns :
-		   a->events <= TIMELINE_ALL_EVENTS ? 0 :
-						      TIMELINE_MIN_NS;
+	if (o && o->min_ns)
+		t.min_ns = o->min_ns;
+	else if (a->events > TIMELINE_ALL_EVENTS)
+		t.min_ns = TIMELINE_MIN_NS;
 	t.max_slices = o && o->max_slices ? o->max_slices : TIMELINE_MAX_SLICES;
 	t.st.min_ns = t.min_ns;
 	if (!tr)
@@ -301,11 +310,12 @@ int timeline__write(FILE *out, const char *path, const struct analysis *a,
 			goto out;
 		}
 	}
+	/* A trace that cannot be read to its end was analysed as far as it goes: so is it here. */
+	t.cut = n < 0;
 	tl__finish(&t);
 	write_metadata(&t);
-	if (n < 0 || ferror(out)) {
-		snprintf(err, errlen, n < 0 ? "%s: cannot be read to its end" : "%s: write error",
-			 path);
+	if (ferror(out)) {
+		snprintf(err, errlen, "write error");
 		goto out;
 	}
 	ret = 0;

@@ -45,16 +45,19 @@ struct tl {
 	struct strtab *strs;
 	struct names *nm;
 	__u32 version;
-	__u64 t0, min_ns;
-	size_t max_slices, outside;
-	bool first;
+	__u64 t0; /* the trace's start: ts 0 */
+	__u64 min_ns;
+	size_t max_slices;
+	size_t outside;	       /* thread slices written outside every gap */
+	bool first;	       /* no event written yet: no comma before the next */
+	bool cut;	       /* the trace could not be read to its end */
 	struct tl_thread **th; /* open addressing by tid */
 	size_t thcap;
 	struct tl_win *win; /* the gaps' windows, merged, by start */
 	size_t nwin;
 	struct tl_pair *pairs; /* by woken, then gap start */
 	__u64 max_gap;
-	__u64 flow_id;
+	__u64 flow_id; /* the last arrow's bind_id */
 	struct timeline_stats st;
 };
 

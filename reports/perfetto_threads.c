@@ -238,7 +238,9 @@ static const char *off_reason(struct tl *t, const struct gs_hdr *h, int nr, cons
 static bool write_flow(struct tl *t, const struct tl_thread *th, __u64 s, __u64 end, __u32 from,
 		       __u32 from_pid, const char *out_fmt, const char *in_fmt, __u64 at)
 {
-	__u64 in = at > s ? at : s + 1;
+	/* Both start after `at`'s own edges: the holder often runs from the very switch at
+	 * which the waiter blocked. The out slice starts first, so Perfetto binds it first. */
+	__u64 in = at + 1 > s + 1 ? at + 1 : s + 1;
 	const char *woken = ctx__comm(t->ctx, th->tid), *by = ctx__comm(t->ctx, from);
 	char name[320];
 
@@ -247,7 +249,7 @@ static bool write_flow(struct tl *t, const struct tl_thread *th, __u64 s, __u64 
 	t->flow_id++;
 	t->st.flows++;
 	snprintf(name, sizeof(name), out_fmt, woken ?: "?");
-	tl__slice(t, from_pid ?: th->tgid, from, at - 1, at + 1, "chain", name, t->flow_id, true);
+	tl__slice(t, from_pid ?: th->tgid, from, at, at + 1, "chain", name, t->flow_id, true);
 	tl__arg_str(t, true, "to", woken);
 	tl__arg_u64(t, "to_tid", th->tid);
 	tl__end(t);
