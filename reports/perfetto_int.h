@@ -34,6 +34,15 @@ struct tl_pair {
 	bool matched;
 };
 
+/* A thread woken from a wait on a lock: the waker had released the lock then. */
+struct tl_release {
+	__u64 uaddr, at;
+	__u32 tid, tgid;
+};
+
+/* The releases kept: enough for the waiters of a contended lock while one of them waits. */
+#define TL_RELEASES 64
+
 struct tl_win {
 	__u64 s, e;
 };
@@ -57,6 +66,8 @@ struct tl {
 	size_t nwin;
 	struct tl_pair *pairs; /* by woken, then gap start */
 	__u64 max_gap;
+	struct tl_release rel[TL_RELEASES]; /* the latest, a ring */
+	unsigned int nrel;
 	__u64 flow_id; /* the last arrow's bind_id */
 	struct timeline_stats st;
 };

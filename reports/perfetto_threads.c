@@ -264,7 +264,7 @@ static bool write_flow(struct tl *t, const struct tl_thread *th, __u64 s, __u64 
 
 /* An off-CPU interval; reason and lock come from its futex wait, if it was in one. */
 static void write_off(struct tl *t, const struct tl_thread *th, const struct offcpu_event *e,
-		      const char *reason, const char *lock, __u32 owner)
+		      const char *reason, const char *lock, __u32 owner, __u64 uaddr)
 {
 	__u64 s = e->h.ts, end = s + e->dur_ns;
 	bool blocked = e->state == OFFCPU_BLOCKED;
@@ -302,17 +302,35 @@ static void write_off(struct tl *t, const struct tl_thread *th, const struct off
 	tl__end(t);
 	/* A wakeup not seen: the arrow at the latest moment it can have been, the switch-in. */
 	if (flow && write_flow(t, th, s, end, e->waker_tid, e->waker_tgid, "wakes %s",
-			       "woken by %s", e->wake_ts ?: end - 1))
+			       "woken by %s", e->wake_ts ?: end - 1)) {
 		match_links(t, th->tid, e->waker_tid, s, end, true);
-	else if (blocked && owner && match_links(t, th->tid, owner, s, end, false) &&
-		 write_flow(t, th, s, end, owner, th->tgid, "holds the lock %s waits for",
-			    "waits for the lock held by %s", s))
+		return;
+	}
+	if (!blocked || !uaddr) /* the rest is for lock waits */
+		return;
+	if (owner && match_links(t, th->tid, owner, s, end, false) &&
+	    write_flow(t, th, s, end, owner, th->tgid, "holds the lock %s waits for",
+		       "waits for the lock held by %s", s)) {
 		match_links(t, th->tid, owner, s, end, true);
+		return;
+	}
+	/* The lock changed hands while it waited: from a holder's release of it meanwhile. */
+	for (unsigned int i = 0; i < TL_RELEASES; i++) {
+		const struct tl_release *r = &t->rel[i];
+
+		if (r->uaddr != uaddr || r->tgid != th->tgid || r->at < s || r->at >= end ||
+		    !match_links(t, th->tid, r->tid, s, end, false))
+			continue;
+		if (write_flow(t, th, s, end, r->tid, r->tgid, "releases the lock %s waits for",
+			       "waits for the lock released by %s", r->at))
+			match_links(t, th->tid, r->tid, s, end, true);
+		return;
+	}
 }
 
 /* Writes the held intervals that end by end (all with end UINT64_MAX) as in a futex wait. */
 static void pend_flush(struct tl *t, struct tl_thread *th, __u64 start, __u64 end,
-		       const char *reason, const char *lock, __u32 owner)
+		       const char *reason, const char *lock, __u32 owner, __u64 uaddr)
 {
 	__u32 k = 0;
 
@@ -320,12 +338,18 @@ static void pend_flush(struct tl *t, struct tl_thread *th, __u64 start, __u64 en
 		const struct offcpu_event *e = &th->pend[i];
 		__u64 s = e->h.ts, z = s + e->dur_ns;
 
-		if (s >= start && z <= end)
-			write_off(t, th, e, reason, lock, owner);
-		else if (z <= start || end == UINT64_MAX)
-			write_off(t, th, e, "futex", NULL, 0); /* its wait was not recorded */
-		else
+		if (s >= start && z <= end) {
+			write_off(t, th, e, reason, lock, owner, uaddr);
+			/* Who woke it from a lock wait had just released that lock. */
+			if (uaddr && e->waker_tid)
+				t->rel[t->nrel++ % TL_RELEASES] = (struct tl_release){
+					uaddr, e->wake_ts ?: z, e->waker_tid, th->tgid
+				};
+		} else if (z <= start || end == UINT64_MAX) {
+			write_off(t, th, e, "futex", NULL, 0, 0); /* its wait was not recorded */
+		} else {
 			th->pend[k++] = *e;
+		}
 	}
 	th->npend = k;
 }
@@ -333,15 +357,15 @@ static void pend_flush(struct tl *t, struct tl_thread *th, __u64 start, __u64 en
 static void on_offcpu(struct tl *t, struct tl_thread *th, const struct offcpu_event *e)
 {
 	if (e->state != OFFCPU_BLOCKED || !(e->h.flags & GS_F_IN_FUTEX)) {
-		write_off(t, th, e, NULL, NULL, 0);
+		write_off(t, th, e, NULL, NULL, 0, 0);
 		return;
 	}
 	if (!th->pend && !(th->pend = calloc(PEND_MAX, sizeof(*th->pend)))) {
-		write_off(t, th, e, "futex", NULL, 0);
+		write_off(t, th, e, "futex", NULL, 0, 0);
 		return;
 	}
 	if (th->npend == PEND_MAX) {
-		write_off(t, th, &th->pend[0], "futex", NULL, 0);
+		write_off(t, th, &th->pend[0], "futex", NULL, 0, 0);
 		memmove(th->pend, th->pend + 1, --th->npend * sizeof(*th->pend));
 	}
 	th->pend[th->npend++] = *e;
@@ -371,7 +395,7 @@ static void on_futex(struct tl *t, struct tl_thread *th, const struct futex_even
 	char title[320], addr[24];
 
 	pend_flush(t, th, h->ts, h->ts + f->dur_ns, lock ? "lock" : "cond", name,
-		   lock ? f->owner : 0);
+		   lock ? f->owner : 0, lock ? f->uaddr : 0);
 	if (!keep(t, h->ts, h->ts + f->dur_ns))
 		return;
 	snprintf(title, sizeof(title), "%s wait %s", lock ? "lock" : "cond", name);
@@ -453,7 +477,7 @@ void tl__finish(struct tl *t)
 {
 	for (size_t i = 0; i < t->thcap; i++)
 		if (t->th[i])
-			pend_flush(t, t->th[i], 0, UINT64_MAX, NULL, NULL, 0);
+			pend_flush(t, t->th[i], 0, UINT64_MAX, NULL, NULL, 0, 0);
 	for (size_t i = 0; i < t->st.links; i++)
 		t->st.links_unmatched += !t->pairs[i].matched;
 	for (size_t i = 0; i < t->thcap; i++) {
