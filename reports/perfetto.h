@@ -16,8 +16,9 @@
  *                                         slice on the waker at the wakeup ("bind_id",
  *                                         "flow_out") to a "woken by W" slice ("flow_in") on
  *                                         the woken, from the wakeup to when it ran again; for
- *                                         a lock another thread took in between, from the
- *                                         holder at the start of the wait
+ *                                         a lock that changed hands while it waited, from the
+ *                                         holder when the wait began, or else when the holder
+ *                                         released it meanwhile
  *
  * Times are microseconds from the trace's start with three decimals (nanoseconds exact). Slices
  * on one track nest or are disjoint, as the format requires.
