@@ -93,6 +93,7 @@ check: deps
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tests/bench/run.sh $(BUILD)
+	$(Q)tests/report/bench.sh $(BUILD)
 
 stress-scenarios: deps
 	$(Q)$(MAKE) --no-print-directory all

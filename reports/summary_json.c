@@ -94,9 +94,10 @@ static void json_gap(FILE *out, const struct gap *g)
 
 int summary_json__write(const struct analysis *a, FILE *out)
 {
-	fprintf(out, "{\"version\":1,\"duration_ns\":%" PRIu64 ",\"lost_events\":%" PRIu64
-		     ",\n\"losses\":{",
-		(uint64_t)a->duration_ns, (uint64_t)a->lost_events);
+	/* start_ns: the trace's first moment (CLOCK_MONOTONIC), where the page's time axis begins */
+	fprintf(out, "{\"version\":1,\"start_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
+		     ",\"lost_events\":%" PRIu64 ",\n\"losses\":{",
+		(uint64_t)a->start_ns, (uint64_t)a->duration_ns, (uint64_t)a->lost_events);
 	for (size_t i = 0; i < a->nlosses; i++) {
 		fprintf(out, "%s", i ? "," : "");
 		json_str(out, a->loss_names[i]);
