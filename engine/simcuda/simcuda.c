@@ -154,6 +154,7 @@ struct CUstream_st {
 	pthread_cond_t work, done;
 	struct op *head, *tail;
 	uint64_t submitted, completed;
+	uint64_t wake_at; /* the lowest sequence number a waiter waits for; UINT64_MAX: none */
 	bool stopping;
 	struct CUgraph_st *capture; /* under ctx->mu: the graph being captured, or NULL */
 };
@@ -440,6 +441,16 @@ static void trace_kernel(int dev, const char *name, uint64_t start, uint64_t end
 		return; /* best effort: the engine's own results never depend on the trace */
 }
 
+/* Wait, holding s->mu, until s has completed operation seq. */
+static void stream_wait_locked(struct CUstream_st *s, uint64_t seq)
+{
+	while (s->completed < seq) {
+		if (seq < s->wake_at)
+			s->wake_at = seq;
+		pthread_cond_wait(&s->done, &s->mu);
+	}
+}
+
 static void run_op(struct CUstream_st *s, struct op *op)
 {
 	switch (op->kind) {
@@ -503,8 +514,7 @@ static void run_op(struct CUstream_st *s, struct op *op)
 	case OP_WAIT_STREAM: {
 		struct CUstream_st *t = op->wait.s;
 		pthread_mutex_lock(&t->mu);
-		while (t->completed < op->wait.seq)
-			pthread_cond_wait(&t->done, &t->mu);
+		stream_wait_locked(t, op->wait.seq);
 		pthread_mutex_unlock(&t->mu);
 		stream_put(t);
 		break;
@@ -586,7 +596,12 @@ static void *stream_worker(void *arg)
 
 		pthread_mutex_lock(&s->mu);
 		s->completed = op->seq;
-		pthread_cond_broadcast(&s->done);
+		/* waiters are woken when what they wait for is done, once, as the driver wakes a
+		 * blocking synchronize; not at every operation that completes before it */
+		if (s->completed >= s->wake_at) {
+			s->wake_at = UINT64_MAX;
+			pthread_cond_broadcast(&s->done);
+		}
 		op_free(op);
 	}
 	pthread_mutex_unlock(&s->mu);
@@ -606,6 +621,7 @@ static CUresult stream_new(struct CUctx_st *ctx, unsigned flags, struct CUstream
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->work, NULL);
 	pthread_cond_init(&s->done, NULL);
+	s->wake_at = UINT64_MAX;
 
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);
@@ -722,8 +738,7 @@ static bool capturing(struct CUstream_st *s)
 static void stream_wait_seq(struct CUstream_st *s, uint64_t seq)
 {
 	pthread_mutex_lock(&s->mu);
-	while (s->completed < seq)
-		pthread_cond_wait(&s->done, &s->mu);
+	stream_wait_locked(s, seq);
 	pthread_mutex_unlock(&s->mu);
 }
 
