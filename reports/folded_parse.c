@@ -187,8 +187,14 @@ static int folded__parse_line(struct folded *f, const char *s, size_t len, const
 		len--;
 	if (!len || s[0] == '#')
 		return 1;
-	sp = memrchr(s, ' ', len);
-	if (!sp || sp == s || sp + 1 == s + len)
+	/*
+	 * The last space, found by hand: memrchr() is a GNU extension, and a build without
+	 * _GNU_SOURCE (CFLAGS given on make's command line) took it as returning int, the
+	 * pointer cut to 32 bits.
+	 */
+	for (sp = s + len - 1; sp > s && *sp != ' '; sp--)
+		;
+	if (*sp != ' ' || sp == s || sp + 1 == s + len)
 		return -EINVAL;
 	for (p = sp + 1; p < s + len; p++) {
 		if (*p < '0' || *p > '9' || w > (~0ull - 9) / 10)

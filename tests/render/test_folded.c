@@ -96,6 +96,30 @@ static void test_parse_errors(void)
 	folded__free(f);
 }
 
+/*
+ * Text in a large heap buffer, as folded__read_file() reads a file: an address above 4 GiB. The
+ * weight's space was found by a memrchr() that a build without _GNU_SOURCE declared as returning
+ * int, the pointer cut to 32 bits: a segfault on every line.
+ */
+static void test_parse_heap(void)
+{
+	static const char line[] = "gpu-worker-0;run;[lock tracker];--;[held by fin];malloc_trim 3\n";
+	size_t n = 65536, len = n * (sizeof(line) - 1);
+	char *buf = malloc(len);
+	struct folded *f;
+
+	CHECK(buf, "malloc");
+	for (size_t i = 0; i < n; i++)
+		memcpy(buf + i * (sizeof(line) - 1), line, sizeof(line) - 1);
+	f = folded__parse(buf, len);
+	CHECK(f, "parse failed: %s", strerror(errno));
+	CHECK_EQ_U64(folded__total(f), 3 * n);
+	CHECK_EQ_U64(folded__stacks(f), 1);
+	CHECK_EQ_U64(folded__max_depth(f), 6);
+	folded__free(f);
+	free(buf);
+}
+
 static void test_add_merge_write(void)
 {
 	const char *s1[] = { "main", "ns::f(a;b)", "line\nbreak" };
@@ -143,6 +167,7 @@ int main(void)
 {
 	test_parse();
 	test_parse_errors();
+	test_parse_heap();
 	test_add_merge_write();
 	test_kind();
 	TEST_PASS();
