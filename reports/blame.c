@@ -472,17 +472,12 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 	}
 }
 
-/*
- * Inside a probed function or a CUDA call: the call is the root, whatever the thread's state.
- * Its stack was taken at the function's entry, without the function: its name is the leaf.
- */
+/* In a probed function or CUDA call: the root; its stack (from entry) lacks it: name as leaf. */
 static int in_call(struct blame *b, const struct thread *th, const struct th_call *c, __u64 s,
 		   __u64 e)
 {
-	const char *leaf = c->name;
-
 	return root(b, th, TS_ON_CPU, c->kind == TC_PROBE ? BK_PROBE : BK_CUDA, c->name, NULL,
-		    c->stack, e - s, &leaf, leaf ? 1 : 0);
+		    c->stack, e - s, &c->name, c->name ? 1 : 0);
 }
 
 /* The next moment after t at which a call starts or ends (the classification may change). */
