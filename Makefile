@@ -43,8 +43,9 @@ endif
 
 WARN     := -Wall -Wextra -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
-CFLAGS   += $(WARN) $(FPFLAGS) -MMD -MP -D_GNU_SOURCE -pthread
-LDFLAGS  += -pthread
+# override: flags the build needs stay when CFLAGS is given on the command line (sanitizers)
+override CFLAGS += $(WARN) $(FPFLAGS) -MMD -MP -D_GNU_SOURCE -pthread
+override LDFLAGS += -pthread
 
 # Packages the project needs from Debian; CUDA comes from the toolkit at $(CUDA_HOME).
 DEB_PKGS = build-essential clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
