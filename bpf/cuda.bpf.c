@@ -270,8 +270,7 @@ static __always_inline __u16 calibrate(__u32 lib, bool agree)
  * once, and put it in the trace as a cu_name_event marked CU_NF_BY_HANDLE, ahead of the event
  * that uses it. Returns how the handle is named (H_*), 0 when it is not (yet).
  */
-static __always_inline __u32 name_by_handle(__u64 handle, __u32 lib, __u32 fn, __u32 kind,
-					     __u64 ts)
+static __always_inline __u32 name_by_handle(__u64 handle, __u32 lib, __u32 fn, __u32 kind, __u64 ts)
 {
 	struct handle_key k = { .tgid = bpf_get_current_pid_tgid() >> 32, .handle = handle };
 	struct cu_handle_stats *st;
@@ -289,7 +288,7 @@ static __always_inline __u32 name_by_handle(__u64 handle, __u32 lib, __u32 fn, _
 		return 0;
 	ev = reserve(sizeof(*ev), GS_EV_CU_NAME);
 	if (!ev)
-		return 0;	/* counted; the next launch tries again */
+		return 0; /* counted; the next launch tries again */
 	fill_hdr(&ev->h, GS_EV_CU_NAME, sizeof(*ev), ts);
 	ev->h.flags = CU_NF_BY_HANDLE;
 	ev->fn = fn;

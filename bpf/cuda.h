@@ -9,73 +9,73 @@
 
 #include "gapscope.h"
 
-#define CU_MAX_FNS	1024
-#define CU_NAME_LEN	256
+#define CU_MAX_FNS  1024
+#define CU_NAME_LEN 256
 
 enum cu_kind {
-	CU_K_LAUNCH = 1,	/* handle = CUfunction (or CUkernel) */
-	CU_K_GRAPH_LAUNCH,	/* handle = CUgraphExec */
+	CU_K_LAUNCH = 1,   /* handle = CUfunction (or CUkernel) */
+	CU_K_GRAPH_LAUNCH, /* handle = CUgraphExec */
 	CU_K_MEMCPY,
 	CU_K_MEMSET,
 	CU_K_SYNC_STREAM,
-	CU_K_SYNC_EVENT,	/* handle = CUevent */
+	CU_K_SYNC_EVENT, /* handle = CUevent */
 	CU_K_SYNC_CTX,
-	CU_K_EVENT_RECORD,	/* handle = CUevent */
-	CU_K_EVENT_QUERY,	/* handle = CUevent, ret: 0 done, 600 not ready */
+	CU_K_EVENT_RECORD, /* handle = CUevent */
+	CU_K_EVENT_QUERY,  /* handle = CUevent, ret: 0 done, 600 not ready */
 	CU_K_STREAM_QUERY,
-	CU_K_STREAM_WAIT,	/* handle = CUevent */
-	CU_K_ALLOC,		/* handle = returned pointer */
-	CU_K_FREE,		/* handle = pointer */
-	CU_K_HOST_REGISTER,	/* handle = host pointer */
+	CU_K_STREAM_WAIT,   /* handle = CUevent */
+	CU_K_ALLOC,	    /* handle = returned pointer */
+	CU_K_FREE,	    /* handle = pointer */
+	CU_K_HOST_REGISTER, /* handle = host pointer */
 	CU_K_HOST_UNREGISTER,
-	CU_K_CTX_SET,		/* ctx */
+	CU_K_CTX_SET, /* ctx */
 	CU_K_CTX_PUSH,
 	CU_K_CTX_POP,
-	CU_K_CTX_CREATE,	/* ctx = returned context, aux = device */
-	CU_K_STREAM_CREATE,	/* stream = returned stream, aux = flags (1: non-blocking) */
-	CU_K_GET_FUNCTION,	/* cu_name_event: handle = CUfunction */
-	CU_K_GET_KERNEL,	/* cu_name_event: handle = CUkernel */
-	CU_K_KERNEL_FUNCTION,	/* handle = returned CUfunction, aux = CUkernel */
-	CU_K_CAPTURE_BEGIN,	/* stream: launches into it are recorded into a graph, not run */
-	CU_K_CAPTURE_END,	/* stream */
+	CU_K_CTX_CREATE,      /* ctx = returned context, aux = device */
+	CU_K_STREAM_CREATE,   /* stream = returned stream, aux = flags (1: non-blocking) */
+	CU_K_GET_FUNCTION,    /* cu_name_event: handle = CUfunction */
+	CU_K_GET_KERNEL,      /* cu_name_event: handle = CUkernel */
+	CU_K_KERNEL_FUNCTION, /* handle = returned CUfunction, aux = CUkernel */
+	CU_K_CAPTURE_BEGIN,   /* stream: launches into it are recorded into a graph, not run */
+	CU_K_CAPTURE_END,     /* stream */
 	CU_K_MAX
 };
 
 /* How to find the interesting values among a call's arguments. */
 enum cu_layout {
-	CU_L_ARGS = 0,		/* a_* argument indices below */
-	CU_L_LAUNCH_EX,		/* arg1 = const CUlaunchConfig *, arg2 = CUfunction */
-	CU_L_MEMCPY2D,		/* arg1 = const CUDA_MEMCPY2D * (_v2 layout, 64-bit fields) */
+	CU_L_ARGS = 0,	/* a_* argument indices below */
+	CU_L_LAUNCH_EX, /* arg1 = const CUlaunchConfig *, arg2 = CUfunction */
+	CU_L_MEMCPY2D,	/* arg1 = const CUDA_MEMCPY2D * (_v2 layout, 64-bit fields) */
 };
 
-#define CU_F_RET	(1u << 0) /* also a return probe: duration, return value, out handle */
-#define CU_F_ASYNC	(1u << 1) /* asynchronous variant (memcpy/memset) */
+#define CU_F_RET   (1u << 0) /* also a return probe: duration, return value, out handle */
+#define CU_F_ASYNC (1u << 1) /* asynchronous variant (memcpy/memset) */
 
 /* Argument indices are 1-based; 0 means "not carried". */
 struct cu_fn_desc {
 	__u8 kind;
 	__u8 layout;
 	__u8 flags;
-	__u8 a_handle;	/* function, event, graph exec, pointer */
+	__u8 a_handle; /* function, event, graph exec, pointer */
 	__u8 a_stream;
 	__u8 a_ctx;
 	__u8 a_bytes;
-	__u8 a_bytes2;	/* multiplied with a_bytes (2-D memset height) */
+	__u8 a_bytes2;	  /* multiplied with a_bytes (2-D memset height) */
 	__u8 bytes_shift; /* element size: bytes << shift */
-	__u8 a_grid;	/* first of gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMem */
-	__u8 a_out;	/* pointer the call writes a handle to */
-	__u8 a_name;	/* const char *name */
-	__u8 a_aux;	/* second handle: kernel, device, waited event */
-	__u8 lib;	/* which attached libcuda (index into cu_libs, < CU_MAX_LIBS) */
+	__u8 a_grid;	  /* first of gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMem */
+	__u8 a_out;	  /* pointer the call writes a handle to */
+	__u8 a_name;	  /* const char *name */
+	__u8 a_aux;	  /* second handle: kernel, device, waited event */
+	__u8 lib;	  /* which attached libcuda (index into cu_libs, < CU_MAX_LIBS) */
 	__u8 pad[2];
 };
 
 struct cu_event {
 	struct gs_hdr h;
-	__u32 fn;	/* probe id (GS_REC_PROBE names the symbol) */
+	__u32 fn; /* probe id (GS_REC_PROBE names the symbol) */
 	__u32 kind;
-	__u64 caller;	/* return address into the caller, read at entry */
-	__u64 dur_ns;	/* entry to return when GS_F_RET */
+	__u64 caller; /* return address into the caller, read at entry */
+	__u64 dur_ns; /* entry to return when GS_F_RET */
 	__u64 handle;
 	__u64 stream;
 	__u64 ctx;
@@ -84,7 +84,7 @@ struct cu_event {
 	__u32 grid[3];
 	__u32 block[3];
 	__u32 shmem;
-	__s32 ret;	/* CUresult when GS_F_RET */
+	__s32 ret; /* CUresult when GS_F_RET */
 };
 
 /* Kernel-handle lookups: cuModuleGetFunction / cuLibraryGetKernel, name read at entry. */
@@ -92,8 +92,8 @@ struct cu_name_event {
 	struct gs_hdr h;
 	__u32 fn;
 	__u32 kind;
-	__u64 handle;	/* returned CUfunction / CUkernel */
-	__u64 owner;	/* CUmodule / CUlibrary */
+	__u64 handle; /* returned CUfunction / CUkernel */
+	__u64 owner;  /* CUmodule / CUlibrary */
 	__u64 dur_ns;
 	__s32 ret;
 	__u32 pad;
@@ -108,20 +108,20 @@ struct cu_name_event {
  * lookup it does see (calibration) and stops reading handles of a library as soon as one
  * disagrees; a name read from a handle is accepted only if it looks like a symbol.
  */
-#define CU_HANDLE_NAME_OFF	8
-#define CU_MAX_LIBS		16
+#define CU_HANDLE_NAME_OFF 8
+#define CU_MAX_LIBS	   16
 
 /* gs_hdr flags of cu_name_event (and of the cu_event of cuKernelGetFunction). */
-#define CU_NF_BY_HANDLE		(1u << 8)  /* name read from *(handle + 8), not from a lookup */
-#define CU_NF_CAL_AGREE		(1u << 9)  /* a lookup's name equals *(handle + 8) */
-#define CU_NF_CAL_DISAGREE	(1u << 10) /* it does not: handles of this library stay unnamed */
+#define CU_NF_BY_HANDLE	   (1u << 8)  /* name read from *(handle + 8), not from a lookup */
+#define CU_NF_CAL_AGREE	   (1u << 9)  /* a lookup's name equals *(handle + 8) */
+#define CU_NF_CAL_DISAGREE (1u << 10) /* it does not: handles of this library stay unnamed */
 
 /* Per attached libcuda, in the cu_libs map; summed into the trace (GS_REC_CU_HANDLES). */
 struct cu_handle_stats {
 	__u64 agree;	/* lookups whose name *(handle + 8) confirmed */
-	__u64 disagree;	/* lookups whose name it contradicted (or that had none there) */
+	__u64 disagree; /* lookups whose name it contradicted (or that had none there) */
 	__u64 named;	/* handles named by reading *(handle + 8) */
-	__u64 rejected;	/* handles whose *(handle + 8) was unreadable or no symbol-like name */
+	__u64 rejected; /* handles whose *(handle + 8) was unreadable or no symbol-like name */
 	__u32 off;	/* set at the first disagreement: no more names from handles */
 	__u32 pad;
 };

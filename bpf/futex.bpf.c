@@ -13,13 +13,13 @@ char LICENSE[] SEC("license") = "GPL";
 /* Waits at least this long carry the waiter's user stack (set by the recorder). */
 const volatile __u64 wait_stack_ns = 100000;
 
-#define FUTEX_WAIT 0
-#define FUTEX_LOCK_PI 6
-#define FUTEX_WAIT_BITSET 9
+#define FUTEX_WAIT	      0
+#define FUTEX_LOCK_PI	      6
+#define FUTEX_WAIT_BITSET     9
 #define FUTEX_WAIT_REQUEUE_PI 11
-#define FUTEX_LOCK_PI2 13
-#define FUTEX_CMD_MASK 127 /* ~(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME) */
-#define FUTEX_TID_MASK 0x3fffffff
+#define FUTEX_LOCK_PI2	      13
+#define FUTEX_CMD_MASK	      127 /* ~(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME) */
+#define FUTEX_TID_MASK	      0x3fffffff
 
 /* struct wait_state and the waits map: gapscope.bpf.h (sched_switch looks there too). */
 
@@ -105,14 +105,14 @@ static __always_inline int wait_exit(void *ctx, long ret)
  * syscall tracepoint is on, so the dispatch on the syscall number here, first, adds little.
  */
 #if defined(__TARGET_ARCH_arm64)
-#define NR_futex 98
+#define NR_futex	 98
 #define SYSCALL_NR(regs) ((regs)->syscallno) /* tp_btf: a trusted pointer */
 #else
-#define NR_futex 202
+#define NR_futex	 202
 #define SYSCALL_NR(regs) ((regs)->orig_ax) /* tp_btf: a trusted pointer */
 #endif
-#define NR_futex_waitv 449	/* Linux 5.16 */
-#define NR_futex_wait 455	/* Linux 6.7: futex_wait(uaddr, val, mask, flags, timeout, clockid) */
+#define NR_futex_waitv 449 /* Linux 5.16 */
+#define NR_futex_wait  455 /* Linux 6.7: futex_wait(uaddr, val, mask, flags, timeout, clockid) */
 
 SEC("tp_btf/sys_enter")
 int BPF_PROG(futex_sys_enter, struct pt_regs *regs, long id)

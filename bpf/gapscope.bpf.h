@@ -68,7 +68,7 @@ static __always_inline void count_loss(__u32 what)
 	__u64 *n = bpf_map_lookup_elem(&losses, &what);
 
 	if (n)
-		*n += 1;	/* per-CPU slot: no atomics needed */
+		*n += 1; /* per-CPU slot: no atomics needed */
 }
 
 static __always_inline bool is_target(__u32 tgid)
@@ -159,7 +159,7 @@ static __always_inline void take_ustack(void *ctx, struct gs_hdr *h, struct gs_s
 		return; /* a kernel thread, or an exiting task: no user stack */
 	/* Where the kernel's uprobe structures differ, no put-back rather than no load. */
 	xol = bpf_core_field_exists(ri->orig_ret_vaddr) && bpf_core_field_exists(ri->chained) &&
-		      bpf_core_field_exists(task->utask) ?
+			      bpf_core_field_exists(task->utask) ?
 		      BPF_CORE_READ(task, mm, uprobes_state.xol_area) :
 		      NULL;
 	if (xol) {

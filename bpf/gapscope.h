@@ -9,29 +9,29 @@
 #define GAPSCOPE_H
 
 #ifndef __bpf__
-#include <linux/types.h>	/* the BPF side has them from vmlinux.h */
+#include <linux/types.h> /* the BPF side has them from vmlinux.h */
 #endif
 
-#define GS_USTACK_MAX	127	/* kernel.perf_event_max_stack default */
-#define GS_KSTACK_MAX	48
-#define GS_COMM_LEN	16
-#define GS_MAX_TGIDS	1024
-#define GS_MAX_THREADS	32768
+#define GS_USTACK_MAX  127 /* kernel.perf_event_max_stack default */
+#define GS_KSTACK_MAX  48
+#define GS_COMM_LEN    16
+#define GS_MAX_TGIDS   1024
+#define GS_MAX_THREADS 32768
 
 /* Event types: the first word of every BPF event and of every trace record below 0x100. */
 enum gs_event_type {
-	GS_EV_CUDA = 1,		/* struct cu_event */
-	GS_EV_CU_NAME = 2,	/* struct cu_name_event */
-	GS_EV_FUTEX = 3,	/* struct futex_event */
-	GS_EV_OFFCPU = 4,	/* struct offcpu_event */
-	GS_EV_SAMPLE = 5,	/* struct sample_event */
-	GS_EV_PROBE = 6,	/* struct probe_event */
-	GS_EV_FORK = 7,		/* struct fork_event */
-	GS_EV_EXIT = 8,		/* struct exit_event */
-	GS_EV_COMM = 9,		/* struct comm_event */
-	GS_EV_EXEC = 10,	/* struct exec_event */
-	GS_EV_MMAP = 11,	/* struct mmap_event */
-	GS_EV_LOCK = 12,	/* struct lock_event (--lock-holds) */
+	GS_EV_CUDA = 1,	   /* struct cu_event */
+	GS_EV_CU_NAME = 2, /* struct cu_name_event */
+	GS_EV_FUTEX = 3,   /* struct futex_event */
+	GS_EV_OFFCPU = 4,  /* struct offcpu_event */
+	GS_EV_SAMPLE = 5,  /* struct sample_event */
+	GS_EV_PROBE = 6,   /* struct probe_event */
+	GS_EV_FORK = 7,	   /* struct fork_event */
+	GS_EV_EXIT = 8,	   /* struct exit_event */
+	GS_EV_COMM = 9,	   /* struct comm_event */
+	GS_EV_EXEC = 10,   /* struct exec_event */
+	GS_EV_MMAP = 11,   /* struct mmap_event */
+	GS_EV_LOCK = 12,   /* struct lock_event (--lock-holds) */
 	GS_EV_MAX
 };
 
@@ -55,12 +55,12 @@ enum gs_event_type {
 struct gs_hdr {
 	__u32 type;
 	__u32 size;
-	__u64 ts;	/* bpf_ktime_get_ns() == CLOCK_MONOTONIC; start of an interval */
+	__u64 ts; /* bpf_ktime_get_ns() == CLOCK_MONOTONIC; start of an interval */
 	__u32 tid;
 	__u32 tgid;
 	__u32 cpu;
 	__u16 flags;
-	__u8 ustack_n;	/* user frames, then kernel frames, at the end of the record */
+	__u8 ustack_n; /* user frames, then kernel frames, at the end of the record */
 	__u8 kstack_n;
 };
 
@@ -75,14 +75,14 @@ struct gs_stack {
 
 /* Loss counters: per-CPU in the kernel, summed into the trace (GS_REC_LOSSES). */
 enum gs_loss {
-	GS_LOSS_RINGBUF = 0,	/* ring buffer full: event dropped */
-	GS_LOSS_USTACK,		/* bpf_get_stack(user) failed: event kept, no user stack */
-	GS_LOSS_KSTACK,		/* bpf_get_stack(kernel) failed */
-	GS_LOSS_MAP,		/* per-thread state map full: an interval lost its start */
-	GS_LOSS_READ,		/* reading user memory (arguments, caller) failed */
-	GS_LOSS_SIGNAL,		/* could not stop a thread for a late attach */
-	GS_LOSS_RECURSION,	/* user space: runs the kernel skipped (bpf_prog_info) */
-	GS_LOSS_ATTACH,		/* user space: probes that failed to attach */
+	GS_LOSS_RINGBUF = 0, /* ring buffer full: event dropped */
+	GS_LOSS_USTACK,	     /* bpf_get_stack(user) failed: event kept, no user stack */
+	GS_LOSS_KSTACK,	     /* bpf_get_stack(kernel) failed */
+	GS_LOSS_MAP,	     /* per-thread state map full: an interval lost its start */
+	GS_LOSS_READ,	     /* reading user memory (arguments, caller) failed */
+	GS_LOSS_SIGNAL,	     /* could not stop a thread for a late attach */
+	GS_LOSS_RECURSION,   /* user space: runs the kernel skipped (bpf_prog_info) */
+	GS_LOSS_ATTACH,	     /* user space: probes that failed to attach */
 	GS_LOSS_MAX
 };
 

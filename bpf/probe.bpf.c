@@ -142,7 +142,8 @@ int BPF_KRETPROBE(lock_return)
 		return 0; /* entered before the probe went live */
 	if (PT_REGS_RC(ctx) == 0) {
 		struct lock_key key = { .tid = tid, .mutex = w->mutex };
-		struct lock_held held = { .enter_ts = w->ts, .acq_ts = bpf_ktime_get_ns(),
+		struct lock_held held = { .enter_ts = w->ts,
+					  .acq_ts = bpf_ktime_get_ns(),
 					  .caller = w->caller };
 
 		if (bpf_map_update_elem(&locks_held, &key, &held, BPF_ANY))

@@ -18,7 +18,7 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #define PROT_EXEC 0x4
-#define SIGSTOP 19
+#define SIGSTOP	  19
 
 const volatile bool follow_children = false;
 /*
@@ -144,7 +144,7 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 	BPF_CORE_READ_STR_INTO(&ev->comm, p, comm);
 	bpf_probe_read_kernel_str(ev->filename, sizeof(ev->filename),
 				  BPF_CORE_READ(bprm, filename));
-	submit_now(ev);	/* the recorder reads the new image's maps while it lives */
+	submit_now(ev); /* the recorder reads the new image's maps while it lives */
 	return 0;
 }
 
@@ -153,12 +153,12 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
  * detach costs tens of milliseconds each (futex.bpf.c says why).
  */
 #if defined(__TARGET_ARCH_arm64)
-#define NR_mmap 222
-#define SYS_PARM6(regs) BPF_CORE_READ(regs, regs[5])
+#define NR_mmap		      222
+#define SYS_PARM6(regs)	      BPF_CORE_READ(regs, regs[5])
 #define MMAP_SYSCALL_NR(regs) ((regs)->syscallno) /* tp_btf: a trusted pointer */
 #else
-#define NR_mmap 9
-#define SYS_PARM6(regs) BPF_CORE_READ(regs, r9)
+#define NR_mmap		      9
+#define SYS_PARM6(regs)	      BPF_CORE_READ(regs, r9)
 #define MMAP_SYSCALL_NR(regs) ((regs)->orig_ax) /* tp_btf: a trusted pointer */
 #endif
 

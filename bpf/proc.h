@@ -5,13 +5,13 @@
 
 #include "gapscope.h"
 
-#define PROC_WATCH_MAX	8
-#define PROC_WATCH_LEN	32
-#define PROC_NAME_LEN	64
-#define PROC_PATH_LEN	256
+#define PROC_WATCH_MAX 8
+#define PROC_WATCH_LEN 32
+#define PROC_NAME_LEN  64
+#define PROC_PATH_LEN  256
 
 struct fork_event {
-	struct gs_hdr h;	/* the parent thread */
+	struct gs_hdr h; /* the parent thread */
 	__u32 child_tid;
 	__u32 child_tgid;
 	char comm[GS_COMM_LEN];
@@ -24,7 +24,7 @@ struct exit_event {
 };
 
 struct comm_event {
-	struct gs_hdr h;	/* tid/tgid of the renamed thread (not necessarily current) */
+	struct gs_hdr h; /* tid/tgid of the renamed thread (not necessarily current) */
 	char comm[GS_COMM_LEN];
 };
 
@@ -36,19 +36,20 @@ struct exec_event {
 	char filename[PROC_PATH_LEN];
 };
 
-#define MMAP_F_WATCHED	(1u << 0) /* file name matches a watched library prefix */
-#define MMAP_F_STOPPED	(1u << 1) /* the process was sent SIGSTOP: the recorder must attach to
+#define MMAP_F_WATCHED (1u << 0) /* file name matches a watched library prefix */
+#define MMAP_F_STOPPED \
+	(1u << 1) /* the process was sent SIGSTOP: the recorder must attach to
 				   * this file, then send SIGCONT */
 
 struct mmap_event {
 	struct gs_hdr h;
 	__u64 addr;
 	__u64 len;
-	__u64 pgoff;		/* in bytes */
-	__u64 dev;		/* kernel dev_t: major << 20 | minor */
+	__u64 pgoff; /* in bytes */
+	__u64 dev;   /* kernel dev_t: major << 20 | minor */
 	__u64 ino;
 	__u32 prot;
-	__u32 flags;		/* MMAP_F_* */
+	__u32 flags; /* MMAP_F_* */
 	__s32 fd;
 	__u32 pad;
 	char name[PROC_NAME_LEN]; /* file name (dentry), not the full path */

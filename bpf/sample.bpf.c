@@ -20,11 +20,11 @@
 char LICENSE[] SEC("license") = "GPL";
 
 /* Set by the recorder after load, from /proc/kallsyms. Zero keeps tick_sample() idle. */
-__u64 tick_fn;		/* the tick's hrtimer function: tick_nohz_handler (tick_sched_timer < 6.9) */
-__u64 irq_entry_lo;	/* [lo, hi): asm_sysvec_apic_timer_interrupt, the interrupt's entry */
+__u64 tick_fn;	    /* the tick's hrtimer function: tick_nohz_handler (tick_sched_timer < 6.9) */
+__u64 irq_entry_lo; /* [lo, hi): asm_sysvec_apic_timer_interrupt, the interrupt's entry */
 __u64 irq_entry_hi;
-__u64 tick_period_ns;	/* 1e9 / freq: the least time between two samples on one CPU */
-__u64 ticks_seen;	/* ticks told from other hrtimers (racy count: zero or not is what counts) */
+__u64 tick_period_ns; /* 1e9 / freq: the least time between two samples on one CPU */
+__u64 ticks_seen;     /* ticks told from other hrtimers (racy count: zero or not is what counts) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -6,8 +6,8 @@
 #include "gapscope.h"
 
 struct sample_event {
-	struct gs_hdr h;	/* followed by the stacks */
-	__u64 ip;		/* interrupted instruction (user or kernel) */
+	struct gs_hdr h; /* followed by the stacks */
+	__u64 ip;	 /* interrupted instruction (user or kernel) */
 };
 
 /*
@@ -17,16 +17,16 @@ struct sample_event {
  * an idle spell, counts for none.
  */
 #define GS_TICK_HZ_N 4
-static const unsigned int gs_tick_hz[GS_TICK_HZ_N] __attribute__((unused)) = { 100, 250, 300,
-										 1000 };
+static const unsigned int gs_tick_hz[GS_TICK_HZ_N]
+	__attribute__((unused)) = { 100, 250, 300, 1000 };
 
 struct tick_state {
 	__u64 next;
 	__u64 last;
 	__u64 hz_hits[GS_TICK_HZ_N];
 	/* A sample chosen at the tick's start, taken at its end (tick_sample, tick_taken). */
-	__u64 pending_ts;	/* 0: none */
-	__u64 utime;		/* the task's utime and stime before the tick accounted itself */
+	__u64 pending_ts; /* 0: none */
+	__u64 utime;	  /* the task's utime and stime before the tick accounted itself */
 	__u64 stime;
 	__u32 pending_tid;
 	__u32 pad;

@@ -17,16 +17,16 @@
 #include <stdint.h>
 
 #ifdef __CUDACC__
-#define FR_FN __host__ __device__ static inline
+#define FR_FN	 __host__ __device__ static inline
 #define FR_CONST __host__ __device__ static inline
 #else
-#define FR_FN static inline
+#define FR_FN	 static inline
 #define FR_CONST static inline
 #endif
 
-#define FR_LIMBS 4
+#define FR_LIMBS       4
 #define FR_TWO_ADICITY 32
-#define FR_GENERATOR 7
+#define FR_GENERATOR   7
 
 typedef struct {
 	uint64_t l[FR_LIMBS];

@@ -24,38 +24,38 @@
 #include "kernels.h"
 
 #define STR_(x) #x
-#define STR(x) STR_(x)
+#define STR(x)	STR_(x)
 
-#define CU_FUNCS(X)                                                                                \
-	X(cuInit)                                                                                  \
-	X(cuDriverGetVersion)                                                                      \
-	X(cuGetErrorName)                                                                          \
-	X(cuGetErrorString)                                                                        \
-	X(cuDeviceGetCount)                                                                        \
-	X(cuDeviceGet)                                                                             \
-	X(cuDeviceGetName)                                                                         \
-	X(cuDevicePrimaryCtxRetain)                                                                \
-	X(cuDevicePrimaryCtxRelease)                                                               \
-	X(cuCtxSetCurrent)                                                                         \
-	X(cuCtxSynchronize)                                                                        \
-	X(cuModuleLoadData)                                                                        \
-	X(cuModuleUnload)                                                                          \
-	X(cuModuleGetFunction)                                                                     \
-	X(cuMemAlloc)                                                                              \
-	X(cuMemFree)                                                                               \
-	X(cuMemHostAlloc)                                                                          \
-	X(cuMemFreeHost)                                                                           \
-	X(cuMemcpyHtoD)                                                                            \
-	X(cuMemcpyHtoDAsync)                                                                       \
-	X(cuMemcpyDtoHAsync)                                                                       \
-	X(cuLaunchKernel)                                                                          \
-	X(cuStreamCreate)                                                                          \
-	X(cuStreamDestroy)                                                                         \
-	X(cuStreamSynchronize)                                                                     \
-	X(cuEventCreate)                                                                           \
-	X(cuEventDestroy)                                                                          \
-	X(cuEventRecord)                                                                           \
-	X(cuEventSynchronize)                                                                      \
+#define CU_FUNCS(X)                  \
+	X(cuInit)                    \
+	X(cuDriverGetVersion)        \
+	X(cuGetErrorName)            \
+	X(cuGetErrorString)          \
+	X(cuDeviceGetCount)          \
+	X(cuDeviceGet)               \
+	X(cuDeviceGetName)           \
+	X(cuDevicePrimaryCtxRetain)  \
+	X(cuDevicePrimaryCtxRelease) \
+	X(cuCtxSetCurrent)           \
+	X(cuCtxSynchronize)          \
+	X(cuModuleLoadData)          \
+	X(cuModuleUnload)            \
+	X(cuModuleGetFunction)       \
+	X(cuMemAlloc)                \
+	X(cuMemFree)                 \
+	X(cuMemHostAlloc)            \
+	X(cuMemFreeHost)             \
+	X(cuMemcpyHtoD)              \
+	X(cuMemcpyHtoDAsync)         \
+	X(cuMemcpyDtoHAsync)         \
+	X(cuLaunchKernel)            \
+	X(cuStreamCreate)            \
+	X(cuStreamDestroy)           \
+	X(cuStreamSynchronize)       \
+	X(cuEventCreate)             \
+	X(cuEventDestroy)            \
+	X(cuEventRecord)             \
+	X(cuEventSynchronize)        \
 	X(cuEventElapsedTime)
 
 /* The argument is macro-expanded before use, so cuMemAlloc becomes the member cuMemAlloc_v2
@@ -136,11 +136,11 @@ static void __attribute__((noreturn)) cu_fail(CUresult rc, const char *fn, const
 }
 
 /* CU(what, fn, args...): call cu.fn, die naming the symbol and `what` unless it succeeds. */
-#define CU(what, fn, ...)                                                                          \
-	do {                                                                                       \
-		CUresult _rc = cu.fn(__VA_ARGS__);                                                 \
-		if (_rc != CUDA_SUCCESS)                                                           \
-			cu_fail(_rc, STR(fn), what);                                               \
+#define CU(what, fn, ...)                            \
+	do {                                         \
+		CUresult _rc = cu.fn(__VA_ARGS__);   \
+		if (_rc != CUDA_SUCCESS)             \
+			cu_fail(_rc, STR(fn), what); \
 	} while (0)
 
 /* ---- loading the driver ------------------------------------------------------------------ */
@@ -235,9 +235,12 @@ enum gpu_backend gpu__init(enum gpu_backend want)
 const char *gpu__backend_name(enum gpu_backend b)
 {
 	switch (b) {
-	case GPU_AUTO: return "auto";
-	case GPU_CUDA: return "cuda";
-	case GPU_SIM: return "sim";
+	case GPU_AUTO:
+		return "auto";
+	case GPU_CUDA:
+		return "cuda";
+	case GPU_SIM:
+		return "sim";
 	}
 	return "?";
 }
@@ -256,8 +259,7 @@ int gpu__count(void)
 
 /* ---- launches ---------------------------------------------------------------------------- */
 
-static void launch(struct gpu_dev *dev, CUstream s, enum zk_kernel k, uint64_t threads,
-		   void *args)
+static void launch(struct gpu_dev *dev, CUstream s, enum zk_kernel k, uint64_t threads, void *args)
 {
 	unsigned grid = (unsigned)((threads + ZK_BLOCK - 1) / ZK_BLOCK);
 	void *params[] = { args };
@@ -268,8 +270,7 @@ static void launch(struct gpu_dev *dev, CUstream s, enum zk_kernel k, uint64_t t
 	__atomic_fetch_add(&dev->launches, 1, __ATOMIC_RELAXED);
 }
 
-static void launch_powers(struct gpu_dev *dev, CUstream s, CUdeviceptr out, fr_t base,
-			  uint64_t n)
+static void launch_powers(struct gpu_dev *dev, CUstream s, CUdeviceptr out, fr_t base, uint64_t n)
 {
 	struct fr_powers_args a = { .out = (fr_t *)(uintptr_t)out, .base = base, .n = n };
 	launch(dev, s, K_fr_powers, n, &a);

@@ -17,12 +17,12 @@
 #include "field.h"
 
 /* X(name) for every kernel: the symbol in the fatbin and in simcuda's table. */
-#define ZK_KERNELS(X)                                                                              \
-	X(fr_powers)                                                                               \
-	X(fr_bitrev)                                                                               \
-	X(fr_ntt_stage)                                                                            \
-	X(fr_scale)                                                                                \
-	X(fr_coset)                                                                                \
+#define ZK_KERNELS(X)   \
+	X(fr_powers)    \
+	X(fr_bitrev)    \
+	X(fr_ntt_stage) \
+	X(fr_scale)     \
+	X(fr_coset)     \
 	X(fr_pointwise)
 
 #define ZK_BLOCK 256 /* threads per block for every launch */

@@ -45,13 +45,13 @@
 #include "verify.h"
 #include "zkengine.h"
 
-#define MSG_LEN 1024
+#define MSG_LEN	      1024
 #define PARTS_PER_JOB 4
 
 /* Random streams: partition p uses stream p; the checks use streams above every partition. */
 #define STREAM_NTT_CHECK (1ULL << 62)
-#define STREAM_TAU (1ULL << 61)
-#define STREAM_ASSEMBLY (1ULL << 60)
+#define STREAM_TAU	 (1ULL << 61)
+#define STREAM_ASSEMBLY	 (1ULL << 60)
 
 /* ---- sizing ------------------------------------------------------------------------------ */
 
@@ -74,16 +74,16 @@
  * 2-CPU machine: the GPU section is ~15 ms at the simulator's default 2^8 points.
  */
 struct sizing {
-	unsigned temps;		/* synthesis temporaries per partition */
+	unsigned temps;		     /* synthesis temporaries per partition */
 	unsigned temp_min, temp_max; /* their sizes, bytes */
-	unsigned synth_rounds;	/* passes of field products over each temporary */
-	unsigned blocks;	/* result assembly: heap blocks per partition (the fragmentation) */
+	unsigned synth_rounds;	     /* passes of field products over each temporary */
+	unsigned blocks; /* result assembly: heap blocks per partition (the fragmentation) */
 	unsigned block_min, block_max; /* their sizes, bytes: most span one whole page */
-	uint64_t tail_ops;	/* field multiplications of the b_g2 MSM stand-in */
-	uint64_t host_ops;	/* of the host-side prep and post-processing, each */
-	unsigned inflight;	/* memory budget, in partitions */
-	unsigned hogs;		/* oversubscribed: CPU-bound threads beyond the pipeline's */
-	unsigned finalizers;	/* finalizer threads */
+	uint64_t tail_ops;	       /* field multiplications of the b_g2 MSM stand-in */
+	uint64_t host_ops;	       /* of the host-side prep and post-processing, each */
+	unsigned inflight;	       /* memory budget, in partitions */
+	unsigned hogs;		       /* oversubscribed: CPU-bound threads beyond the pipeline's */
+	unsigned finalizers;	       /* finalizer threads */
 };
 
 static struct sizing sizing_for(const struct zk_opts *o, enum gpu_backend b, unsigned cpus)
@@ -206,19 +206,19 @@ static void __attribute__((format(printf, 1, 2))) truth_line(const char *fmt, ..
  * and the holder's side of the two locks.
  */
 enum stall {
-	STALL_TRACKER_WAIT, /* a GPU worker waiting for the tracker lock */
-	STALL_TRIM_LOCKED,  /* a finalizer in malloc_trim(0) holding the tracker lock */
+	STALL_TRACKER_WAIT,  /* a GPU worker waiting for the tracker lock */
+	STALL_TRIM_LOCKED,   /* a finalizer in malloc_trim(0) holding the tracker lock */
 	STALL_GPU_LOCK_WAIT, /* a GPU worker waiting for the per-GPU mutex */
 	STALL_GPU_LOCK_HOLD, /* host work under the per-GPU mutex */
-	STALL_WAIT_WORK,    /* a GPU worker waiting for the GPU queue */
-	STALL_SYNC_COPY,    /* a GPU worker in a synchronous copy from pageable memory */
-	STALL_PREEMPTED,    /* a GPU worker runnable, not running, for most of a segment */
+	STALL_WAIT_WORK,     /* a GPU worker waiting for the GPU queue */
+	STALL_SYNC_COPY,     /* a GPU worker in a synchronous copy from pageable memory */
+	STALL_PREEMPTED,     /* a GPU worker runnable, not running, for most of a segment */
 	STALL_COUNT
 };
 
 static const char *const stall_names[STALL_COUNT] = {
 	"tracker_wait", "trim_locked", "gpu_lock_wait", "gpu_lock_hold",
-	"wait_work",    "sync_copy",   "preempted",
+	"wait_work",	"sync_copy",   "preempted",
 };
 
 struct iv {
@@ -290,13 +290,13 @@ struct part {
 	struct part *next; /* in a queue */
 	unsigned job, idx; /* (job_seq, partition): the queues' key; idx numbers it in the run */
 	struct bufs *buf;
-	bool abc_held;     /* a, b, c still needed (by --verify) after the GPU section */
-	void **keep;       /* witness records, kept until the result is processed */
+	bool abc_held; /* a, b, c still needed (by --verify) after the GPU section */
+	void **keep;   /* witness records, kept until the result is processed */
 	unsigned nkeep;
 	struct gpu_ctx *gpu;
 	struct gpu_times t;
 	struct part *tail_next; /* in the tail queue (while also on its way to finalization) */
-	bool gpu_done;          /* under tails.mu: prove_start returned */
+	bool gpu_done;		/* under tails.mu: prove_start returned */
 	fr_t tail_out, prep_out, post_out;
 };
 
@@ -347,7 +347,8 @@ static struct bufs *bufs_get(void)
 		oom();
 	fr_t **v[4] = { &b->a, &b->b, &b->c, &b->h };
 	for (int i = 0; i < 4; i++)
-		*v[i] = pool.pageable ? pageable_alloc(pool.bytes) : gpu__host_alloc(pool.dev, pool.bytes);
+		*v[i] = pool.pageable ? pageable_alloc(pool.bytes) :
+					gpu__host_alloc(pool.dev, pool.bytes);
 	return b;
 }
 
@@ -470,7 +471,7 @@ struct gpu_ctx {
 	struct gpu_dev *dev;
 	pthread_mutex_t lock; /* the per-GPU mutex: one GPU section at a time */
 	pthread_mutex_t stats_mu;
-	uint64_t *busy;	      /* [2 * nbusy]: kernel-stage intervals from the events */
+	uint64_t *busy; /* [2 * nbusy]: kernel-stage intervals from the events */
 	unsigned nbusy;
 };
 
@@ -780,7 +781,6 @@ static void __attribute__((noinline)) host_postprocess(struct part *p)
 	p->post_out = field_chain(p->buf->h, n, E.sz.host_ops, p->prep_out);
 }
 
-
 static void seg_mark(struct seg *s, const char *where)
 {
 	uint64_t t = now_ns(), d = run_delay_ns();
@@ -817,8 +817,9 @@ static void prove_start(struct worker *w, struct part *p, struct seg *seg)
 		t0 = now_ns();
 		host_prepare_inputs(p);
 		t1 = now_ns();
-		truth_stall("gpu_lock_hold", t0, t1, ",\"gpu\":%d,\"phase\":\"prepare\",\"partition\":%u",
-			    g->ordinal, p->idx);
+		truth_stall("gpu_lock_hold", t0, t1,
+			    ",\"gpu\":%d,\"phase\":\"prepare\",\"partition\":%u", g->ordinal,
+			    p->idx);
 		gpu__hpoly_upload(w->work, p->buf->a, p->buf->b, p->buf->c, copy);
 	} else {
 		host_prepare_inputs(p);
@@ -843,8 +844,9 @@ static void prove_start(struct worker *w, struct part *p, struct seg *seg)
 		/* held with no kernel running: before the kernels and after them */
 		stall_keep(STALL_GPU_LOCK_HOLD, held, p->t.mono_ns[GPU_STAGE_INTT]);
 		stall_keep(STALL_GPU_LOCK_HOLD, p->t.mono_ns[GPU_STAGE_D2H], t1);
-		truth_stall("gpu_lock_hold", t0, t1, ",\"gpu\":%d,\"phase\":\"postprocess\",\"partition\":%u",
-			    g->ordinal, p->idx);
+		truth_stall("gpu_lock_hold", t0, t1,
+			    ",\"gpu\":%d,\"phase\":\"postprocess\",\"partition\":%u", g->ordinal,
+			    p->idx);
 		gpu_lock_release(g);
 	} else {
 		host_postprocess(p);
@@ -1136,7 +1138,8 @@ static struct ivs own_stalls(void)
 	case SCENARIO_TRACKER_TRIM: /* waiting for the tracker lock while a trim holds it */
 		return ivs_intersect(&stalls.k[STALL_TRACKER_WAIT], &stalls.k[STALL_TRIM_LOCKED]);
 	case SCENARIO_GPU_LOCK_WIDE: /* waiting for the GPU mutex while its holder does host work */
-		return ivs_intersect(&stalls.k[STALL_GPU_LOCK_WAIT], &stalls.k[STALL_GPU_LOCK_HOLD]);
+		return ivs_intersect(&stalls.k[STALL_GPU_LOCK_WAIT],
+				     &stalls.k[STALL_GPU_LOCK_HOLD]);
 	case SCENARIO_STARVED:
 		return ivs_copy(&stalls.k[STALL_WAIT_WORK]);
 	case SCENARIO_PAGEABLE:
@@ -1206,9 +1209,9 @@ static double truth_gpu(const struct ivs *busy, unsigned gpu, const struct ivs *
 		for (int k = 0; k < STALL_COUNT; k++) {
 			uint64_t ns = ivs_overlap(&stalls.k[k], s, e);
 			if (ns && len < sizeof(kinds))
-				len += (size_t)snprintf(kinds + len, sizeof(kinds) - len, "%s\"%s\":%llu",
-							len ? "," : "", stall_names[k],
-							(unsigned long long)ns);
+				len += (size_t)snprintf(kinds + len, sizeof(kinds) - len,
+							"%s\"%s\":%llu", len ? "," : "",
+							stall_names[k], (unsigned long long)ns);
 		}
 		uint64_t o = ivs_overlap(own, s, e);
 		idle += e - s;
@@ -1270,9 +1273,9 @@ int pipeline__run(const struct zk_opts *opts)
 	if (!o.log2n)
 		o.log2n = b == GPU_CUDA ? 22 : 8;
 	if (!o.synth_threads)
-		o.synth_threads = o.scenario == SCENARIO_STARVED ? 1
-				  : b == GPU_CUDA			? (cpus > 4 ? cpus - 2 : 2)
-									: 4;
+		o.synth_threads = o.scenario == SCENARIO_STARVED ? 1 :
+				  b == GPU_CUDA			 ? (cpus > 4 ? cpus - 2 : 2) :
+								   4;
 	if (o.truth) {
 		truth.f = fopen(o.truth, "we");
 		if (!truth.f) {
@@ -1357,12 +1360,12 @@ int pipeline__run(const struct zk_opts *opts)
 	printf("zkengine: %u synthesis threads, %u GPU workers per GPU, budget %u partitions, "
 	       "%u CPUs\n",
 	       o.synth_threads, o.gpu_workers, E.sz.inflight, cpus);
-	truth_line("{\"kind\":\"meta\",\"pid\":%d,\"scenario\":\"%s\",\"backend\":\"%s\","
-		   "\"gpus\":%u,\"gpu_workers\":%u,\"synth_threads\":%u,\"partitions\":%u,"
-		   "\"log2n\":%u,\"cpus\":%u,\"clock\":\"CLOCK_MONOTONIC\",\"gpu_busy_bridge_ns\":%llu}",
-		   getpid(), zk_scenario_name(o.scenario), gpu__backend_name(b), ngpu,
-		   o.gpu_workers, o.synth_threads, o.partitions, o.log2n, cpus,
-		   b == GPU_SIM ? SIM_BRIDGE_NS : 0ull);
+	truth_line(
+		"{\"kind\":\"meta\",\"pid\":%d,\"scenario\":\"%s\",\"backend\":\"%s\","
+		"\"gpus\":%u,\"gpu_workers\":%u,\"synth_threads\":%u,\"partitions\":%u,"
+		"\"log2n\":%u,\"cpus\":%u,\"clock\":\"CLOCK_MONOTONIC\",\"gpu_busy_bridge_ns\":%llu}",
+		getpid(), zk_scenario_name(o.scenario), gpu__backend_name(b), ngpu, o.gpu_workers,
+		o.synth_threads, o.partitions, o.log2n, cpus, b == GPU_SIM ? SIM_BRIDGE_NS : 0ull);
 
 	if (o.verify) {
 		char msg[MSG_LEN];
@@ -1422,7 +1425,8 @@ int pipeline__run(const struct zk_opts *opts)
 	if (nhogs)
 		truth_line("{\"kind\":\"oversubscribe\",\"threads\":%u,\"cpus\":%u,"
 			   "\"start_ns\":%llu,\"end_ns\":%llu}",
-			   nhogs, cpus, (unsigned long long)t_start, (unsigned long long)t_gpu_done);
+			   nhogs, cpus, (unsigned long long)t_start,
+			   (unsigned long long)t_gpu_done);
 	tails_close();
 	for (unsigned i = 0; i <= nworkers; i++)
 		pthread_join(tailpool[i], NULL);
@@ -1491,11 +1495,12 @@ int pipeline__run(const struct zk_opts *opts)
 		       i, pct, whole, g->nbusy, (double)busy / 1e6);
 		printf("zkengine: GPU %u: %llu kernel launches\n", i,
 		       (unsigned long long)gpu__launches(g->dev));
-		truth_line("{\"kind\":\"gpu_summary\",\"gpu\":%u,\"busy_pct\":%.2f,\"busy_ns\":%llu,"
-			   "\"partitions\":%u,\"launches\":%llu,\"source\":\"%s\"}",
-			   i, pct, (unsigned long long)busy, g->nbusy,
-			   (unsigned long long)gpu__launches(g->dev),
-			   b == GPU_SIM && *sim_trace ? "simcuda" : "events");
+		truth_line(
+			"{\"kind\":\"gpu_summary\",\"gpu\":%u,\"busy_pct\":%.2f,\"busy_ns\":%llu,"
+			"\"partitions\":%u,\"launches\":%llu,\"source\":\"%s\"}",
+			i, pct, (unsigned long long)busy, g->nbusy,
+			(unsigned long long)gpu__launches(g->dev),
+			b == GPU_SIM && *sim_trace ? "simcuda" : "events");
 	}
 	free(own.v);
 

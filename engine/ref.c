@@ -12,8 +12,7 @@
 
 #include "ref.h"
 
-static const char *const R_HEX =
-	"73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001";
+static const char *const R_HEX = "73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001";
 
 #define BATCH 1024 /* elements per batch inversion: one mpz_invert per BATCH */
 
@@ -249,7 +248,10 @@ int ref__check_hpoly(const fr_t *a, const fr_t *b, const fr_t *c, const fr_t *h,
 	}
 	for (int i = 0; i < nch; i++) {
 		ch[i] = (struct chunk){
-			.a = a, .b = b, .c = c, .h = h,
+			.a = a,
+			.b = b,
+			.c = c,
+			.h = h,
 			.lo = n * (uint64_t)i / nch,
 			.hi = n * (uint64_t)(i + 1) / nch,
 			.r = (const mpz_t *)&k.r,

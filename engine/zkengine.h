@@ -11,12 +11,12 @@
 #define ZK_MIN_LOG2N 4
 #define ZK_MAX_LOG2N 26 /* 2 GiB per vector: a, b, c and the tables fit an H200 with room */
 
-#define ZK_SCENARIOS(X)                                                                            \
-	X(FIXED, "fixed")                                                                          \
-	X(TRACKER_TRIM, "tracker-trim")                                                            \
-	X(GPU_LOCK_WIDE, "gpu-lock-wide")                                                          \
-	X(STARVED, "starved")                                                                      \
-	X(PAGEABLE, "pageable")                                                                    \
+#define ZK_SCENARIOS(X)                   \
+	X(FIXED, "fixed")                 \
+	X(TRACKER_TRIM, "tracker-trim")   \
+	X(GPU_LOCK_WIDE, "gpu-lock-wide") \
+	X(STARVED, "starved")             \
+	X(PAGEABLE, "pageable")           \
 	X(OVERSUBSCRIBED, "oversubscribed")
 
 #define ZK_SCENARIO_ENUM(id, name) SCENARIO_##id,
@@ -27,7 +27,7 @@ struct zk_opts {
 	unsigned partitions;
 	unsigned log2n;
 	unsigned gpus;
-	unsigned gpu_workers;   /* per GPU */
+	unsigned gpu_workers; /* per GPU */
 	unsigned synth_threads;
 	enum zk_scenario scenario;
 	bool verify;

@@ -116,7 +116,8 @@ static void configure(struct record_bpf *skel, const struct record_opts *o, bool
 		bpf_program__set_expected_attach_type(skel->progs.probe_return,
 						      GS_BPF_TRACE_UPROBE_MULTI);
 	} else if (o->verbose) {
-		fprintf(stderr, "gapscope: no uprobe_multi links (Linux < 6.6): one link per probe\n");
+		fprintf(stderr,
+			"gapscope: no uprobe_multi links (Linux < 6.6): one link per probe\n");
 	}
 	skel->rodata->follow_children = o->follow_children;
 	skel->rodata->stop_for_attach = o->cmd != NULL;
@@ -170,14 +171,15 @@ int bpf_setup__watch_tgid(struct record_bpf *skel, pid_t tgid)
 	return bpf_map_update_elem(bpf_map__fd(skel->maps.tgids), &key, &one, BPF_ANY);
 }
 
-int bpf_setup__attach_tracepoints(struct record_bpf *skel, struct links *links,
-				  struct trace_out *o, pid_t tgid, int pid)
+int bpf_setup__attach_tracepoints(struct record_bpf *skel, struct links *links, struct trace_out *o,
+				  pid_t tgid, int pid)
 {
 	struct bpf_program *prog;
 
 	/* Each link joins the others, so that they are let go of in parallel at the end: each
 	 * waits for a grace period when destroyed (links__detach_all). */
-	bpf_object__for_each_program(prog, skel->obj) {
+	bpf_object__for_each_program(prog, skel->obj)
+	{
 		const char *sec = bpf_program__section_name(prog);
 		struct bpf_link *l;
 		int err;
@@ -188,7 +190,8 @@ int bpf_setup__attach_tracepoints(struct record_bpf *skel, struct links *links,
 		l = bpf_program__attach(prog);
 		err = l ? links__add(links, l) : -errno;
 		if (err) {
-			fprintf(stderr, "gapscope: cannot attach tracepoints: %s\n", strerror(-err));
+			fprintf(stderr, "gapscope: cannot attach tracepoints: %s\n",
+				strerror(-err));
 			return err;
 		}
 		meta__kernel_probe(o, tgid, pid, sec);

@@ -33,8 +33,8 @@ int bpf_setup__watch_tgid(struct record_bpf *skel, pid_t tgid);
  * Attaches every loaded tracepoint program (not the uprobes and the sampler, attached per file
  * and per CPU) and records each as a GS_REC_PROBE. 0 or -errno, said why.
  */
-int bpf_setup__attach_tracepoints(struct record_bpf *skel, struct links *links,
-				  struct trace_out *o, pid_t tgid, int pid);
+int bpf_setup__attach_tracepoints(struct record_bpf *skel, struct links *links, struct trace_out *o,
+				  pid_t tgid, int pid);
 void bpf_setup__destroy(struct record_bpf *skel);
 
 #endif

@@ -191,8 +191,7 @@ static bool on_signals(int sfd, struct target *t)
 	return stop;
 }
 
-int consumer__poll(struct consumer *c, struct target *t, int sfd, double duration,
-		   __u64 start_ns)
+int consumer__poll(struct consumer *c, struct target *t, int sfd, double duration, __u64 start_ns)
 {
 	/*
 	 * Every 50 ms: consume the ring buffer (the BPF side does not wake us per event, see

@@ -28,9 +28,9 @@ struct consumer {
 	struct map_records *maps;
 
 	struct ring_buffer *rb;
-	unsigned char *buf;		/* one event, stack compacted */
+	unsigned char *buf; /* one event, stack compacted */
 	struct ksyms *ksyms;
-	pthread_t ksyms_thread;		/* reading them, while ksyms_loading */
+	pthread_t ksyms_thread; /* reading them, while ksyms_loading */
 	bool ksyms_loading;
 	__u64 events;
 };
@@ -58,8 +58,7 @@ void consumer__drain(struct consumer *c);
  * from START_NS: consumes the ring buffer, flushes a chunk every 200 ms and the loss counters
  * every second, and passes signals on to a launched target. 0 or -errno.
  */
-int consumer__poll(struct consumer *c, struct target *t, int sfd, double duration,
-		   __u64 start_ns);
+int consumer__poll(struct consumer *c, struct target *t, int sfd, double duration, __u64 start_ns);
 void consumer__free(struct consumer *c);
 
 #endif

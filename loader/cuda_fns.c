@@ -16,7 +16,7 @@ struct cu_fn {
 	struct cu_fn_desc d;
 };
 
-#define RET .flags = CU_F_RET
+#define RET   .flags = CU_F_RET
 #define ASYNC .flags = CU_F_ASYNC
 
 static const struct cu_fn fns[] = {
@@ -142,8 +142,7 @@ static const struct cu_fn fns[] = {
 	    .a_bytes2 = 5,
 	    .bytes_shift = 2 } },
 	{ "cuMemsetD2D8Async",
-	  { .kind = CU_K_MEMSET, ASYNC, .a_handle = 1, .a_bytes = 4, .a_bytes2 = 5,
-	    .a_stream = 6 } },
+	  { .kind = CU_K_MEMSET, ASYNC, .a_handle = 1, .a_bytes = 4, .a_bytes2 = 5, .a_stream = 6 } },
 	{ "cuMemsetD2D16Async",
 	  { .kind = CU_K_MEMSET,
 	    ASYNC,

@@ -9,8 +9,8 @@
 
 struct elfx_sym {
 	const char *name;
-	__u64 value;		/* st_value */
-	__u64 offset;		/* file offset of the code: what a uprobe attaches to */
+	__u64 value;  /* st_value */
+	__u64 offset; /* file offset of the code: what a uprobe attaches to */
 	__u64 size;
 };
 
@@ -25,11 +25,11 @@ int elfx__sym_offset(const char *path, const char *name, __u64 *offset);
 size_t elfx__build_id(const char *path, __u8 *id, size_t max);
 
 struct elfx_dyn {
-	bool is64;		/* ELFCLASS64 */
-	unsigned machine;	/* e_machine */
-	char interp[256];	/* PT_INTERP */
-	char rpath[1024];	/* DT_RPATH (ignored by ld.so when DT_RUNPATH exists) */
-	char runpath[1024];	/* DT_RUNPATH */
+	bool is64;	    /* ELFCLASS64 */
+	unsigned machine;   /* e_machine */
+	char interp[256];   /* PT_INTERP */
+	char rpath[1024];   /* DT_RPATH (ignored by ld.so when DT_RUNPATH exists) */
+	char runpath[1024]; /* DT_RUNPATH */
 };
 
 int elfx__dyn(const char *path, struct elfx_dyn *d);

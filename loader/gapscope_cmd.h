@@ -3,8 +3,8 @@
 #ifndef GAPSCOPE_CMD_H
 #define GAPSCOPE_CMD_H
 
-int cmd_record(int argc, char **argv);	/* loader/record.c */
-int cmd_script(int argc, char **argv);	/* reports/script.c */
-int cmd_report(int argc, char **argv);	/* reports/report.c */
+int cmd_record(int argc, char **argv); /* loader/record.c */
+int cmd_script(int argc, char **argv); /* reports/script.c */
+int cmd_report(int argc, char **argv); /* reports/report.c */
 
 #endif

@@ -13,7 +13,7 @@ struct ksyms {
 	size_t n, cap;
 	bool sorted;
 	char *text;	/* from kallsyms: the whole file, the names point into it */
-	bool own_names;	/* from ksyms__add: each name its own allocation */
+	bool own_names; /* from ksyms__add: each name its own allocation */
 };
 
 static int cmp_ksym(const void *a, const void *b)

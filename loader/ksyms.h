@@ -14,7 +14,7 @@
 struct ksym {
 	__u64 addr;
 	const char *name;
-	bool emitted;	/* the recorder's mark: already written to the trace */
+	bool emitted; /* the recorder's mark: already written to the trace */
 };
 
 struct ksyms;

@@ -39,7 +39,7 @@ int links__add_fd(struct links *k, int fd)
 
 struct detach_work {
 	struct links *k;
-	size_t next;	/* atomic: links first, then fds */
+	size_t next; /* atomic: links first, then fds */
 };
 
 static void *detach_worker(void *arg)

@@ -10,7 +10,7 @@ struct bpf_link;
 struct links {
 	struct bpf_link **l;
 	size_t n, cap;
-	int *fds;		/* uprobe_multi links (loader/umulti.h) */
+	int *fds; /* uprobe_multi links (loader/umulti.h) */
 	size_t nfds;
 };
 

@@ -254,7 +254,8 @@ void meta__losses(struct trace_out *o, struct record_bpf *skel, pid_t tgid, __u6
 	sum_percpu(bpf_map__fd(skel->maps.losses), GS_LOSS_MAX, l->count);
 	/* Runs the kernel skipped because another BPF program was active on the CPU (a sample
 	 * that fires inside a uprobe program, for example). */
-	bpf_object__for_each_program(prog, skel->obj) {
+	bpf_object__for_each_program(prog, skel->obj)
+	{
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
 
@@ -355,7 +356,8 @@ void map_records__scan(struct map_records *m, struct trace_out *o, pid_t tgid)
 
 			snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", tgid,
 				 (unsigned long long)e.start, (unsigned long long)e.end);
-			rec->build_id_len = elfx__build_id(mf, rec->build_id, sizeof(rec->build_id));
+			rec->build_id_len = elfx__build_id(mf, rec->build_id,
+							   sizeof(rec->build_id));
 		}
 		trace_out__append(o, rec, sizeof(*rec) + plen);
 		free(rec);

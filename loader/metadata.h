@@ -19,9 +19,9 @@ struct record_bpf;
 struct trace_writer;
 
 struct trace_out {
-	struct trace_writer *tw;	/* NULL after a failed write: the recording goes on */
+	struct trace_writer *tw; /* NULL after a failed write: the recording goes on */
 	const char *path;
-	__u32 next_probe_id;		/* GS_REC_PROBE ids; a CUDA probe's is its cu_fns key */
+	__u32 next_probe_id; /* GS_REC_PROBE ids; a CUDA probe's is its cu_fns key */
 };
 
 /* Appends one record; a failed write is reported once and ends the file, not the recording. */
@@ -38,14 +38,14 @@ void meta__target(struct trace_out *o, pid_t pid, char **argv);
 
 struct meta_probe {
 	__u32 id;
-	__u32 family;		/* enum gs_probe_family */
-	__u32 kind;		/* enum cu_kind */
-	int err;		/* why it did not attach, or 0 */
-	__u64 live_ns;		/* attached since (CLOCK_MONOTONIC), 0 when it did not */
-	__u64 offset;		/* file offset of a uprobe */
-	__u32 flags;		/* GS_PROBE_F_* */
-	pid_t tgid;		/* the target */
-	int pid;		/* the uprobe's pid filter, -1 for every process */
+	__u32 family;  /* enum gs_probe_family */
+	__u32 kind;    /* enum cu_kind */
+	int err;       /* why it did not attach, or 0 */
+	__u64 live_ns; /* attached since (CLOCK_MONOTONIC), 0 when it did not */
+	__u64 offset;  /* file offset of a uprobe */
+	__u32 flags;   /* GS_PROBE_F_* */
+	pid_t tgid;    /* the target */
+	int pid;       /* the uprobe's pid filter, -1 for every process */
 	const char *lib, *sym;
 };
 

@@ -13,15 +13,15 @@
 struct record_opts {
 	const char *output;
 	bool force;
-	double duration;	/* seconds, 0: until the target exits or a signal */
+	double duration; /* seconds, 0: until the target exits or a signal */
 	unsigned int freq;
-	int sampler;		/* GS_SAMPLER_*, 0: the tick where the kernel allows, else the timer */
+	int sampler; /* GS_SAMPLER_*, 0: the tick where the kernel allows, else the timer */
 	struct probe_spec probes[MAX_USER_PROBES];
 	int nprobes;
 	bool lock_holds;
 	bool follow_children;
-	pid_t pid;		/* -p */
-	char **cmd;		/* or the command to launch */
+	pid_t pid;  /* -p */
+	char **cmd; /* or the command to launch */
 	bool verbose;
 	unsigned int ringbuf_mb;
 };

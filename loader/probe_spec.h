@@ -11,9 +11,9 @@
 #include <stddef.h>
 
 struct probe_spec {
-	const char *lib;	/* LIB, lib_len bytes (not terminated: it points into the option) */
+	const char *lib; /* LIB, lib_len bytes (not terminated: it points into the option) */
 	size_t lib_len;
-	const char *sym;	/* SYM */
+	const char *sym; /* SYM */
 };
 
 /* Splits ARG at its last ':'; -EINVAL when LIB or SYM is empty or there is no ':'. */

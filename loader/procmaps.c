@@ -34,7 +34,8 @@ bool procmaps__next(struct procmaps *m, struct procmaps_entry *e)
 
 		/* %n after the inode: the path starts past the spaces that align it. */
 		if (sscanf(m->line, "%llx-%llx %7s %llx %x:%x %llu%n", &start, &end, perms, &pgoff,
-			   &maj, &min, &ino, &path_at) < 7 || !path_at || strlen(perms) < 4)
+			   &maj, &min, &ino, &path_at) < 7 ||
+		    !path_at || strlen(perms) < 4)
 			continue;
 		path = m->line + path_at;
 		path += strspn(path, " \t");

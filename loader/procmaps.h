@@ -20,15 +20,15 @@ struct procmaps_entry {
 	__u64 start, end;
 	__u64 pgoff;
 	__u64 ino;
-	dev_t dev;		/* makedev(major, minor) as the line shows them */
-	__u32 prot;		/* PROCMAPS_R | _W | _X */
-	bool shared;		/* 's' rather than 'p' */
-	const char *path;	/* "" for an anonymous mapping; valid until the next call */
+	dev_t dev;	  /* makedev(major, minor) as the line shows them */
+	__u32 prot;	  /* PROCMAPS_R | _W | _X */
+	bool shared;	  /* 's' rather than 'p' */
+	const char *path; /* "" for an anonymous mapping; valid until the next call */
 };
 
 struct procmaps {
 	FILE *f;
-	bool own;		/* the iterator opened f and closes it */
+	bool own; /* the iterator opened f and closes it */
 	char line[PATH_MAX + 256];
 };
 

@@ -51,8 +51,8 @@ static void attach_running(struct uprobes *up, struct map_records *maps, struct 
 }
 
 /* Probes off, everything still buffered into the trace, the final records, the summary. */
-static int finish(struct consumer *c, struct links *links, struct sampler *s,
-		  struct target *t, __u64 start_ns)
+static int finish(struct consumer *c, struct links *links, struct sampler *s, struct target *t,
+		  __u64 start_ns)
 {
 	struct trace_out *out = c->out;
 	__u64 by_kind[GS_LOSS_MAX], lost, bytes;
@@ -77,7 +77,8 @@ static int finish(struct consumer *c, struct links *links, struct sampler *s,
 		(unsigned long long)c->events, bytes / 1e6, out->path, (unsigned long long)lost);
 	for (int i = 0; i < GS_LOSS_MAX; i++)
 		if (by_kind[i])
-			fprintf(stderr, " %s=%llu", gs_loss_names[i], (unsigned long long)by_kind[i]);
+			fprintf(stderr, " %s=%llu", gs_loss_names[i],
+				(unsigned long long)by_kind[i]);
 	fputc('\n', stderr);
 	return err;
 }

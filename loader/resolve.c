@@ -110,10 +110,10 @@ struct cache_entry {
 	uint64_t hwcap;
 };
 
-#define FLAG_ELF_LIBC6 0x0003
-#define FLAG_TYPE_MASK 0x00ff
-#define FLAG_ARCH_MASK 0xff00
-#define FLAG_X8664_LIB64 0x0300
+#define FLAG_ELF_LIBC6	   0x0003
+#define FLAG_TYPE_MASK	   0x00ff
+#define FLAG_ARCH_MASK	   0xff00
+#define FLAG_X8664_LIB64   0x0300
 #define FLAG_AARCH64_LIB64 0x0a00
 
 static bool search_cache(const char *name, const struct elfx_dyn *exe, char *out, size_t len)

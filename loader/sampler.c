@@ -165,8 +165,9 @@ void sampler__write(struct sampler *s, struct record_bpf *skel, struct trace_out
 	free(st);
 	/* A busy CPU ticks CONFIG_HZ times a second: none in a second means they go unrecognized. */
 	if (s->kind == GS_SAMPLER_TICK && !skel->bss->ticks_seen && recording_ns > NSEC_PER_SEC)
-		fprintf(stderr, "gapscope: warning: no scheduler tick was seen, so no CPU samples were "
-				"taken (--sampler timer takes them from cpu-clock timers)\n");
+		fprintf(stderr,
+			"gapscope: warning: no scheduler tick was seen, so no CPU samples were "
+			"taken (--sampler timer takes them from cpu-clock timers)\n");
 	rec.period_ns = NSEC_PER_SEC / s->freq;
 	if (rec.tick_ns > rec.period_ns)
 		rec.period_ns = rec.tick_ns;

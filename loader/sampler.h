@@ -15,7 +15,7 @@ struct record_bpf;
 struct trace_out;
 
 struct sampler {
-	int kind;		/* GS_SAMPLER_* in use, 0 before sampler__attach */
+	int kind; /* GS_SAMPLER_* in use, 0 before sampler__attach */
 	unsigned int freq;
 	int *perf_fds;
 	int nperf;

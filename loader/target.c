@@ -43,8 +43,9 @@ static void guardian_main(int sock)
 {
 	char c = 0, ctl[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = { &c, 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
-			      .msg_controllen = sizeof(ctl) };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl)
+	};
 	struct cmsghdr *cm;
 	int pidfd = -1;
 	ssize_t n;
@@ -102,8 +103,9 @@ static int guardian_watch(struct target *t)
 	int pidfd = syscall(SYS_pidfd_open, t->pid, 0), err = 0;
 	char c = 'p', ctl[CMSG_SPACE(sizeof(int))] = {};
 	struct iovec iov = { &c, 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
-			      .msg_controllen = sizeof(ctl) };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl)
+	};
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
 
 	if (pidfd < 0)

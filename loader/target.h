@@ -14,14 +14,14 @@
 
 struct target {
 	pid_t pid;
-	bool launched;		/* by us, not -p */
-	bool released;		/* told to exec */
-	bool gone;		/* reaped, or (-p) exited */
-	int status;		/* wait status of a launched target */
+	bool launched; /* by us, not -p */
+	bool released; /* told to exec */
+	bool gone;     /* reaped, or (-p) exited */
+	int status;    /* wait status of a launched target */
 	struct rusage ru;
-	char exe[PATH_MAX];	/* the launched command's file */
-	int go_fd, exec_fd;	/* release, and exec errors back */
-	int pidfd;		/* -p: readable when the process exits */
+	char exe[PATH_MAX]; /* the launched command's file */
+	int go_fd, exec_fd; /* release, and exec errors back */
+	int pidfd;	    /* -p: readable when the process exits */
 	pid_t guardian;
 	int guardian_sock;
 };

@@ -14,15 +14,15 @@
 #include "cuda.h"
 #include "trace.h"
 
-#define ALIGN8(x) (((x) + 7) & ~(size_t)7)
+#define ALIGN8(x)	   (((x) + 7) & ~(size_t)7)
 /* trace__release gives pages back in steps of at least this many bytes. */
 #define TRACE_RELEASE_STEP (8u << 20)
 
 struct trace_writer {
 	int fd;
 	unsigned char *buf; /* chunk header space, then payload */
-	size_t len; /* payload bytes in buf */
-	size_t cap; /* payload capacity */
+	size_t len;	    /* payload bytes in buf */
+	size_t cap;	    /* payload capacity */
 	__u32 nrec;
 	__u64 seq;
 	__u64 bytes;
@@ -130,8 +130,8 @@ int trace__append(struct trace_writer *w, const void *rec, size_t size)
 		if (err)
 			return err;
 		if (padded > w->cap) {
-			unsigned char *nb =
-				realloc(w->buf, sizeof(struct trace_chunk_hdr) + padded);
+			unsigned char *nb = realloc(w->buf,
+						    sizeof(struct trace_chunk_hdr) + padded);
 
 			if (!nb)
 				return -ENOMEM;
@@ -178,7 +178,7 @@ __u64 trace__records(const struct trace_writer *w)
 struct trace_reader {
 	const unsigned char *data;
 	size_t size;
-	size_t off; /* next chunk header */
+	size_t off;		  /* next chunk header */
 	const unsigned char *rec; /* next record in the current chunk */
 	const unsigned char *rec_end;
 	size_t released; /* pages before this offset were given back (trace__release) */

@@ -22,29 +22,29 @@
 
 #include "gapscope.h"
 
-#define TRACE_MAGIC		"GAPSCOPE"
-#define TRACE_VERSION		2	/* 2: offcpu_event.syscall */
-#define TRACE_VERSION_MIN	1	/* the oldest a reader reads (offcpu.h: offcpu_syscall) */
-#define TRACE_CHUNK_MAGIC	0x4b434753u	/* "SGCK" little endian */
-#define TRACE_CHUNK_TARGET	(256 << 10)	/* a chunk is written at this size */
-#define TRACE_ALIGN		8
+#define TRACE_MAGIC	   "GAPSCOPE"
+#define TRACE_VERSION	   2	       /* 2: offcpu_event.syscall */
+#define TRACE_VERSION_MIN  1	       /* the oldest a reader reads (offcpu.h: offcpu_syscall) */
+#define TRACE_CHUNK_MAGIC  0x4b434753u /* "SGCK" little endian */
+#define TRACE_CHUNK_TARGET (256 << 10) /* a chunk is written at this size */
+#define TRACE_ALIGN	   8
 
 struct trace_file_hdr {
 	char magic[8];
 	__u32 version;
 	__u32 hdr_size;
-	__u64 created_ns;	/* CLOCK_REALTIME */
+	__u64 created_ns; /* CLOCK_REALTIME */
 	__u32 flags;
-	__u32 crc;		/* crc32 of this header with crc = 0 */
+	__u32 crc; /* crc32 of this header with crc = 0 */
 };
 
 struct trace_chunk_hdr {
 	__u32 magic;
-	__u32 len;		/* payload bytes, a multiple of 8 */
-	__u64 seq;		/* 0, 1, 2, ... */
+	__u32 len; /* payload bytes, a multiple of 8 */
+	__u64 seq; /* 0, 1, 2, ... */
 	__u32 nrec;
-	__u32 crc;		/* crc32 of this header with crc = 0, then of the payload */
-	__u32 hcrc;		/* crc32 of magic..nrec alone */
+	__u32 crc;  /* crc32 of this header with crc = 0, then of the payload */
+	__u32 hcrc; /* crc32 of magic..nrec alone */
 	__u32 pad;
 };
 
@@ -52,28 +52,28 @@ struct trace_chunk_hdr {
  * hcrc lets a reader tell a cut-off chunk (its header intact, its length past the end of the
  * file) from a chunk whose header was damaged (a bad length must not pass for a cut).
  */
-#define TRACE_CHUNK_HCRC_BYTES	offsetof(struct trace_chunk_hdr, crc)
+#define TRACE_CHUNK_HCRC_BYTES offsetof(struct trace_chunk_hdr, crc)
 
 /* Recorder records (metadata). */
 enum gs_rec_type {
-	GS_REC_CLOCK = 0x100,	/* struct gs_rec_clock: first record of a trace */
-	GS_REC_TARGET,		/* struct gs_rec_target */
-	GS_REC_PROBE,		/* struct gs_rec_probe: h.ts = live since */
-	GS_REC_MAP,		/* struct gs_rec_map */
-	GS_REC_KSYM,		/* struct gs_rec_ksym */
-	GS_REC_LOSSES,		/* struct gs_rec_losses: totals so far; the last one counts */
-	GS_REC_PROC_EXIT,	/* struct gs_rec_exit */
-	GS_REC_END,		/* struct gs_rec_end: the recorder finished cleanly */
-	GS_REC_LOST_TYPES,	/* struct gs_rec_lost_types: ring-buffer losses by event type */
-	GS_REC_CU_HANDLES,	/* struct gs_rec_cu_handles: kernel names from handles, so far */
-	GS_REC_SAMPLER,		/* struct gs_rec_sampler: how the CPU samples were taken */
+	GS_REC_CLOCK = 0x100, /* struct gs_rec_clock: first record of a trace */
+	GS_REC_TARGET,	      /* struct gs_rec_target */
+	GS_REC_PROBE,	      /* struct gs_rec_probe: h.ts = live since */
+	GS_REC_MAP,	      /* struct gs_rec_map */
+	GS_REC_KSYM,	      /* struct gs_rec_ksym */
+	GS_REC_LOSSES,	      /* struct gs_rec_losses: totals so far; the last one counts */
+	GS_REC_PROC_EXIT,     /* struct gs_rec_exit */
+	GS_REC_END,	      /* struct gs_rec_end: the recorder finished cleanly */
+	GS_REC_LOST_TYPES,    /* struct gs_rec_lost_types: ring-buffer losses by event type */
+	GS_REC_CU_HANDLES,    /* struct gs_rec_cu_handles: kernel names from handles, so far */
+	GS_REC_SAMPLER,	      /* struct gs_rec_sampler: how the CPU samples were taken */
 };
 
 struct gs_rec_clock {
-	struct gs_hdr h;	/* h.ts = mono_ns */
-	__u64 mono_ns;		/* CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns() */
-	__u64 real_ns;		/* CLOCK_REALTIME at the same moment */
-	__u64 boot_ns;		/* CLOCK_BOOTTIME */
+	struct gs_hdr h; /* h.ts = mono_ns */
+	__u64 mono_ns;	 /* CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns() */
+	__u64 real_ns;	 /* CLOCK_REALTIME at the same moment */
+	__u64 boot_ns;	 /* CLOCK_BOOTTIME */
 	__u32 sample_freq;
 	__u32 ncpus;
 	char host[64];
@@ -84,42 +84,42 @@ struct gs_rec_clock {
 #define GS_TARGET_ATTACH 2
 
 struct gs_rec_target {
-	struct gs_hdr h;	/* h.tgid = the target */
-	__u32 mode;		/* GS_TARGET_* */
+	struct gs_hdr h; /* h.tgid = the target */
+	__u32 mode;	 /* GS_TARGET_* */
 	__u32 argc;
-	char argv[];		/* argc NUL-terminated strings */
+	char argv[]; /* argc NUL-terminated strings */
 };
 
 enum gs_probe_family {
 	GS_PROBE_CUDA = 1,
-	GS_PROBE_LIBC,		/* malloc_trim */
-	GS_PROBE_USER,		/* --probe LIB:SYM */
-	GS_PROBE_LOCK,		/* --lock-holds: pthread_mutex_lock/unlock */
-	GS_PROBE_KERNEL,	/* tracepoints and the sampler: names = "kernel", section */
+	GS_PROBE_LIBC,	 /* malloc_trim */
+	GS_PROBE_USER,	 /* --probe LIB:SYM */
+	GS_PROBE_LOCK,	 /* --lock-holds: pthread_mutex_lock/unlock */
+	GS_PROBE_KERNEL, /* tracepoints and the sampler: names = "kernel", section */
 };
 
-#define GS_PROBE_F_RET	(1u << 0)	/* has a return probe */
+#define GS_PROBE_F_RET (1u << 0) /* has a return probe */
 
 struct gs_rec_probe {
-	struct gs_hdr h;	/* h.ts = live since (0 when the attach failed) */
-	__u32 id;		/* cookie: events name their probe by it */
-	__u32 family;		/* enum gs_probe_family */
-	__u32 kind;		/* enum cu_kind for CUDA probes */
-	__s32 err;		/* 0, or -errno of the failed attach */
-	__u64 offset;		/* file offset of the symbol */
-	__u32 flags;		/* GS_PROBE_F_* */
-	__s32 pid;		/* uprobe pid filter, -1 = any process */
-	char names[];		/* library path, NUL, symbol, NUL */
+	struct gs_hdr h; /* h.ts = live since (0 when the attach failed) */
+	__u32 id;	 /* cookie: events name their probe by it */
+	__u32 family;	 /* enum gs_probe_family */
+	__u32 kind;	 /* enum cu_kind for CUDA probes */
+	__s32 err;	 /* 0, or -errno of the failed attach */
+	__u64 offset;	 /* file offset of the symbol */
+	__u32 flags;	 /* GS_PROBE_F_* */
+	__s32 pid;	 /* uprobe pid filter, -1 = any process */
+	char names[];	 /* library path, NUL, symbol, NUL */
 };
 
 struct gs_rec_map {
-	struct gs_hdr h;	/* h.tgid */
+	struct gs_hdr h; /* h.tgid */
 	__u64 start;
 	__u64 end;
 	__u64 pgoff;
-	__u64 dev;		/* user-space dev_t (makedev(major, minor)) */
+	__u64 dev; /* user-space dev_t (makedev(major, minor)) */
 	__u64 ino;
-	__u32 prot;		/* PROT_* */
+	__u32 prot; /* PROT_* */
 	__u32 build_id_len;
 	__u8 build_id[32];
 	char path[];
@@ -133,14 +133,14 @@ struct gs_rec_ksym {
 
 struct gs_rec_losses {
 	struct gs_hdr h;
-	__u32 n;		/* counters that follow, enum gs_loss order */
+	__u32 n; /* counters that follow, enum gs_loss order */
 	__u32 pad;
 	__u64 count[];
 };
 
 struct gs_rec_lost_types {
 	struct gs_hdr h;
-	__u32 n;		/* counters that follow, indexed by enum gs_event_type */
+	__u32 n; /* counters that follow, indexed by enum gs_event_type */
 	__u32 pad;
 	__u64 count[];
 };
@@ -156,13 +156,13 @@ struct gs_rec_cu_handles {
 	__u64 disagree;
 	__u64 named;
 	__u64 rejected;
-	__u32 libs;		/* libcudas with probes */
-	__u32 libs_off;		/* of those, where a disagreement turned names from handles off */
+	__u32 libs;	/* libcudas with probes */
+	__u32 libs_off; /* of those, where a disagreement turned names from handles off */
 };
 
 struct gs_rec_exit {
-	struct gs_hdr h;	/* h.tgid = the launched target */
-	__s32 status;		/* wait status */
+	struct gs_hdr h; /* h.tgid = the launched target */
+	__s32 status;	 /* wait status */
 	__u32 pad;
 	__u64 utime_ns;
 	__u64 stime_ns;
@@ -170,19 +170,19 @@ struct gs_rec_exit {
 
 struct gs_rec_end {
 	struct gs_hdr h;
-	__u64 events;		/* BPF events written */
-	__u64 records;		/* all records before this one */
+	__u64 events;  /* BPF events written */
+	__u64 records; /* all records before this one */
 };
 
-#define GS_SAMPLER_TICK	1	/* at the scheduler tick, at most freq per second per CPU */
-#define GS_SAMPLER_TIMER 2	/* cpu-clock perf events, freq per second per CPU */
+#define GS_SAMPLER_TICK	 1 /* at the scheduler tick, at most freq per second per CPU */
+#define GS_SAMPLER_TIMER 2 /* cpu-clock perf events, freq per second per CPU */
 
 struct gs_rec_sampler {
 	struct gs_hdr h;
-	__u32 kind;		/* GS_SAMPLER_* */
-	__u32 freq;		/* requested: the most samples per CPU-second */
-	__u64 tick_ns;		/* tick: 1e9 / CONFIG_HZ, as measured; 0 if unknown */
-	__u64 period_ns;	/* CPU time one sample stands for: max(tick_ns, 1e9 / freq) */
+	__u32 kind;	 /* GS_SAMPLER_* */
+	__u32 freq;	 /* requested: the most samples per CPU-second */
+	__u64 tick_ns;	 /* tick: 1e9 / CONFIG_HZ, as measured; 0 if unknown */
+	__u64 period_ns; /* CPU time one sample stands for: max(tick_ns, 1e9 / freq) */
 };
 
 /* Writer. */
@@ -197,13 +197,13 @@ __u64 trace__records(const struct trace_writer *w);
 
 /* Reader. */
 struct trace_stats {
-	__u64 chunks;		/* valid chunks read */
+	__u64 chunks; /* valid chunks read */
 	__u64 records;
-	__u64 bad_chunks;	/* failed their CRC or framing: skipped */
-	__u64 bad_bytes;	/* bytes skipped for corruption */
-	__u64 cut_bytes;	/* incomplete last chunk, ignored */
-	bool finished;		/* saw GS_REC_END */
-	__u32 version;		/* of the file: TRACE_VERSION_MIN..TRACE_VERSION */
+	__u64 bad_chunks; /* failed their CRC or framing: skipped */
+	__u64 bad_bytes;  /* bytes skipped for corruption */
+	__u64 cut_bytes;  /* incomplete last chunk, ignored */
+	bool finished;	  /* saw GS_REC_END */
+	__u32 version;	  /* of the file: TRACE_VERSION_MIN..TRACE_VERSION */
 };
 
 struct trace_reader;
@@ -225,8 +225,8 @@ void trace__warn(const struct trace_reader *r, const char *path, FILE *out);
 void trace__close(struct trace_reader *r);
 
 /* Names the format owns, shared by every reader: "?" (or "cuda") for a value it does not know. */
-const char *trace__cu_kind_name(__u32 kind);	/* enum cu_kind: "launch", "sync_stream", ... */
-const char *trace__event_name(__u32 type);	/* enum gs_event_type: "cuda", "offcpu", ... */
+const char *trace__cu_kind_name(__u32 kind);	    /* enum cu_kind: "launch", "sync_stream", ... */
+const char *trace__event_name(__u32 type);	    /* enum gs_event_type: "cuda", "offcpu", ... */
 const char *trace__probe_family_name(__u32 family); /* enum gs_probe_family: "cuda", "libc", ... */
 
 /* Size of the fixed part of a record (without its stack frames). */

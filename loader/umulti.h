@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
-#define GS_BPF_TRACE_UPROBE_MULTI 48	/* enum bpf_attach_type, Linux 6.6 */
+#define GS_BPF_TRACE_UPROBE_MULTI 48 /* enum bpf_attach_type, Linux 6.6 */
 
 /* Whether the running kernel has uprobe_multi links. */
 bool umulti__supported(void);

@@ -33,9 +33,9 @@ struct probed_file {
 /* One probe of a file, collected first, then attached together with the file's others. */
 struct pending {
 	__u32 id;
-	__u32 family;	/* enum gs_probe_family */
-	__u32 kind;	/* enum cu_kind */
-	bool ret;	/* with a return probe */
+	__u32 family; /* enum gs_probe_family */
+	__u32 kind;   /* enum cu_kind */
+	bool ret;     /* with a return probe */
 	__u64 offset;
 	char *sym;
 	int err;
@@ -45,7 +45,7 @@ struct file_probes {
 	struct uprobes *u;
 	struct pending *p;
 	size_t n, cap;
-	__u32 cu_lib;	/* the file's slot in the BPF side's per-library tables */
+	__u32 cu_lib; /* the file's slot in the BPF side's per-library tables */
 };
 
 static int attach_one(struct uprobes *u, struct bpf_program *prog, bool ret, const char *path,
@@ -66,7 +66,7 @@ static struct pending *add_pending(struct file_probes *fp, __u32 family, const c
 
 	for (size_t i = 0; i < fp->n; i++)
 		if (fp->p[i].offset == offset && fp->p[i].family == family)
-			return NULL;	/* an alias of a function already probed */
+			return NULL; /* an alias of a function already probed */
 	if (fp->n == fp->cap) {
 		size_t cap = fp->cap ? fp->cap * 2 : 64;
 
@@ -155,7 +155,8 @@ static void attach_locks(struct file_probes *fp, const char *path)
 
 		if (p->family != GS_PROBE_LOCK || p->err)
 			continue;
-		p->err = attach_one(fp->u, unlock ? skel->progs.unlock_entry : skel->progs.lock_entry,
+		p->err = attach_one(fp->u,
+				    unlock ? skel->progs.unlock_entry : skel->progs.lock_entry,
 				    false, path, p->offset, p->id);
 		if (!p->err && p->ret)
 			p->err = attach_one(fp->u, skel->progs.lock_return, true, path, p->offset,
@@ -222,8 +223,9 @@ static void attach_pending(struct file_probes *fp, const char *path, const char 
 		meta__probe(u->out, &mp);
 		if (p->err) {
 			u->attach_failed++;
-			fprintf(stderr, "gapscope: warning: cannot attach to %s in %s: %s\n", p->sym,
-				shown, p->err == -ENOENT ? "no such function" : strerror(-p->err));
+			fprintf(stderr, "gapscope: warning: cannot attach to %s in %s: %s\n",
+				p->sym, shown,
+				p->err == -ENOENT ? "no such function" : strerror(-p->err));
 		} else if (p->family == GS_PROBE_CUDA) {
 			char *nn = realloc(names, len + strlen(p->sym) + 2);
 
@@ -247,8 +249,9 @@ static void probe_file(struct uprobes *u, const char *path, const char *shown)
 {
 	/* Past CU_MAX_LIBS, libraries share the last slot: a disagreement in one turns kernel
 	 * names from handles off for all of them. */
-	struct file_probes fp = { .u = u, .cu_lib = u->nfiles - 1 < CU_MAX_LIBS ? u->nfiles - 1 :
-										   CU_MAX_LIBS - 1 };
+	struct file_probes fp = { .u = u,
+				  .cu_lib = u->nfiles - 1 < CU_MAX_LIBS ? u->nfiles - 1 :
+									  CU_MAX_LIBS - 1 };
 
 	if (path__is_libcuda(shown)) {
 		int err = elfx__for_each_dynsym(path, cuda_sym, &fp);

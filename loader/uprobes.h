@@ -23,11 +23,11 @@ struct uprobes {
 	struct record_bpf *skel;
 	struct links *links;
 	struct trace_out *out;
-	bool umulti;			/* uprobe_multi links (Linux 6.6) */
-	pid_t tgid;			/* the target, named in the probe records */
-	int pid;			/* pid filter: the target, or -1 to follow children */
+	bool umulti; /* uprobe_multi links (Linux 6.6) */
+	pid_t tgid;  /* the target, named in the probe records */
+	int pid;     /* pid filter: the target, or -1 to follow children */
 	bool lock_holds;
-	const struct probe_spec *specs;	/* --probe */
+	const struct probe_spec *specs; /* --probe */
 	int nspecs;
 
 	/* Kept while recording. */

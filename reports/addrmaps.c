@@ -9,7 +9,7 @@
 #include "strtab.h"
 
 struct addrmaps {
-	struct idmap ids;	/* tgid -> procs: a struct vec of struct ctx_map each */
+	struct idmap ids; /* tgid -> procs: a struct vec of struct ctx_map each */
 	struct vec procs;
 };
 

@@ -11,14 +11,14 @@
 #include <linux/types.h>
 
 struct ctx_map {
-	__u64 start, end;	/* [start, end) */
-	__u64 pgoff;		/* file offset of start */
+	__u64 start, end; /* [start, end) */
+	__u64 pgoff;	  /* file offset of start */
 	__u64 ino;
-	__u32 prot;		/* PROT_*; 0 for an mmap event */
-	__u32 build_id_len;	/* 0: unknown */
+	__u32 prot;	    /* PROT_*; 0 for an mmap event */
+	__u32 build_id_len; /* 0: unknown */
 	__u8 build_id[32];
-	const char *path;	/* full path (map record), or the file name alone (mmap event) */
-	bool from_mmap;		/* known only from an mmap event */
+	const char *path; /* full path (map record), or the file name alone (mmap event) */
+	bool from_mmap;	  /* known only from an mmap event */
 };
 
 struct addrmaps;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "losses.h"
 #include "blame.h"
 #include "cuda.h"
 #include "futex.h"
@@ -27,9 +28,9 @@
 
 /* A gap is analysed once the trace has gone this far past its end (intervals that end later
  * but reach into it are then in), and history is kept this long before the oldest open gap. */
-#define GAP_MARGIN_NS	(200ull * 1000 * 1000)
-#define LOOKBACK_NS	(1000ull * 1000 * 1000)
-#define PRUNE_EVERY	65536
+#define GAP_MARGIN_NS (200ull * 1000 * 1000)
+#define LOOKBACK_NS   (1000ull * 1000 * 1000)
+#define PRUNE_EVERY   65536
 
 struct kind_fn {
 	enum blame_kind kind;
@@ -42,32 +43,16 @@ struct analysis_priv {
 	struct stacktab *stacks;
 	struct trace_reader *tr;
 	struct ordered_reader *rd;
-	struct vec pending;	/* struct gap: closed, waiting for GAP_MARGIN_NS */
-	__u64 next_due;		/* when the first pending gap is due, UINT64_MAX: none */
-	struct vec gaps;	/* struct gap: analysed */
-	struct vec kind_fn;	/* struct kind_fn: root causes over all gaps */
+	struct vec pending; /* struct gap: closed, waiting for GAP_MARGIN_NS */
+	__u64 next_due;	    /* when the first pending gap is due, UINT64_MAX: none */
+	struct vec gaps;    /* struct gap: analysed */
+	struct vec kind_fn; /* struct kind_fn: root causes over all gaps */
 	__u32 seq;
 	struct threads *th;
 	struct names *nm;
 	struct gputime *gt;
-	struct vec probes;	/* const char *, by probe id */
+	struct vec probes; /* const char *, by probe id */
 };
-
-const char *blame_kind__name(enum blame_kind k)
-{
-	static const char *const names[BK_MAX] = {
-		[BK_LOCK] = "lock",	  [BK_COND] = "cond",	  [BK_IO] = "io",
-		[BK_SLEEP] = "sleep",	  [BK_PROBE] = "malloc_trim", [BK_CUDA] = "cuda",
-		[BK_ON_CPU] = "on_cpu",	  [BK_PREEMPTED] = "preempted", [BK_OTHER] = "other",
-	};
-
-	return k < BK_MAX ? names[k] : "other";
-}
-
-const char *thread_state__name(enum thread_state s)
-{
-	return s == TS_BLOCKED ? "blocked" : s == TS_PREEMPTED ? "preempted" : "on_cpu";
-}
 
 static const char *probe_name(struct analysis_priv *p, __u32 id)
 {
@@ -103,20 +88,6 @@ static void note_probe(struct analysis_priv *p, const struct gs_hdr *h)
 	}
 }
 
-static void note_losses(struct analysis *a, const struct gs_hdr *h)
-{
-	const struct gs_rec_losses *l = (const void *)h;
-	size_t fixed = gs_fixed_size(h);
-	__u32 n = l->n;
-
-	if (fixed < sizeof(*l))
-		return;
-	if (n > (fixed - sizeof(*l)) / 8)
-		n = (fixed - sizeof(*l)) / 8;
-	for (__u32 i = 0; i < n && i < GS_LOSS_MAX; i++)
-		a->losses[i] = l->count[i];
-}
-
 /*
  * Completion evidence is taken at a synchronize's return, which can only be late (by a wait for
  * a CPU), never early. The wakeup of its last sleep bounds how much earlier: not the evidence
@@ -128,7 +99,7 @@ static __u64 woken(const struct thread *t, const struct gs_hdr *h, const struct 
 	__u64 end = h->ts + e->dur_ns;
 
 	if (!(h->flags & GS_F_RET) || (e->kind != CU_K_SYNC_STREAM && e->kind != CU_K_SYNC_EVENT &&
-					e->kind != CU_K_SYNC_CTX && e->kind != CU_K_MEMCPY))
+				       e->kind != CU_K_SYNC_CTX && e->kind != CU_K_MEMCPY))
 		return 0;
 	for (size_t i = t->off.n; i--;) {
 		const struct th_off *o = VEC_AT(&t->off, struct th_off, i);
@@ -166,7 +137,7 @@ static int feed(struct analysis *a, const struct gs_hdr *h, __u32 version)
 		}
 		return 0;
 	case GS_REC_LOSSES:
-		note_losses(a, h);
+		losses__record(a, h);
 		return 0;
 	case GS_EV_COMM:
 		if (fixed >= sizeof(struct comm_event))
@@ -177,8 +148,7 @@ static int feed(struct analysis *a, const struct gs_hdr *h, __u32 version)
 		if (fixed >= sizeof(struct fork_event)) {
 			const struct fork_event *f = (const void *)h;
 
-			threads__set_comm(p->th, f->child_tid, f->child_tgid, f->comm,
-					  GS_COMM_LEN);
+			threads__set_comm(p->th, f->child_tid, f->child_tgid, f->comm, GS_COMM_LEN);
 		}
 		break;
 	case GS_EV_EXEC:
@@ -254,7 +224,7 @@ static int feed(struct analysis *a, const struct gs_hdr *h, __u32 version)
 	return 0;
 }
 
-static void note(struct analysis *a, const char *s)
+void analysis__note(struct analysis *a, const char *s)
 {
 	if (a->nnotes < sizeof(a->notes) / sizeof(a->notes[0]))
 		a->notes[a->nnotes++] = strtab__intern(a->priv->strs, s);
@@ -310,7 +280,7 @@ static void rank_causes(struct analysis *a)
 		a->causes[a->ncauses].share = a->gap_ns ? (double)by_kind[k] / a->gap_ns : 0;
 		a->ncauses++;
 	}
-	for (size_t i = 1; i < a->ncauses; i++)	/* insertion sort, largest first */
+	for (size_t i = 1; i < a->ncauses; i++) /* insertion sort, largest first */
 		for (size_t j = i; j && a->causes[j].ns > a->causes[j - 1].ns; j--) {
 			struct cause t = a->causes[j];
 
@@ -467,43 +437,6 @@ static int cmp_gap(const void *x, const void *y)
 	return a->device < b->device ? -1 : a->device > b->device;
 }
 
-static void reader_losses(struct analysis *a)
-{
-	const struct trace_stats *st = trace__stats(a->priv->tr);
-	char line[256];
-
-	for (size_t i = 0; i < GS_LOSS_MAX; i++)
-		a->loss_names[i] = gs_loss_names[i];
-	a->nlosses = GS_LOSS_MAX;
-	a->loss_names[a->nlosses] = "corrupt_chunks";
-	a->losses[a->nlosses++] = st->bad_chunks;
-	a->loss_names[a->nlosses] = "corrupt_bytes";
-	a->losses[a->nlosses++] = st->bad_bytes;
-	a->loss_names[a->nlosses] = "cut_bytes";
-	a->losses[a->nlosses++] = st->cut_bytes;
-	for (size_t i = 0; i < GS_LOSS_MAX; i++)
-		a->lost_events += a->losses[i];
-	if (st->bad_chunks) {
-		snprintf(line, sizeof(line),
-			 "%llu corrupt chunk(s) skipped (%llu bytes): their events are missing",
-			 (unsigned long long)st->bad_chunks, (unsigned long long)st->bad_bytes);
-		note(a, line);
-	}
-	if (st->cut_bytes) {
-		snprintf(line, sizeof(line),
-			 "trace cut off: read to its last whole chunk (%llu bytes not read)",
-			 (unsigned long long)st->cut_bytes);
-		note(a, line);
-	}
-	if (!st->finished)
-		note(a, "the recording did not finish (no end record): the report covers what "
-			"was written");
-	if (!a->events)
-		note(a, "the trace holds no events");
-	else if (!a->cuda_events)
-		note(a, "the trace holds no CUDA events: no GPU timeline, no gaps");
-}
-
 struct analysis *analysis__run(const char *path, const struct analysis_opts *opts, char *err,
 			       size_t errlen)
 {
@@ -549,7 +482,7 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 			prune(a, a->end_ns);
 	}
 	if (ret < 0)
-		note(a, "the trace could not be read to its end");
+		analysis__note(a, "the trace could not be read to its end");
 	if (complete_due(a, bl, opts, UINT64_MAX))
 		goto fail;
 	a->duration_ns = a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0;
@@ -563,7 +496,7 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 		a->gaps[i].id = i + 1;
 	blame__free(bl);
 	rank_causes(a);
-	reader_losses(a);
+	losses__reader(a, trace__stats(a->priv->tr));
 	return a;
 oom:
 	snprintf(err, errlen, "out of memory analysing %s", path);

@@ -38,7 +38,7 @@ enum blame_kind {
 	BK_COND,
 	BK_IO,
 	BK_SLEEP,
-	BK_PROBE,	/* malloc_trim or a --probe function: function says which */
+	BK_PROBE, /* malloc_trim or a --probe function: function says which */
 	BK_CUDA,
 	BK_ON_CPU,
 	BK_PREEMPTED,
@@ -48,7 +48,7 @@ enum blame_kind {
 
 enum thread_state { TS_ON_CPU, TS_BLOCKED, TS_PREEMPTED };
 
-const char *blame_kind__name(enum blame_kind k);	/* "malloc_trim" for BK_PROBE */
+const char *blame_kind__name(enum blame_kind k); /* "malloc_trim" for BK_PROBE */
 const char *thread_state__name(enum thread_state s);
 
 /* One hop of a chain: what a thread was doing, and why the chain goes on (or ends) there. */
@@ -57,17 +57,17 @@ struct chain_link {
 	const char *comm;
 	enum thread_state state;
 	enum blame_kind kind;
-	__u64 ns;		/* gap time this link explains (on the path to the root) */
-	const char *lock;	/* lock/cond: data symbol or "by FUNCTION"; else NULL */
-	const char *function;	/* root: hottest/probed/CUDA function; blocked: where it waited */
-	const char *detail;	/* "held by T", "woken by T", "preempted by T", a syscall */
-	const char **frames;	/* leaf first, as summary.json lists them */
+	__u64 ns;	      /* gap time this link explains (on the path to the root) */
+	const char *lock;     /* lock/cond: data symbol or "by FUNCTION"; else NULL */
+	const char *function; /* root: hottest/probed/CUDA function; blocked: where it waited */
+	const char *detail;   /* "held by T", "woken by T", "preempted by T", a syscall */
+	const char **frames;  /* leaf first, as summary.json lists them */
 	__u32 nframes;
 };
 
 /* A root cause inside one gap, and the path to it. */
 struct gap_root {
-	struct chain_link *links;	/* links[0] = the closer, links[n - 1] = the root */
+	struct chain_link *links; /* links[0] = the closer, links[n - 1] = the root */
 	__u32 nlinks;
 	__u64 ns;
 };
@@ -80,28 +80,28 @@ struct gap_stack {
 };
 
 struct gap {
-	__u32 id;		/* from 1, in order of start (set once every gap is known) */
-	__u32 seq;		/* from 1, in the order their analysis completed (on_gap) */
+	__u32 id;  /* from 1, in order of start (set once every gap is known) */
+	__u32 seq; /* from 1, in the order their analysis completed (on_gap) */
 	__u32 device;
 	__u64 start_ns, end_ns;
 	/* The start edge is the evidence's return; the device may have gone idle as early as
 	 * this (the wakeup of the synchronize's last sleep; == start_ns when not known). */
 	__u64 start_earliest_ns;
-	const char *tier;	/* "api" */
-	const char *start_how;	/* how the device was known idle: "cuStreamSynchronize returned" */
-	const char *end_how;	/* "cuLaunchKernel by gpu-worker-0" */
+	const char *tier;      /* "api" */
+	const char *start_how; /* how the device was known idle: "cuStreamSynchronize returned" */
+	const char *end_how;   /* "cuLaunchKernel by gpu-worker-0" */
 	__u32 closer_tid;
 	const char *closer_comm;
-	struct chain_link *chain;	/* the path of the largest root */
+	struct chain_link *chain; /* the path of the largest root */
 	__u32 nchain;
-	struct gap_root *roots;		/* largest first; NULL after on_gap */
+	struct gap_root *roots; /* largest first; NULL after on_gap */
 	__u32 nroots;
-	__u64 cause_ns;			/* what roots[0] explains */
-	struct cause *kinds;		/* its root causes by kind and function, largest first */
+	__u64 cause_ns;	     /* what roots[0] explains */
+	struct cause *kinds; /* its root causes by kind and function, largest first */
 	__u32 nkinds;
-	struct gap_stack *stacks;	/* for gaps/NNNN.folded; NULL after on_gap */
+	struct gap_stack *stacks; /* for gaps/NNNN.folded; NULL after on_gap */
 	__u32 nstacks;
-	__u64 unexplained_ns;	/* gap time no thread's timeline covered */
+	__u64 unexplained_ns; /* gap time no thread's timeline covered */
 	/* Gap time a thread on a chain was runnable while a process outside the target ran:
 	 * the machine's load, not the program's doing. */
 	__u64 preempted_outside_ns;
@@ -113,37 +113,37 @@ struct busy_interval {
 
 struct device_summary {
 	__u32 id;
-	__u64 busy_ns, idle_ns;	/* over the recording */
-	struct busy_interval *busy;	/* sorted, disjoint */
+	__u64 busy_ns, idle_ns;	    /* over the recording */
+	struct busy_interval *busy; /* sorted, disjoint */
 	size_t nbusy;
 };
 
 struct cause {
 	enum blame_kind kind;
-	const char *function;	/* the function (or lock) explaining most of this kind */
+	const char *function; /* the function (or lock) explaining most of this kind */
 	__u64 ns;
-	double share;		/* of all gap time */
+	double share; /* of all gap time */
 };
 
-#define ANALYSIS_LOSS_MAX	(GS_LOSS_MAX + 4)
+#define ANALYSIS_LOSS_MAX (GS_LOSS_MAX + 4)
 
 struct analysis {
 	__u64 start_ns, end_ns, duration_ns;
-	__u64 events;		/* trace records analysed */
+	__u64 events; /* trace records analysed */
 	__u64 cuda_events;
 	struct device_summary *devices;
 	size_t ndevices;
 	struct gap *gaps;
 	size_t ngaps;
 	__u64 gap_ns;
-	__u64 preempted_outside_ns;	/* summed over the gaps */
+	__u64 preempted_outside_ns; /* summed over the gaps */
 	struct cause causes[BK_MAX];
 	size_t ncauses;
 	/* Loss counters by name ("ringbuf", ...), the reader's ("corrupt_chunks", ...) last. */
 	const char *loss_names[ANALYSIS_LOSS_MAX];
 	__u64 losses[ANALYSIS_LOSS_MAX];
 	size_t nlosses;
-	__u64 lost_events;	/* sum of losses */
+	__u64 lost_events; /* sum of losses */
 	/* What the trace lacked, one line each (cut off, corrupt, no CUDA events, ...). */
 	const char *notes[16];
 	size_t nnotes;
@@ -151,8 +151,8 @@ struct analysis {
 };
 
 struct analysis_opts {
-	__u64 min_gap_ns;	/* default 1 ms */
-	unsigned int max_hops;	/* blame chain depth, default 8 */
+	__u64 min_gap_ns;      /* default 1 ms */
+	unsigned int max_hops; /* blame chain depth, default 8 */
 	/* Called once per gap, in completion order (seq), id not yet set; non-zero stops. */
 	int (*on_gap)(const struct gap *g, void *ctx);
 	void *ctx;
@@ -162,10 +162,12 @@ struct analysis_opts {
 struct analysis *analysis__run(const char *path, const struct analysis_opts *opts, char *err,
 			       size_t errlen);
 void analysis__free(struct analysis *a);
+/* One line of what the trace lacked, kept in a->notes (up to 16). */
+void analysis__note(struct analysis *a, const char *s);
 
 /* Outputs (summary_txt.c, summary_json.c, folded_out.c). */
 struct report_out_opts {
-	unsigned int top;	/* gaps listed in summary.txt */
+	unsigned int top; /* gaps listed in summary.txt */
 };
 int summary_txt__write(const struct analysis *a, const struct report_out_opts *o, FILE *out);
 int summary_json__write(const struct analysis *a, FILE *out);

@@ -4,18 +4,18 @@
  * the top of the source tree where make runs; reports/assets.mk makes this object depend on
  * them, since the compiler's dependency files do not see .incbin.
  */
-#define ASSET(sym, file)                                                                       \
-	".pushsection .rodata." #sym ", \"a\"\n"                                               \
-	".globl " #sym "\n"                                                                    \
-	".hidden " #sym "\n"                                                                   \
-	".type " #sym ", @object\n" #sym ":\n"                                                 \
-	".incbin \"" file "\"\n"                                                               \
-	".byte 0\n"                                                                            \
-	".size " #sym ", . - " #sym "\n"                                                       \
+#define ASSET(sym, file)                         \
+	".pushsection .rodata." #sym ", \"a\"\n" \
+	".globl " #sym "\n"                      \
+	".hidden " #sym "\n"                     \
+	".type " #sym ", @object\n" #sym ":\n"   \
+	".incbin \"" file "\"\n"                 \
+	".byte 0\n"                              \
+	".size " #sym ", . - " #sym "\n"         \
 	".popsection\n"
 
 __asm__(ASSET(gs_asset_flame_js, "reports/assets/flame.js")
-	ASSET(gs_asset_util_js, "reports/assets/util.js")
-	ASSET(gs_asset_timeline_js, "reports/assets/timeline.js")
-	ASSET(gs_asset_report_js, "reports/assets/report.js")
-	ASSET(gs_asset_report_css, "reports/assets/report.css"));
+		ASSET(gs_asset_util_js, "reports/assets/util.js")
+			ASSET(gs_asset_timeline_js, "reports/assets/timeline.js")
+				ASSET(gs_asset_report_js, "reports/assets/report.js")
+					ASSET(gs_asset_report_css, "reports/assets/report.css"));

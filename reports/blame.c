@@ -5,67 +5,16 @@
 #include <string.h>
 
 #include "blame.h"
+#include "kinds.h"
 #include "offcpu.h"
 
-#define MAX_HOPS	16
-#define MAX_FRAMES	48	/* per thread on a folded stack */
-#define MAX_FOLDED	512
-
-/* x86-64 system calls a blocked thread may sleep in, by what they wait for. */
-static enum blame_kind syscall_kind(int nr)
-{
-	switch (nr) {
-	case 35:	/* nanosleep */
-	case 230:	/* clock_nanosleep */
-		return BK_SLEEP;
-	case 0: case 1: case 7: case 17: case 18: case 19: case 20:	/* read .. writev */
-	case 23: case 40: case 42: case 43: case 44: case 45: case 46: case 47:
-	case 74: case 75: case 208: case 232: case 257: case 270: case 271: case 275:
-	case 281: case 288: case 295: case 296: case 426: case 441:
-		return BK_IO;	/* select, sendfile, sockets, fsync, io_getevents, epoll, openat,
-				 * pselect/ppoll, splice, preadv/pwritev, io_uring_enter */
-	case 202: case 449: case 455:
-		return BK_COND;	/* a futex wait whose futex event is missing */
-	}
-	return BK_OTHER;
-}
-
-/* Names of the system calls a thread commonly sleeps in (x86-64 numbers). */
-static const char *syscall_name(int nr)
-{
-	switch (nr) {
-	case 0: return "read";
-	case 1: return "write";
-	case 7: return "poll";
-	case 9: return "mmap";
-	case 10: return "mprotect";
-	case 11: return "munmap";
-	case 16: return "ioctl";
-	case 17: return "pread64";
-	case 18: return "pwrite64";
-	case 23: return "select";
-	case 28: return "madvise";
-	case 35: return "nanosleep";
-	case 45: return "recvfrom";
-	case 47: return "recvmsg";
-	case 61: return "wait4";
-	case 74: return "fsync";
-	case 202: return "futex";
-	case 230: return "clock_nanosleep";
-	case 232: return "epoll_wait";
-	case 257: return "openat";
-	case 270: return "pselect6";
-	case 271: return "ppoll";
-	case 281: return "epoll_pwait";
-	case 426: return "io_uring_enter";
-	case 441: return "epoll_pwait2";
-	}
-	return NULL;
-}
+#define MAX_HOPS   16
+#define MAX_FRAMES 48 /* per thread on a folded stack */
+#define MAX_FOLDED 512
 
 struct path_link {
 	struct chain_link l;
-	const char *frames_folded[MAX_FRAMES];	/* root first */
+	const char *frames_folded[MAX_FRAMES]; /* root first */
 	__u32 nfolded;
 };
 
@@ -76,9 +25,9 @@ struct blame {
 	unsigned int max_hops;
 	struct path_link path[MAX_HOPS + 1];
 	__u32 depth;
-	struct vec roots;	/* struct gap_root */
-	struct vec stacks;	/* struct gap_stack */
-	__u64 outside_ns;	/* preempted by another process */
+	struct vec roots;  /* struct gap_root */
+	struct vec stacks; /* struct gap_stack */
+	__u64 outside_ns;  /* preempted by another process */
 	const struct thread **all;
 	size_t nall;
 };
@@ -202,7 +151,7 @@ static int add_root(struct blame *b, __u64 ns, const char *const *extra, __u32 n
 			r->links[k] = p->l;
 			if (!fr)
 				continue;
-			for (__u32 i = 0; i < p->nfolded; i++)	/* leaf first */
+			for (__u32 i = 0; i < p->nfolded; i++) /* leaf first */
 				fr[i] = p->frames_folded[p->nfolded - 1 - i];
 			r->links[k].frames = fr;
 			r->links[k].nframes = p->nfolded;
@@ -246,8 +195,8 @@ static int add_root(struct blame *b, __u64 ns, const char *const *extra, __u32 n
 
 /* A root link on top of the path, its stack's frames on the folded line, then popped. */
 static int root(struct blame *b, const struct thread *th, enum thread_state st,
-		enum blame_kind kind, const char *fn, const char *detail, __u32 stack,
-		__u64 ns, const char *const *extra, __u32 nextra)
+		enum blame_kind kind, const char *fn, const char *detail, __u32 stack, __u64 ns,
+		const char *const *extra, __u32 nextra)
 {
 	int err;
 
@@ -326,7 +275,8 @@ static int on_cpu(struct blame *b, const struct thread *th, __u64 s, __u64 e)
 		}
 		if (!hot && nk)
 			hot = frames[0];
-		err = root(b, th, TS_ON_CPU, BK_ON_CPU, hot, NULL, smp->stack, share, rootfirst, nk);
+		err = root(b, th, TS_ON_CPU, BK_ON_CPU, hot, NULL, smp->stack, share, rootfirst,
+			   nk);
 		if (err)
 			return err;
 	}
@@ -344,9 +294,8 @@ static bool on_path(const struct blame *b, __u32 tid)
 static int explain(struct blame *b, const struct thread *th, __u64 a, __u64 z);
 
 /* A blocked wait: follow the next thread, or end the chain at the wait itself. */
-static int follow(struct blame *b, const struct thread *th, enum blame_kind kind,
-		  const char *lock, __u32 next_tid, const char *next_comm, bool held,
-		  __u32 stack, __u64 s, __u64 e)
+static int follow(struct blame *b, const struct thread *th, enum blame_kind kind, const char *lock,
+		  __u32 next_tid, const char *next_comm, bool held, __u32 stack, __u64 s, __u64 e)
 {
 	const struct thread *nx = next_tid ? threads__find(b->th, next_tid) : NULL;
 	const char *who = nx ? nx->comm : next_comm ? next_comm : "?";
@@ -384,12 +333,13 @@ static int lock_wait(struct blame *b, const struct thread *th, const struct th_f
 
 	while (t < e && !err) {
 		const struct th_wake *w = threads__next_wake(b->th, f->uaddr, th->tgid, th->tid,
-							      owner, t, e);
+							     owner, t, e);
 		__u64 z = w ? w->end : e;
 
 		if (z > s)
-			err = follow(b, th, BK_LOCK, lock, owner, owner == f->waker ?
-				     f->waker_comm : NULL, true, f->stack, t > s ? t : s, z);
+			err = follow(b, th, BK_LOCK, lock, owner,
+				     owner == f->waker ? f->waker_comm : NULL, true, f->stack,
+				     t > s ? t : s, z);
 		if (!w)
 			break;
 		owner = w->tid;
@@ -426,10 +376,10 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 			return lock_wait(b, th, f, lock, s, e);
 		return follow(b, th, BK_COND, lock, f->waker, f->waker_comm, false, f->stack, s, e);
 	}
-	k = syscall_kind(o->syscall);
+	k = syscall__kind(o->syscall);
 	if (k == BK_COND)
-		return follow(b, th, BK_COND, "futex", o->waker, o->waker_comm, false, STACK_NONE, s,
-			      e);
+		return follow(b, th, BK_COND, "futex", o->waker, o->waker_comm, false, STACK_NONE,
+			      s, e);
 	n = kstack_names(b, o->stack, x, MAX_FRAMES - 1);
 	for (i = 0; i < n / 2; i++) {
 		const char *t = x[i];
@@ -437,18 +387,18 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 		x[i] = x[n - 1 - i];
 		x[n - 1 - i] = t;
 	}
-	if (o->syscall == 16) {	/* ioctl: into the GPU driver when its stack says so */
+	if (o->syscall == 16) { /* ioctl: into the GPU driver when its stack says so */
 		for (i = 0; i < n; i++)
 			if (!strncmp(x[i], "nv", 2) || !strncmp(x[i], "uvm", 3))
 				k = BK_CUDA;
 	}
 	{
-		const char *sn = syscall_name(o->syscall);
-		const char *fn = sn                ? sn :
-				 o->syscall >= 0 ? strtab__internf(b->strs, "syscall %d",
-								     o->syscall) :
-						   o->syscall == OFFCPU_SYSCALL_UNKNOWN ?
-						   "syscall unknown" : "no syscall";
+		const char *sn = syscall__name(o->syscall);
+		const char *fn = sn ? sn :
+				 o->syscall >= 0 ?
+				      strtab__internf(b->strs, "syscall %d", o->syscall) :
+				 o->syscall == OFFCPU_SYSCALL_UNKNOWN ? "syscall unknown" :
+									"no syscall";
 		const struct thread *w = o->waker ? threads__find(b->th, o->waker) : NULL;
 
 		/* Woken by a thread of the target (a pipe's writer, an mmap lock's holder):
@@ -520,13 +470,13 @@ static int explain(struct blame *b, const struct thread *th, __u64 a, __u64 z)
 		if (th->exit_ns && t >= th->exit_ns) {
 			const char *x = "[exited]";
 
-			return root(b, th, TS_BLOCKED, BK_OTHER, "exited", NULL, STACK_NONE, z - t, &x,
-				    1);
+			return root(b, th, TS_BLOCKED, BK_OTHER, "exited", NULL, STACK_NONE, z - t,
+				    &x, 1);
 		}
 		if (o && o->start <= t) {
 			e = o->end < z ? o->end : z;
 			if (o->wake > t && o->wake < e)
-				e = o->wake;	/* blocked until woken, then waiting for a CPU */
+				e = o->wake; /* blocked until woken, then waiting for a CPU */
 		} else if (o && o->start < z)
 			e = o->start;
 		c = thread__call_at(th, t);
@@ -574,7 +524,7 @@ int blame__gap(struct blame *b, struct gap *g)
 	b->stacks = (struct vec){};
 	b->depth = 0;
 	b->outside_ns = 0;
-	free(b->all);	/* threads come and go as the trace is read */
+	free(b->all); /* threads come and go as the trace is read */
 	b->all = threads__all(b->th, &b->nall);
 	if (!closer) {
 		g->unexplained_ns = g->end_ns - g->start_ns;

@@ -27,18 +27,18 @@ struct comm {
 struct gs_ctx {
 	struct strtab *strs;
 
-	struct idmap comm_ids;		/* tid -> comms: struct comm */
+	struct idmap comm_ids; /* tid -> comms: struct comm */
 	struct vec comms;
 
-	struct idmap probe_ids;		/* probe id -> probes: struct ctx_probe */
+	struct idmap probe_ids; /* probe id -> probes: struct ctx_probe */
 	struct vec probes;
 
 	/* Kernel names by handle: from lookups, and (trusted libraries only) from handles. */
-	struct idmap kernel_ids, hkernel_ids;	/* handle -> names: const char * */
+	struct idmap kernel_ids, hkernel_ids; /* handle -> names: const char * */
 	struct vec names;
 
 	/* Libraries whose handle names a lookup contradicted; any: one whose library is unknown. */
-	struct vec distrust;		/* const char * */
+	struct vec distrust; /* const char * */
 	bool distrust_any;
 
 	struct addrmaps *maps;
@@ -218,7 +218,7 @@ static void distrust(struct gs_ctx *ctx, const struct gs_ctx *probes, __u32 fn)
 	const char **lib;
 
 	if (!p) {
-		ctx->distrust_any = true;	/* which library is unknown: trust none */
+		ctx->distrust_any = true; /* which library is unknown: trust none */
 		return;
 	}
 	if (distrusted(ctx, p->lib))

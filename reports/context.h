@@ -36,19 +36,19 @@ struct gs_ctx;
 
 struct ctx_probe {
 	__u32 id;
-	__u32 family;		/* enum gs_probe_family */
-	__u32 kind;		/* enum cu_kind for CUDA probes */
-	__u32 flags;		/* GS_PROBE_F_* */
-	__s32 err;		/* 0, or -errno of a failed attach */
-	__u64 live_ns;		/* probe live since (0 when the attach failed) */
+	__u32 family;  /* enum gs_probe_family */
+	__u32 kind;    /* enum cu_kind for CUDA probes */
+	__u32 flags;   /* GS_PROBE_F_* */
+	__s32 err;     /* 0, or -errno of a failed attach */
+	__u64 live_ns; /* probe live since (0 when the attach failed) */
 	__u64 offset;
 	const char *lib;
 	const char *sym;
 };
 
 struct ctx_target {
-	__u32 tgid;		/* 0: no target record */
-	__u32 mode;		/* GS_TARGET_* */
+	__u32 tgid; /* 0: no target record */
+	__u32 mode; /* GS_TARGET_* */
 	__u32 argc;
 	const char *const *argv;
 };

@@ -108,12 +108,12 @@ static inline bool gs_rec_untimed(const struct gs_hdr *h)
 	return h->type >= GS_REC_CLOCK || h->type == GS_EV_COMM;
 }
 
-#define GS_DECODER(fn, TYPE, T)                                                   \
-	static inline const T *fn(const struct gs_hdr *h)                         \
-	{                                                                         \
+#define GS_DECODER(fn, TYPE, T)                                                    \
+	static inline const T *fn(const struct gs_hdr *h)                          \
+	{                                                                          \
 		if (h->type != (TYPE) || gs_fixed_size(h) < gs_rec_min_size(TYPE)) \
-			return NULL;                                              \
-		return (const T *)h;                                              \
+			return NULL;                                               \
+		return (const T *)h;                                               \
 	}
 
 GS_DECODER(gs_cuda, GS_EV_CUDA, struct cu_event)

@@ -13,12 +13,12 @@
 #include "assets.h"
 #include "flamegraph.h"
 
-#define FRAME_H		16
-#define FONT_PX		12
-#define CHAR_PX		(FONT_PX * 0.59)	/* Verdana's average advance; labels are cut by it */
-#define PAD_X		10
-#define PAD_BOTTOM	36
-#define TITLE_PX	17
+#define FRAME_H	   16
+#define FONT_PX	   12
+#define CHAR_PX	   (FONT_PX * 0.59) /* Verdana's average advance; labels are cut by it */
+#define PAD_X	   10
+#define PAD_BOTTOM 36
+#define TITLE_PX   17
 
 /* Writes s as XML character data: markup escaped, control characters and bytes that are not
  * UTF-8 replaced, so any symbol a binary holds keeps the document well-formed. */
@@ -29,8 +29,11 @@ static void xml__put(FILE *out, const char *s, size_t max)
 
 	while (*p && n < max) {
 		unsigned char c = *p;
-		int len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 :
-			  (c & 0xf8) == 0xf0 ? 4 : 0;
+		int len = c < 0x80	     ? 1 :
+			  (c & 0xe0) == 0xc0 ? 2 :
+			  (c & 0xf0) == 0xe0 ? 3 :
+			  (c & 0xf8) == 0xf0 ? 4 :
+					       0;
 		int i;
 
 		for (i = 1; i < len; i++)
@@ -68,15 +71,24 @@ static void xml__put(FILE *out, const char *s, size_t max)
 /* "2.29 s", "12.3 ms", "45.6 µs", "789 ns": three significant digits. */
 void flame__fmt_ns(char *buf, size_t size, __u64 ns)
 {
-	static const struct { double div; const char *unit; } u[] = {
-		{ 1e9, "s" }, { 1e6, "ms" }, { 1e3, "\xc2\xb5s" },
+	static const struct {
+		double div;
+		const char *unit;
+	} u[] = {
+		{ 1e9, "s" },
+		{ 1e6, "ms" },
+		{ 1e3, "\xc2\xb5s" },
 	};
 
 	for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++) {
 		double v = ns / u[i].div;
 
 		if (v >= 1) {
-			snprintf(buf, size, "%.*f %s", v >= 100 ? 0 : v >= 10 ? 1 : 2, v, u[i].unit);
+			snprintf(buf, size, "%.*f %s",
+				 v >= 100 ? 0 :
+				 v >= 10  ? 1 :
+					    2,
+				 v, u[i].unit);
 			return;
 		}
 	}
@@ -128,10 +140,10 @@ static const char flame_css[] =
 	"svg.gs-flame .legend rect{stroke:#888;stroke-width:0.5}\n";
 
 struct layout {
-	__u64 threshold;	/* frames of this weight or less are left out (when limiting) */
+	__u64 threshold; /* frames of this weight or less are left out (when limiting) */
 	bool limit;
-	__u64 *cursor;		/* next free x (in ns) per depth */
-	double scale;		/* pixels per ns */
+	__u64 *cursor; /* next free x (in ns) per depth */
+	double scale;  /* pixels per ns */
 	unsigned int depth_drawn, top;
 	__u64 total;
 	FILE *out;
@@ -173,9 +185,10 @@ static int layout__frame(const struct folded_node *n, void *ctx)
 	flame__color(n->name, kind, fill);
 	fprintf(l->out, "<g class=\"%s\"><title>", cls[kind]);
 	xml__put(l->out, n->name, ~0ul);
-	fprintf(l->out, "\n%s, %.2f%%</title><rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" "
-		"height=\"%u\" fill=\"%s\"/>", t, 100.0 * n->weight / l->total, px, y, w,
-		FRAME_H - 1, fill);
+	fprintf(l->out,
+		"\n%s, %.2f%%</title><rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" "
+		"height=\"%u\" fill=\"%s\"/>",
+		t, 100.0 * n->weight / l->total, px, y, w, FRAME_H - 1, fill);
 	/* A label only where three characters fit; the script relabels on zoom. */
 	fit = w > 6 ? (w - 6) / CHAR_PX : 0;
 	if (fit >= 3) {
@@ -207,7 +220,8 @@ static int collect_cost(const struct folded_node *n, void *ctx)
 
 static int by_weight_desc(const void *a, const void *b)
 {
-	__u64 x = ((const struct weight_cost *)a)->weight, y = ((const struct weight_cost *)b)->weight;
+	__u64 x = ((const struct weight_cost *)a)->weight,
+	      y = ((const struct weight_cost *)b)->weight;
 
 	return x < y ? 1 : x > y ? -1 : 0;
 }
@@ -230,7 +244,7 @@ static int layout__limit(struct layout *l, const struct folded *f, size_t max_by
 	folded__walk(f, collect_cost, &p);
 	for (size_t i = 0; i < n; i++)
 		all += wc[i].cost;
-	if (all <= max_bytes) {	/* everything fits: no need to sort */
+	if (all <= max_bytes) { /* everything fits: no need to sort */
 		free(wc);
 		return 0;
 	}
@@ -303,7 +317,8 @@ int flamegraph__write_svg(FILE *out, const struct folded *f, const struct flame_
 	l.top = y0 + 22;
 	height = l.top + (l.depth_drawn ? l.depth_drawn : 1) * FRAME_H + PAD_BOTTOM;
 
-	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+	fprintf(out,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 		"<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" class=\"gs-flame\" "
 		"width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\" data-total-ns=\"%llu\">\n"
 		"<style>\n%s</style>\n<rect class=\"bg\" width=\"100%%\" height=\"100%%\"/>\n",
@@ -315,12 +330,14 @@ int flamegraph__write_svg(FILE *out, const struct folded *f, const struct flame_
 		fputs("</text>\n", out);
 	}
 	flame__fmt_ns(t, sizeof(t), l.total);
-	fprintf(out, "<text class=\"ctl reset off\" x=\"%u\" y=\"%u\">Reset zoom</text>\n"
+	fprintf(out,
+		"<text class=\"ctl reset off\" x=\"%u\" y=\"%u\">Reset zoom</text>\n"
 		"<text class=\"ctl search\" x=\"%u\" y=\"%u\" text-anchor=\"end\">Search</text>\n"
 		"<text class=\"note total\" x=\"%u\" y=\"%u\" text-anchor=\"middle\">"
 		"total %s</text>\n",
 		PAD_X, y0 + 14, width - PAD_X, y0 + 14, width / 2, y0 + 14, t);
-	fprintf(out, "<g class=\"legend\" transform=\"translate(%u,%u)\">"
+	fprintf(out,
+		"<g class=\"legend\" transform=\"translate(%u,%u)\">"
 		"<rect x=\"0\" y=\"-10\" width=\"10\" height=\"10\" fill=\"#f08a20\"/>"
 		"<text x=\"14\" y=\"0\">user</text>"
 		"<rect x=\"52\" y=\"-10\" width=\"10\" height=\"10\" fill=\"#6aa8e8\"/>"
@@ -333,20 +350,25 @@ int flamegraph__write_svg(FILE *out, const struct folded *f, const struct flame_
 		folded__walk(f, layout__frame, &l);
 	fputs("</g>\n", out);
 	l.st.frames_omitted = folded__nodes(f) - l.st.frames;
-	fprintf(out, "<text class=\"note details\" x=\"%u\" y=\"%u\"> </text>\n"
+	fprintf(out,
+		"<text class=\"note details\" x=\"%u\" y=\"%u\"> </text>\n"
 		"<text class=\"note matched\" x=\"%u\" y=\"%u\" text-anchor=\"end\"> </text>\n",
 		PAD_X, height - 20, width - PAD_X, height - 20);
 	if (!l.total)
-		fprintf(out, "<text class=\"note\" x=\"%u\" y=\"%u\" text-anchor=\"middle\">"
-			"no stacks in this set</text>\n", width / 2, l.top + 12);
+		fprintf(out,
+			"<text class=\"note\" x=\"%u\" y=\"%u\" text-anchor=\"middle\">"
+			"no stacks in this set</text>\n",
+			width / 2, l.top + 12);
 	if (l.st.frames_omitted) {
 		char each[32];
 
 		flame__fmt_ns(t, sizeof(t), l.st.ns_omitted);
 		flame__fmt_ns(each, sizeof(each), l.threshold);
-		fprintf(out, "<text class=\"note omitted\" x=\"%u\" y=\"%u\">%zu frames of %s or "
+		fprintf(out,
+			"<text class=\"note omitted\" x=\"%u\" y=\"%u\">%zu frames of %s or "
 			"less left out to keep this file small (%s in all, counted in their parents)"
-			"</text>\n", PAD_X, height - 5, l.st.frames_omitted, each, t);
+			"</text>\n",
+			PAD_X, height - 5, l.st.frames_omitted, each, t);
 	}
 	if (!o || !o->no_script)
 		fprintf(out, "<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n",

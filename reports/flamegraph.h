@@ -15,24 +15,24 @@
 #include "folded.h"
 
 struct flame_opts {
-	const char *title;	/* the gap's chain; NULL: "Flame graph" */
-	const char *subtitle;	/* e.g. "gap 3 on GPU 0: 2.31 s from 12.004 s"; may be NULL */
-	unsigned int width;	/* pixels; 0: 1200 */
+	const char *title;    /* the gap's chain; NULL: "Flame graph" */
+	const char *subtitle; /* e.g. "gap 3 on GPU 0: 2.31 s from 12.004 s"; may be NULL */
+	unsigned int width;   /* pixels; 0: 1200 */
 	/*
 	 * The SVG stays under about this many bytes (0: FLAME_MAX_BYTES): past it the narrowest
 	 * frames are left out, whole subtrees at a time, their time still counted in their
 	 * parents; the SVG says how many and how much time, and so does struct flame_stats.
 	 */
 	size_t max_bytes;
-	bool no_script;		/* leave out the script: for a page that brings its own */
+	bool no_script; /* leave out the script: for a page that brings its own */
 };
 
 #define FLAME_MAX_BYTES (4u << 20)
 
 struct flame_stats {
-	size_t frames;		/* frames drawn */
-	size_t frames_omitted;	/* frames left out for max_bytes */
-	__u64 ns_omitted;	/* their time (each omitted subtree counted once) */
+	size_t frames;	       /* frames drawn */
+	size_t frames_omitted; /* frames left out for max_bytes */
+	__u64 ns_omitted;      /* their time (each omitted subtree counted once) */
 };
 
 /* Writes the SVG. stats may be NULL. Returns 0, or -1 on a write error. */

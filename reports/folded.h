@@ -25,10 +25,10 @@ struct folded;
 
 /* One node of the tree, as walks see it (the tree's own storage stays private). */
 struct folded_node {
-	const char *name;	/* NUL-terminated, owned by the set */
-	__u64 weight;		/* this frame and everything above it */
-	__u64 self;		/* stacks that end at this frame */
-	unsigned int depth;	/* 0 for a root frame */
+	const char *name;   /* NUL-terminated, owned by the set */
+	__u64 weight;	    /* this frame and everything above it */
+	__u64 self;	    /* stacks that end at this frame */
+	unsigned int depth; /* 0 for a root frame */
 	unsigned int nchildren;
 };
 
@@ -49,10 +49,10 @@ int folded__add(struct folded *f, const char *const *frames, size_t n, __u64 wei
 /* Adds every stack of src to dst. */
 int folded__merge(struct folded *dst, const struct folded *src);
 
-__u64 folded__total(const struct folded *f);	/* the sum of all weights */
-size_t folded__nodes(const struct folded *f);	/* frames in the tree, roots included */
-size_t folded__stacks(const struct folded *f);	/* distinct stacks */
-unsigned int folded__max_depth(const struct folded *f);	/* frames in the deepest stack */
+__u64 folded__total(const struct folded *f);		/* the sum of all weights */
+size_t folded__nodes(const struct folded *f);		/* frames in the tree, roots included */
+size_t folded__stacks(const struct folded *f);		/* distinct stacks */
+unsigned int folded__max_depth(const struct folded *f); /* frames in the deepest stack */
 
 /*
  * Walks the tree depth first, parents before children, children in name order. fn returns 0 to
@@ -71,8 +71,8 @@ int folded__write(FILE *out, const struct folded *f);
 /* What a frame is, from its name: drawn and coloured apart in the renderers. */
 enum folded_kind {
 	FOLDED_USER,
-	FOLDED_KERNEL,		/* "..._[k]" */
-	FOLDED_SYNTHETIC,	/* "[...]" annotations and the "--" separator */
+	FOLDED_KERNEL,	  /* "..._[k]" */
+	FOLDED_SYNTHETIC, /* "[...]" annotations and the "--" separator */
 };
 enum folded_kind folded__kind(const char *name);
 

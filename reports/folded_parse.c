@@ -12,12 +12,12 @@
 struct fnode {
 	char *name;
 	__u64 weight, self;
-	struct fnode **kids;	/* sorted by name */
+	struct fnode **kids; /* sorted by name */
 	unsigned int nkids, capkids;
 };
 
 struct folded {
-	struct fnode root;	/* nameless; its weight is the total */
+	struct fnode root; /* nameless; its weight is the total */
 	size_t nodes, stacks;
 	unsigned int max_depth;
 };
@@ -312,8 +312,11 @@ static int fnode__walk(const struct fnode *n, unsigned int depth, folded_node_fn
 	for (unsigned int i = 0; i < n->nkids; i++) {
 		const struct fnode *k = n->kids[i];
 		struct folded_node v = {
-			.name = k->name, .weight = k->weight, .self = k->self,
-			.depth = depth, .nchildren = k->nkids,
+			.name = k->name,
+			.weight = k->weight,
+			.self = k->self,
+			.depth = depth,
+			.nchildren = k->nkids,
 		};
 		int ret = fn(&v, ctx);
 
@@ -333,8 +336,8 @@ int folded__walk(const struct folded *f, folded_node_fn fn, void *ctx)
 	return fnode__walk(&f->root, 0, fn, ctx);
 }
 
-static int fnode__stacks(const struct fnode *n, const char **path, size_t depth,
-			 folded_stack_fn fn, void *ctx)
+static int fnode__stacks(const struct fnode *n, const char **path, size_t depth, folded_stack_fn fn,
+			 void *ctx)
 {
 	for (unsigned int i = 0; i < n->nkids; i++) {
 		const struct fnode *k = n->kids[i];

@@ -7,34 +7,34 @@
 
 #include "gputime.h"
 
-#define MAX_DEVICES	64
-#define NULL_STREAM_MAX	2	/* 0: legacy NULL stream, 1: CU_STREAM_LEGACY, 2: per-thread */
+#define MAX_DEVICES	    64
+#define NULL_STREAM_MAX	    2 /* 0: legacy NULL stream, 1: CU_STREAM_LEGACY, 2: per-thread */
 #define STREAM_NON_BLOCKING 1
 
 /* What gputime needs of one call. */
 struct gop {
-	__u64 t;		/* entry */
-	__u64 end;		/* return (== t for an entry-only call) */
-	__u64 woken;		/* its last sleep's wakeup, 0 unknown */
+	__u64 t;     /* entry */
+	__u64 end;   /* return (== t for an entry-only call) */
+	__u64 woken; /* its last sleep's wakeup, 0 unknown */
 	__u32 tid, tgid;
-	__u32 kind;		/* enum cu_kind */
+	__u32 kind; /* enum cu_kind */
 	__s32 ret;
 	__u64 stream, ctx, handle, aux;
 	const char *fn, *comm;
 };
 
 struct stream {
-	__u64 key_handle, key_owner;	/* handle, and the tgid (real streams) or ctx (NULL) */
+	__u64 key_handle, key_owner; /* handle, and the tgid (real streams) or ctx (NULL) */
 	__u32 device;
 	__u8 non_blocking, capturing, known_device;
-	__u64 last_launch;	/* ts of the last launch, 0 none */
-	__u64 done_before;	/* launches before this are complete */
-	struct stream *next;	/* all streams */
+	__u64 last_launch;   /* ts of the last launch, 0 none */
+	__u64 done_before;   /* launches before this are complete */
+	struct stream *next; /* all streams */
 };
 
 struct tstate {
 	__u32 tid;
-	__u64 ctx;		/* current context */
+	__u64 ctx; /* current context */
 	struct tstate *next;
 };
 
@@ -46,12 +46,12 @@ struct ctxmap {
 
 struct gdev {
 	bool seen;
-	__u32 outstanding;	/* streams with outstanding work */
+	__u32 outstanding; /* streams with outstanding work */
 	__u64 busy_since;
-	__u64 idle_since;	/* when the last evidence made it idle, 0: never busy yet */
-	const char *idle_fn, *idle_comm;	/* the call that made it idle */
+	__u64 idle_since; /* when the last evidence made it idle, 0: never busy yet */
+	const char *idle_fn, *idle_comm; /* the call that made it idle */
 	__u64 idle_earliest;
-	struct vec busy;	/* struct busy_interval */
+	struct vec busy; /* struct busy_interval */
 };
 
 /* An event's last two records: a synchronize that began before the latest waits for the other. */
@@ -61,20 +61,20 @@ struct evrec {
 	struct {
 		struct stream *stream;
 		__u64 ts;
-	} rec[2];		/* [0] the latest */
+	} rec[2]; /* [0] the latest */
 	struct evrec *next;
 };
 
 struct gputime {
 	struct strtab *strs;
-	struct stream *last;	/* the stream named last: most calls name it again */
+	struct stream *last; /* the stream named last: most calls name it again */
 	struct tstate *last_thread;
 	struct evrec *events;
 	struct stream *streams;
 	struct tstate *threads;
 	struct ctxmap *ctxs;
 	struct gdev dev[MAX_DEVICES];
-	struct vec idle;	/* struct gpu_idle */
+	struct vec idle; /* struct gpu_idle */
 	__u64 min_gap;
 };
 
@@ -253,7 +253,7 @@ static void device_evidence(struct gputime *g, struct stream *s, __u64 cut, cons
 	}
 	d->idle_since = op->end;
 	d->idle_earliest = op->woken && op->woken < op->end ? op->woken : op->end;
-	d->idle_fn = op->fn;	/* named only if the idle time becomes a gap */
+	d->idle_fn = op->fn; /* named only if the idle time becomes a gap */
 	d->idle_comm = op->comm;
 }
 
@@ -298,7 +298,7 @@ static void call_returned(struct gputime *g, const struct gop *op)
 	struct evrec *ev;
 
 	if (op->ret)
-		return;	/* failed, or a query that found the work not done */
+		return; /* failed, or a query that found the work not done */
 	switch (op->kind) {
 	case CU_K_CTX_CREATE:
 		/* cuCtxCreate makes the new context current; a primary context is not. */
@@ -438,7 +438,7 @@ int gputime__finish(struct gputime *g, __u64 t0, __u64 t1, struct device_summary
 		struct gdev *d = &g->dev[i];
 		struct device_summary *ds = &(*devs)[i];
 
-		if (d->outstanding) {	/* still busy when the recording stopped */
+		if (d->outstanding) { /* still busy when the recording stopped */
 			struct busy_interval *b = vec__push(&d->busy, sizeof(*b));
 
 			if (b) {

@@ -27,10 +27,10 @@ struct gputime;
 struct gpu_idle {
 	__u32 device;
 	__u64 start, end;
-	__u64 start_earliest;	/* the evidence's call slept until woken then: idle from there at
+	__u64 start_earliest;  /* the evidence's call slept until woken then: idle from there at
 				 * the earliest (== start when not known) */
-	const char *start_how;	/* "cuStreamSynchronize returned in gpu-worker-0" */
-	const char *end_how;	/* "cuLaunchKernel by gpu-worker-1" */
+	const char *start_how; /* "cuStreamSynchronize returned in gpu-worker-0" */
+	const char *end_how;   /* "cuLaunchKernel by gpu-worker-1" */
 	__u32 closer_tid;
 };
 

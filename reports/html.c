@@ -15,12 +15,12 @@
 #include "html.h"
 
 /* Bytes one merged interval takes in the page, about: three numbers and commas. */
-#define IV_BYTES	20
-#define PAGE_SLACK	(256u << 10)	/* skeleton, assets, the paths of linked graphs */
+#define IV_BYTES   20
+#define PAGE_SLACK (256u << 10) /* skeleton, assets, the paths of linked graphs */
 
 struct dev_iv {
 	const struct html_device *dev;
-	struct html_interval *iv;	/* sorted, overlaps merged */
+	struct html_interval *iv; /* sorted, overlaps merged */
 	size_t n;
 };
 
@@ -314,7 +314,7 @@ int html__write(FILE *out, const struct html_input *in, struct html_stats *stats
 	qsort(order, in->nsvgs, sizeof(*order), svg_order);
 	/* ftell fails on a pipe: then count the intervals at their estimated size. */
 	used = start >= 0 && ftell(out) >= start ? (size_t)(ftell(out) - start) :
-		in->summary_len + st.intervals_out * IV_BYTES;
+						   in->summary_len + st.intervals_out * IV_BYTES;
 	used += PAGE_SLACK / 2;
 	fputs("<script type=\"application/json\" id=\"gs-svg-paths\">{", out);
 	for (size_t i = 0, first = 1; i < in->nsvgs; i++) {
@@ -341,9 +341,10 @@ int html__write(FILE *out, const struct html_input *in, struct html_stats *stats
 		}
 		free(text);
 	}
-	fprintf(out, "<script>\n%s</script>\n<script>\n%s</script>\n<script>\n%s</script>\n"
-		"<script>\n%s</script>\n</body>\n</html>\n", gs_asset_flame_js, gs_asset_util_js,
-		gs_asset_timeline_js, gs_asset_report_js);
+	fprintf(out,
+		"<script>\n%s</script>\n<script>\n%s</script>\n<script>\n%s</script>\n"
+		"<script>\n%s</script>\n</body>\n</html>\n",
+		gs_asset_flame_js, gs_asset_util_js, gs_asset_timeline_js, gs_asset_report_js);
 	st.bytes = start >= 0 && ftell(out) >= start ? (size_t)(ftell(out) - start) : 0;
 	err = ferror(out) ? -1 : 0;
 out:

@@ -25,28 +25,28 @@ struct html_interval {
 };
 
 struct html_device {
-	int id;					/* summary.json's devices[].id */
-	const struct html_interval *busy;	/* sorted by start; overlaps are merged */
+	int id;				  /* summary.json's devices[].id */
+	const struct html_interval *busy; /* sorted by start; overlaps are merged */
 	size_t n;
 };
 
 struct html_svg {
-	unsigned int gap;	/* summary.json's gaps[].id; 0 for the all-gaps graph */
-	const char *svg;	/* the SVG text (flamegraph__render), or NULL: read path */
+	unsigned int gap; /* summary.json's gaps[].id; 0 for the all-gaps graph */
+	const char *svg;  /* the SVG text (flamegraph__render), or NULL: read path */
 	size_t svg_len;
-	const char *path;	/* relative to the page, e.g. "gaps/0001.svg"; may be NULL */
-	__u64 duration_ns;	/* the gap's: longer gaps are inlined first (gap 0 always first) */
+	const char *path;  /* relative to the page, e.g. "gaps/0001.svg"; may be NULL */
+	__u64 duration_ns; /* the gap's: longer gaps are inlined first (gap 0 always first) */
 };
 
 struct html_input {
-	const char *title;		/* e.g. the trace's name; NULL: "gapscope report" */
-	const char *summary_json;	/* summary.json's text */
+	const char *title;	  /* e.g. the trace's name; NULL: "gapscope report" */
+	const char *summary_json; /* summary.json's text */
 	size_t summary_len;
 	const struct html_device *devices;
 	size_t ndevices;
-	const struct html_svg *svgs;	/* per gap, and the all-gaps one (gap 0) */
+	const struct html_svg *svgs; /* per gap, and the all-gaps one (gap 0) */
 	size_t nsvgs;
-	size_t max_bytes;		/* 0: HTML_MAX_BYTES */
+	size_t max_bytes; /* 0: HTML_MAX_BYTES */
 	/* Where the paths lie: a graph given by path only is read from there to be inlined
 	 * (when it fits), so a caller may write the SVG files first and keep no text. */
 	const char *base_dir;
@@ -56,10 +56,10 @@ struct html_input {
 
 /* What was downsampled to keep the page to max_bytes. */
 struct html_stats {
-	size_t intervals_in, intervals_out;	/* busy intervals given / written */
-	__u64 merge_ns;		/* idle holes shorter than this were merged (0: none) */
-	size_t svgs_inline, svgs_linked;	/* flame graphs in the page / by path only */
-	size_t bytes;		/* the page's size */
+	size_t intervals_in, intervals_out; /* busy intervals given / written */
+	__u64 merge_ns;			    /* idle holes shorter than this were merged (0: none) */
+	size_t svgs_inline, svgs_linked;    /* flame graphs in the page / by path only */
+	size_t bytes;			    /* the page's size */
 };
 
 /* Writes the page. stats may be NULL. Returns 0, or -1 on a write error or out of memory. */

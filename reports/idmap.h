@@ -11,7 +11,7 @@
 
 struct idmap {
 	__u64 *keys;
-	__u32 *vals;	/* index + 1: 0 is a free slot */
+	__u32 *vals; /* index + 1: 0 is a free slot */
 	size_t cap, n;
 };
 

@@ -17,7 +17,7 @@ struct ksym {
 struct cache_ent {
 	__u64 addr;
 	__u32 tgid;
-	__u8 kind;	/* 0 empty, 1 user leaf, 2 user return, 3 libc test, 4 data */
+	__u8 kind; /* 0 empty, 1 user leaf, 2 user return, 3 libc test, 4 data */
 	__u8 libc;
 	const char *name;
 };

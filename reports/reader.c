@@ -13,8 +13,8 @@
 #include "reader.h"
 
 struct entry {
-	__u64 key;	/* gs_rec_end, or (gs_rec_untimed) the highest end read before it */
-	__u64 seq;	/* arrival: ties keep file order */
+	__u64 key; /* gs_rec_end, or (gs_rec_untimed) the highest end read before it */
+	__u64 seq; /* arrival: ties keep file order */
 	const struct gs_hdr *h;
 };
 
@@ -23,14 +23,14 @@ struct ordered_reader {
 	struct gs_ctx *ctx;
 	__u64 window;
 
-	struct entry *fifo;	/* ring, keys non-decreasing from head to tail */
-	size_t fifo_cap, fifo_head, fifo_n;	/* cap: a power of 2 */
-	struct entry *heap;	/* min-heap by (key, seq) */
+	struct entry *fifo;		    /* ring, keys non-decreasing from head to tail */
+	size_t fifo_cap, fifo_head, fifo_n; /* cap: a power of 2 */
+	struct entry *heap;		    /* min-heap by (key, seq) */
 	size_t heap_cap, heap_n;
 
 	__u64 seq;
-	__u64 watermark;	/* the highest key read */
-	__u64 last_out;		/* the key of the last record emitted in order */
+	__u64 watermark; /* the highest key read */
+	__u64 last_out;	 /* the key of the last record emitted in order */
 	bool eof;
 	struct oreader_stats st;
 };
@@ -236,7 +236,8 @@ int oreader__next(struct ordered_reader *r, const struct gs_hdr **rec)
 		const struct entry *e = peek(r, &from_heap);
 		int rc;
 
-		if (e && (r->eof || (r->watermark >= r->window && e->key <= r->watermark - r->window)))
+		if (e &&
+		    (r->eof || (r->watermark >= r->window && e->key <= r->watermark - r->window)))
 			return emit(r, e, from_heap, rec);
 		if (e && r->fifo_n + r->heap_n >= OREADER_MAX_HELD) {
 			/* Full: the oldest goes out before its window passed. */
@@ -264,7 +265,8 @@ void oreader__warn(const struct ordered_reader *r, const char *path, FILE *out)
 	const struct oreader_stats *st = &r->st;
 
 	if (st->short_records)
-		fprintf(out, "gapscope: warning: %s: %llu record(s) too short for their type, skipped\n",
+		fprintf(out,
+			"gapscope: warning: %s: %llu record(s) too short for their type, skipped\n",
 			path, (unsigned long long)st->short_records);
 	if (st->late)
 		fprintf(out,

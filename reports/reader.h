@@ -76,23 +76,23 @@
  * Skew seen between CPUs is microseconds (6 us at most in a zkengine tracker-trim recording on
  * 2 CPUs); 50 ms also covers a program descheduled between taking a time and writing its event.
  */
-#define OREADER_WINDOW_NS	(50ull * 1000 * 1000)
+#define OREADER_WINDOW_NS (50ull * 1000 * 1000)
 /* A hard cap on the records held (24 bytes each): past it the oldest is emitted early. */
-#define OREADER_MAX_HELD	(1u << 22)
+#define OREADER_MAX_HELD  (1u << 22)
 
 /* oreader__next results above 0. */
-#define OREADER_IN_ORDER	1
-#define OREADER_LATE		2	/* a record that could not be put in order (see above) */
+#define OREADER_IN_ORDER 1
+#define OREADER_LATE	 2 /* a record that could not be put in order (see above) */
 
 struct oreader_stats {
-	__u64 records;		/* records read from the trace */
-	__u64 emitted;		/* records returned (in order or late) */
-	__u64 short_records;	/* too short for their type (gs_rec_check): counted, dropped */
-	__u64 late;		/* returned out of order */
-	__u64 late_max_ns;	/* the most a late record ended before the newest end read:
+	__u64 records;	     /* records read from the trace */
+	__u64 emitted;	     /* records returned (in order or late) */
+	__u64 short_records; /* too short for their type (gs_rec_check): counted, dropped */
+	__u64 late;	     /* returned out of order */
+	__u64 late_max_ns;   /* the most a late record ended before the newest end read:
 				 * a window this long would have ordered them all */
-	__u64 forced;		/* emitted before their window passed (OREADER_MAX_HELD) */
-	__u64 held_max;		/* most records held at once */
+	__u64 forced;	     /* emitted before their window passed (OREADER_MAX_HELD) */
+	__u64 held_max;	     /* most records held at once */
 };
 
 struct ordered_reader;

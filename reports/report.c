@@ -18,7 +18,7 @@
 
 struct report_env {
 	const char *file;
-	const char *dir;	/* default: FILE.report */
+	const char *dir; /* default: FILE.report */
 	bool force;
 	bool json;
 	double min_gap_ms;

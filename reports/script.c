@@ -283,7 +283,8 @@ static void print_offcpu(const struct script *s, const struct offcpu_event *e)
 	const struct gs_hdr *h = &e->h;
 
 	head(s, h, e->state == OFFCPU_BLOCKED ? "sched:offcpu blocked" : "sched:offcpu preempted");
-	fprintf(s->out, " state=0x%x%s", e->prev_state, h->flags & GS_F_IN_FUTEX ? " in=futex" : "");
+	fprintf(s->out, " state=0x%x%s", e->prev_state,
+		h->flags & GS_F_IN_FUTEX ? " in=futex" : "");
 	print_dur(s->out, "dur", e->dur_ns);
 	if (e->waker_tid || e->wake_ts)
 		fprintf(s->out, " waker=%.16s/%u/%u", e->waker_comm, e->waker_tid, e->waker_tgid);
@@ -313,7 +314,8 @@ static void print_event(const struct script *s, const struct gs_hdr *h)
 		const struct sample_event *e = gs_sample(h);
 
 		head(s, h, h->flags & GS_F_TICK ? "sample:tick" : "sample:timer");
-		fprintf(o, " ip=0x%llx%s\n", (unsigned long long)e->ip, h->kstack_n ? " kernel" : "");
+		fprintf(o, " ip=0x%llx%s\n", (unsigned long long)e->ip,
+			h->kstack_n ? " kernel" : "");
 		print_stacks(s, h, 0);
 		break;
 	}
@@ -387,7 +389,7 @@ static void print_counters(FILE *o, const struct gs_hdr *h, __u32 n, const __u64
 
 	for (__u32 i = by_type; i < have; i++)
 		fprintf(o, " %s=%llu",
-			by_type	       ? trace__event_name(i) :
+			by_type		? trace__event_name(i) :
 			i < GS_LOSS_MAX ? gs_loss_names[i] :
 					  "other",
 			(unsigned long long)count[i]);
@@ -420,8 +422,9 @@ static void print_meta(const struct script *s, const struct gs_hdr *h)
 	case GS_REC_CLOCK: {
 		const struct gs_rec_clock *c = gs_clock(h);
 
-		fprintf(o, "# clock monotonic=%llu realtime=%llu boottime=%llu freq=%u cpus=%u "
-			   "host=%.64s kernel=%.64s\n",
+		fprintf(o,
+			"# clock monotonic=%llu realtime=%llu boottime=%llu freq=%u cpus=%u "
+			"host=%.64s kernel=%.64s\n",
 			(unsigned long long)c->mono_ns, (unsigned long long)c->real_ns,
 			(unsigned long long)c->boot_ns, c->sample_freq, c->ncpus, c->host,
 			c->kernel);
@@ -481,8 +484,9 @@ static void print_meta(const struct script *s, const struct gs_hdr *h)
 	case GS_REC_CU_HANDLES: {
 		const struct gs_rec_cu_handles *c = gs_cu_handles(h);
 
-		fprintf(o, "# kernel-names-from-handles checked=%llu agreed=%llu disagreed=%llu "
-			   "named=%llu rejected=%llu libs=%u off=%u\n",
+		fprintf(o,
+			"# kernel-names-from-handles checked=%llu agreed=%llu disagreed=%llu "
+			"named=%llu rejected=%llu libs=%u off=%u\n",
 			(unsigned long long)(c->agree + c->disagree), (unsigned long long)c->agree,
 			(unsigned long long)c->disagree, (unsigned long long)c->named,
 			(unsigned long long)c->rejected, c->libs, c->libs_off);
@@ -492,7 +496,8 @@ static void print_meta(const struct script *s, const struct gs_hdr *h)
 		const struct gs_rec_exit *x = gs_proc_exit(h);
 
 		fprintf(o, "# exit pid=%u status=0x%x utime_ns=%llu stime_ns=%llu\n", h->tgid,
-			x->status, (unsigned long long)x->utime_ns, (unsigned long long)x->stime_ns);
+			x->status, (unsigned long long)x->utime_ns,
+			(unsigned long long)x->stime_ns);
 		break;
 	}
 	case GS_REC_SAMPLER: {
@@ -507,7 +512,7 @@ static void print_meta(const struct script *s, const struct gs_hdr *h)
 		fprintf(o, "# end events=%llu\n", (unsigned long long)gs_end(h)->events);
 		break;
 	case GS_REC_KSYM:
-		break;	/* names kernel frames: printed with them */
+		break; /* names kernel frames: printed with them */
 	default:
 		fprintf(o, "# unknown record type %u size %u\n", h->type, h->size);
 	}

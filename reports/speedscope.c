@@ -11,9 +11,9 @@
 
 /* A string -> index table for the shared frames, in first-seen order. */
 struct frame_tab {
-	const char **names;	/* by index; the strings belong to the folded sets */
+	const char **names; /* by index; the strings belong to the folded sets */
 	size_t n, cap;
-	unsigned int *slots;	/* index + 1, 0 empty */
+	unsigned int *slots; /* index + 1, 0 empty */
 	size_t nslots;
 };
 
@@ -81,8 +81,11 @@ static void json__str(FILE *out, const char *s)
 	fputc('"', out);
 	while (*p) {
 		unsigned char c = *p;
-		int len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 :
-			  (c & 0xf8) == 0xf0 ? 4 : 0;
+		int len = c < 0x80	     ? 1 :
+			  (c & 0xe0) == 0xc0 ? 2 :
+			  (c & 0xf0) == 0xe0 ? 3 :
+			  (c & 0xf8) == 0xf0 ? 4 :
+					       0;
 		int i;
 
 		for (i = 1; i < len; i++)
@@ -113,7 +116,7 @@ struct profile_writer {
 	FILE *out;
 	struct frame_tab *tab;
 	bool first;
-	bool weights;	/* second pass: the weights array */
+	bool weights; /* second pass: the weights array */
 	int err;
 };
 
@@ -155,8 +158,10 @@ int speedscope__write(FILE *out, const char *name, const struct folded *const *p
 		fputs(i ? ",\n{" : "\n{", out);
 		fputs("\"type\":\"sampled\",\"name\":", out);
 		json__str(out, names && names[i] ? names[i] : "profile");
-		fprintf(out, ",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":%llu,"
-			"\"samples\":[", (unsigned long long)folded__total(profiles[i]));
+		fprintf(out,
+			",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":%llu,"
+			"\"samples\":[",
+			(unsigned long long)folded__total(profiles[i]));
 		err = folded__for_each_stack(profiles[i], stack__write, &w);
 		fputs("],\"weights\":[", out);
 		w.weights = true;

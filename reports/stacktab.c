@@ -8,7 +8,7 @@
 
 struct stack_ent {
 	__u64 hash;
-	size_t off;		/* into frames */
+	size_t off; /* into frames */
 	__u32 tgid;
 	__u16 nu, nk;
 };
@@ -16,9 +16,9 @@ struct stack_ent {
 struct stacktab {
 	__u64 *frames;
 	size_t nframes, capframes;
-	struct stack_ent *ents;	/* [0] unused: STACK_NONE */
+	struct stack_ent *ents; /* [0] unused: STACK_NONE */
 	size_t nents, capents;
-	__u32 *slots;		/* open addressing: entry numbers, 0 empty */
+	__u32 *slots; /* open addressing: entry numbers, 0 empty */
 	size_t capslots;
 };
 
@@ -80,7 +80,7 @@ static int grow_slots(struct stacktab *t)
 __u32 stacktab__add(struct stacktab *t, const struct gs_hdr *h)
 {
 	__u16 nu = h->ustack_n, nk = h->kstack_n;
-	const __u64 *f = gs_ustack(h);	/* user frames, then kernel frames */
+	const __u64 *f = gs_ustack(h); /* user frames, then kernel frames */
 	__u64 hash = 1469598103934665603ull ^ h->tgid;
 	size_t k;
 

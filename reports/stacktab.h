@@ -12,15 +12,15 @@
 
 #include "gapscope.h"
 
-#define STACK_NONE 0	/* no stack */
+#define STACK_NONE 0 /* no stack */
 
 struct stacktab;
 
 struct stack_view {
 	__u32 tgid;
 	__u32 nu, nk;
-	const __u64 *user;	/* leaf first */
-	const __u64 *kern;	/* leaf first */
+	const __u64 *user; /* leaf first */
+	const __u64 *kern; /* leaf first */
 };
 
 struct stacktab *stacktab__new(void);

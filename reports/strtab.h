@@ -25,7 +25,7 @@ struct vec {
 	size_t n, cap, elem;
 };
 
-void *vec__push(struct vec *v, size_t elem);	/* a zeroed new element, NULL on ENOMEM */
+void *vec__push(struct vec *v, size_t elem); /* a zeroed new element, NULL on ENOMEM */
 void vec__free(struct vec *v);
 #define VEC_AT(v, type, i) (&((type *)(v)->data)[i])
 

@@ -76,8 +76,7 @@ static void json_gap(FILE *out, const struct gap *g)
 		json_str(out, root->lock ? root->lock : root->function);
 		fprintf(out, ",\"comm\":");
 		json_str(out, root->comm);
-		fprintf(out, ",\"tid\":%u,\"ns\":%" PRIu64 "}", root->tid,
-			(uint64_t)g->cause_ns);
+		fprintf(out, ",\"tid\":%u,\"ns\":%" PRIu64 "}", root->tid, (uint64_t)g->cause_ns);
 	} else {
 		fprintf(out, "null");
 	}
@@ -95,8 +94,9 @@ static void json_gap(FILE *out, const struct gap *g)
 int summary_json__write(const struct analysis *a, FILE *out)
 {
 	/* start_ns: the trace's first moment (CLOCK_MONOTONIC), where the page's time axis begins */
-	fprintf(out, "{\"version\":1,\"start_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
-		     ",\"lost_events\":%" PRIu64 ",\n\"losses\":{",
+	fprintf(out,
+		"{\"version\":1,\"start_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
+		",\"lost_events\":%" PRIu64 ",\n\"losses\":{",
 		(uint64_t)a->start_ns, (uint64_t)a->duration_ns, (uint64_t)a->lost_events);
 	for (size_t i = 0; i < a->nlosses; i++) {
 		fprintf(out, "%s", i ? "," : "");

@@ -17,16 +17,16 @@
 #include "symbols.h"
 
 #define SYM_BUILD_ID_MAX 64
-#define SYM_MAX_FRAMES	 16	/* inline depth kept per address; deeper chains are cut */
-#define SYM_MAX_LOADS	 8	/* PT_LOAD headers kept: files have 2 to 5 */
+#define SYM_MAX_FRAMES	 16 /* inline depth kept per address; deeper chains are cut */
+#define SYM_MAX_LOADS	 8  /* PT_LOAD headers kept: files have 2 to 5 */
 #define SYM_DEBUG_ROOT	 "/usr/lib/debug"
-#define SYM_DATA_KEY	 (1ULL << 63)	/* in a cache key: a data-symbol answer */
-#define SYM_CACHE_SIZE	 (1u << 18)	/* entries; emptied when half full */
+#define SYM_DATA_KEY	 (1ULL << 63) /* in a cache key: a data-symbol answer */
+#define SYM_CACHE_SIZE	 (1u << 18)   /* entries; emptied when half full */
 
 struct sym_sym {
 	__u64 addr, size;
-	const char *name;	/* libdwfl's, or a copy without "@VERSION" (owned) */
-	int rank;		/* of the names at one address the lowest is shown */
+	const char *name; /* libdwfl's, or a copy without "@VERSION" (owned) */
+	int rank;	  /* of the names at one address the lowest is shown */
 	bool data, owned;
 };
 
@@ -36,46 +36,46 @@ struct sym_load {
 
 struct sym_module {
 	char *path;
-	const char *base;	/* in path */
+	const char *base; /* in path */
 	__u8 build_id[SYM_BUILD_ID_MAX];
 	__u32 build_id_len;
 	enum sym_file_state state;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
-	struct sym_sym *syms;	/* sorted by address */
+	struct sym_sym *syms; /* sorted by address */
 	size_t nsyms;
 	struct sym_load loads[SYM_MAX_LOADS];
 	int nloads;
-	__u64 vaddr_end;	/* end of the highest PT_LOAD in memory (.bss included) */
+	__u64 vaddr_end; /* end of the highest PT_LOAD in memory (.bss included) */
 };
 
 struct sym_vma {
 	__u32 tgid, module;
 	__u64 start, end, pgoff;
-	__u64 bias;		/* run-time minus ELF address, once biased */
+	__u64 bias; /* run-time minus ELF address, once biased */
 	bool biased;
 };
 
 /* A cached answer: frames[first .. first + n) of the arena; module 0 marks an empty slot. */
 struct sym_cache_ent {
-	__u64 key;		/* ELF address, | SYM_DATA_KEY for data symbols */
-	__u32 module;		/* module index + 1 */
+	__u64 key;    /* ELF address, | SYM_DATA_KEY for data symbols */
+	__u32 module; /* module index + 1 */
 	__u32 n;
 	__u32 first;
 };
 
 struct symbolizer {
-	char *debug_dir;	/* --debug-dir, absolute */
-	char debuginfo[PATH_MAX + 64];	/* libdwfl's search path */
-	char *debuginfo_path;	/* = debuginfo, for callbacks.debuginfo_path */
+	char *debug_dir;	       /* --debug-dir, absolute */
+	char debuginfo[PATH_MAX + 64]; /* libdwfl's search path */
+	char *debuginfo_path;	       /* = debuginfo, for callbacks.debuginfo_path */
 	Dwfl_Callbacks callbacks;
 	struct sym_module *mods;
 	size_t nmods, capmods;
-	struct sym_vma *vmas;	/* sorted by tgid, then start; a process's do not overlap */
+	struct sym_vma *vmas; /* sorted by tgid, then start; a process's do not overlap */
 	size_t nvmas, capvmas;
 	struct sym_cache_ent *cache;
 	size_t cache_used;
-	struct sym_frame *frames;	/* the cache's arena */
+	struct sym_frame *frames; /* the cache's arena */
 	size_t nframes, capframes;
 	struct symbolizer_stats stats;
 };
@@ -187,8 +187,7 @@ int symbolizer__add_map(struct symbolizer *s, __u32 tgid, const struct sym_map *
 	/* vmas[i, j) overlap the new one: it replaces them (munmap and mmap, or exec). */
 	memmove(&s->vmas[i + 1], &s->vmas[j], (s->nvmas - j) * sizeof(*s->vmas));
 	s->nvmas = s->nvmas - (j - i) + 1;
-	s->vmas[i] = (struct sym_vma){ .tgid = tgid, .module = idx, .start = m->start,
-				       .end = m->end, .pgoff = m->pgoff };
+	s->vmas[i] = (struct sym_vma){ tgid, idx, m->start, m->end, m->pgoff, 0, false };
 	return 0;
 }
 
@@ -224,9 +223,9 @@ static int module_index(struct sym_module *mod, Dwfl_Module *dm)
 		    (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_OBJECT))
 			continue;
 		*y = (struct sym_sym){ addr, sym.st_size, name, 0, type == STT_OBJECT, at != NULL };
+		int weak = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
 		y->rank = (int)(strspn(name, "_") & 63) << 24 | (at && at[1] != '@') << 22 |
-			  (bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2) << 20 |
-			  (int)(at ? at - name : (long)strnlen(name, 65535));
+			  weak << 20 | (int)(at ? at - name : (long)strnlen(name, 65535));
 		if (at)
 			y->name = strndup(name, at - name);
 		if (!y->name)
@@ -279,7 +278,7 @@ static int module_report(struct symbolizer *s, struct sym_module *mod, const cha
 
 	if (file[0] != '[' && stat(file, &st))
 		return -ENOENT;
-	if (file[0] == '[' || !S_ISREG(st.st_mode))	/* [vdso]; a device or FIFO can block */
+	if (file[0] == '[' || !S_ISREG(st.st_mode)) /* [vdso]; a device or FIFO can block */
 		return -EINVAL;
 	dwfl = dwfl_begin(&s->callbacks);
 	if (!dwfl)
@@ -305,14 +304,14 @@ static int module_report(struct symbolizer *s, struct sym_module *mod, const cha
 		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
 			continue;
 		if (mod->nloads < SYM_MAX_LOADS)
-			mod->loads[mod->nloads++] =
-				(struct sym_load){ ph.p_offset, ph.p_filesz, ph.p_vaddr };
+			mod->loads[mod->nloads++] = (struct sym_load){ ph.p_offset, ph.p_filesz,
+								       ph.p_vaddr };
 		if (ph.p_vaddr + ph.p_memsz > mod->vaddr_end)
 			mod->vaddr_end = ph.p_vaddr + ph.p_memsz;
 	}
 	err = mod->nloads ? module_index(mod, dm) : -EINVAL;
 	if (err)
-		goto fail;	/* the symbols indexed so far stay for symbolizer__free() */
+		goto fail; /* the symbols indexed so far stay for symbolizer__free() */
 	mod->dwfl = dwfl;
 	mod->mod = dm;
 	return 0;
@@ -348,8 +347,9 @@ static void module_open(struct symbolizer *s, struct sym_module *mod)
 		if (roots[i / 2] && !module_report(s, mod, file))
 			err = 0;
 	}
-	mod->state = !err ? SYM_FILE_OK : err == -ESTALE ? SYM_FILE_BUILD_ID_MISMATCH :
-		     err == -ENOENT ? SYM_FILE_MISSING : SYM_FILE_BAD;
+	mod->state = err == -ESTALE ? SYM_FILE_BUILD_ID_MISMATCH : SYM_FILE_BAD;
+	if (!err || err == -ENOENT)
+		mod->state = !err ? SYM_FILE_OK : SYM_FILE_MISSING;
 }
 
 /*
@@ -367,7 +367,7 @@ static __u64 vma_bias(struct symbolizer *s, struct sym_vma *v)
 
 	if (v->biased)
 		return v->bias;
-	for (size_t i = 0; i < s->nvmas; i++)	/* by start: the first of the least offset */
+	for (size_t i = 0; i < s->nvmas; i++) /* by start: the first of the least offset */
 		if (s->vmas[i].tgid == v->tgid && s->vmas[i].module == v->module &&
 		    (!low || s->vmas[i].pgoff < low->pgoff))
 			low = &s->vmas[i];
@@ -399,7 +399,7 @@ static int addr_locate(struct symbolizer *s, __u32 tgid, __u64 addr, bool data, 
 	if (mod->state == SYM_FILE_UNOPENED)
 		module_open(s, mod);
 	if (mod->state != SYM_FILE_OK) {
-		*vaddr = addr - v->start + v->pgoff;	/* a file offset is all we know */
+		*vaddr = addr - v->start + v->pgoff; /* a file offset is all we know */
 		return inside ? (int)v->module : -1;
 	}
 	*vaddr = addr - vma_bias(s, v);
@@ -442,7 +442,8 @@ static int scopes_at(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *out, int max)
 			if (n)
 				return n;
 		} else if ((tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
-			    tag == DW_TAG_lexical_block) && dwarf_haspc(&die, pc) == 1) {
+			    tag == DW_TAG_lexical_block) &&
+			   dwarf_haspc(&die, pc) == 1) {
 			out[0] = die;
 			return 1 + scopes_at(&out[0], pc, out + 1, max - 1);
 		}
@@ -476,8 +477,9 @@ static int module_frames(struct sym_module *mod, __u64 vaddr, struct sym_frame *
 		}
 		if (tag != DW_TAG_inlined_subroutine)
 			continue;
-		f[n++] = (struct sym_frame){ dwarf_diename(&scopes[i]), file, file ? line : 0, true,
-					     mod->base, vaddr };
+		f[n++] = (struct sym_frame){
+			dwarf_diename(&scopes[i]), file, file ? line : 0, true, mod->base, vaddr
+		};
 		/* The next frame out is at the call site of this inlined call. */
 		file = die_call_site(cu, &scopes[i], &line);
 	}
@@ -505,10 +507,10 @@ static struct sym_cache_ent *cache_get(struct symbolizer *s, int module, __u64 k
 		return cache_get(s, module, key);
 	}
 	e = &s->cache[h];
-	f[0] = (struct sym_frame){ .module = mod->base, .offset = key };	/* unread */
+	f[0] = (struct sym_frame){ .module = mod->base, .offset = key }; /* unread */
 	if (key & SYM_DATA_KEY) {
-		f[0].function = mod->state == SYM_FILE_OK ?
-				module_symbol(mod, key & ~SYM_DATA_KEY, true) : NULL;
+		bool ok = mod->state == SYM_FILE_OK;
+		f[0].function = ok ? module_symbol(mod, key & ~SYM_DATA_KEY, true) : NULL;
 		n = f[0].function ? 1 : 0;
 	} else if (mod->state == SYM_FILE_OK) {
 		n = module_frames(mod, key, f);

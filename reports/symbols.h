@@ -34,49 +34,49 @@
 #include <linux/types.h>
 
 struct symbolizer_opts {
-	const char *debug_dir;	/* --debug-dir: searched before /usr/lib/debug; may be NULL */
+	const char *debug_dir; /* --debug-dir: searched before /usr/lib/debug; may be NULL */
 };
 
 /* One file-backed mapping, as recorded (struct gs_rec_map). */
 struct sym_map {
 	__u64 start;
 	__u64 end;
-	__u64 pgoff;		/* file offset of start, in bytes */
-	const char *path;	/* copied */
-	const __u8 *build_id;	/* copied; NULL or build_id_len 0: unknown, not checked */
+	__u64 pgoff;	      /* file offset of start, in bytes */
+	const char *path;     /* copied */
+	const __u8 *build_id; /* copied; NULL or build_id_len 0: unknown, not checked */
 	__u32 build_id_len;
 };
 
 struct sym_frame {
-	const char *function;	/* NULL when no symbol covers the address: print module+offset */
-	const char *file;	/* source file, NULL without DWARF line information */
-	int line;		/* 0 when file is NULL */
-	bool inlined;		/* inlined into the next frame out; file:line is in this one */
-	const char *module;	/* the mapped file's base name, e.g. "libc.so.6" */
-	__u64 offset;		/* the address in the module's ELF (addr - load bias), as addr2line
+	const char *function; /* NULL when no symbol covers the address: print module+offset */
+	const char *file;     /* source file, NULL without DWARF line information */
+	int line;	      /* 0 when file is NULL */
+	bool inlined;	      /* inlined into the next frame out; file:line is in this one */
+	const char *module;   /* the mapped file's base name, e.g. "libc.so.6" */
+	__u64 offset;	      /* the address in the module's ELF (addr - load bias), as addr2line
 				 * -e module takes it; for a file that could not be read, the
 				 * file offset (the same for code in most layouts) */
 };
 
 struct symbolizer_stats {
-	__u64 resolved;		/* symbolizer__resolve() calls that named a function */
-	__u64 unresolved;	/* calls that named none (no mapping, no file, or no symbol) */
-	__u64 missing_files;	/* mapped files that could not be opened (by distinct file) */
+	__u64 resolved;		 /* symbolizer__resolve() calls that named a function */
+	__u64 unresolved;	 /* calls that named none (no mapping, no file, or no symbol) */
+	__u64 missing_files;	 /* mapped files that could not be opened (by distinct file) */
 	__u64 build_id_mismatch; /* files whose build-id differs from the trace's: not used */
 };
 
 /* The state of one mapped file, for reports that say which files gave no names. */
 enum sym_file_state {
-	SYM_FILE_UNOPENED,	/* no address in it was asked for */
+	SYM_FILE_UNOPENED, /* no address in it was asked for */
 	SYM_FILE_OK,
 	SYM_FILE_MISSING,
 	SYM_FILE_BUILD_ID_MISMATCH,
-	SYM_FILE_BAD,		/* not an ELF file libdwfl can read, or no file ([vdso]) */
+	SYM_FILE_BAD, /* not an ELF file libdwfl can read, or no file ([vdso]) */
 };
 
 struct sym_file_info {
 	const char *path;	/* as recorded */
-	const char *debug_path;	/* separate file DWARF was read from (NULL: none, in the file
+	const char *debug_path; /* separate file DWARF was read from (NULL: none, in the file
 				 * itself, or not looked for yet) */
 	enum sym_file_state state;
 };

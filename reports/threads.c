@@ -11,18 +11,18 @@
 #include "sample.h"
 #include "trace.h"
 
-#define FUTEX_LOCK_PI	6
-#define FUTEX_LOCK_PI2	13
+#define FUTEX_LOCK_PI  6
+#define FUTEX_LOCK_PI2 13
 /* A timed wait that waits again on the same word within this is one wait (a retry loop). */
-#define RETRY_NS	2000000ull
+#define RETRY_NS       2000000ull
 
 struct threads {
-	struct thread *last;	/* consecutive events are often the same thread's */
+	struct thread *last; /* consecutive events are often the same thread's */
 	struct strtab *strs;
 	struct stacktab *stacks;
-	struct thread **slots;	/* open addressing by tid */
+	struct thread **slots; /* open addressing by tid */
 	size_t cap, n;
-	struct wake_list *wl;	/* open addressing by (uaddr, tgid) */
+	struct wake_list *wl; /* open addressing by (uaddr, tgid) */
 	size_t wl_cap, wl_n;
 };
 
@@ -31,7 +31,7 @@ struct wake_list {
 	__u64 uaddr;
 	__u32 tgid;
 	bool used;
-	struct vec v;	/* struct th_wake */
+	struct vec v; /* struct th_wake */
 };
 
 struct threads *threads__new(struct strtab *strs, struct stacktab *stacks)
@@ -346,7 +346,8 @@ static void vec_drop(struct vec *v, size_t end_off, __u64 horizon)
 {
 	size_t k = 0;
 
-	while (k < v->n && *(const __u64 *)((const char *)v->data + k * v->elem + end_off) < horizon)
+	while (k < v->n &&
+	       *(const __u64 *)((const char *)v->data + k * v->elem + end_off) < horizon)
 		k++;
 	if (!k)
 		return;
@@ -372,8 +373,8 @@ void threads__prune(struct threads *t, __u64 horizon)
 			vec_drop(&t->wl[i].v, offsetof(struct th_wake, end), horizon);
 }
 
-const struct th_wake *threads__next_wake(struct threads *t, __u64 uaddr, __u32 tgid,
-					 __u32 except, __u32 woken_by, __u64 after, __u64 before)
+const struct th_wake *threads__next_wake(struct threads *t, __u64 uaddr, __u32 tgid, __u32 except,
+					 __u32 woken_by, __u64 after, __u64 before)
 {
 	struct wake_list *wl = wake_list(t, uaddr, tgid, false);
 
@@ -396,19 +397,19 @@ const struct th_wake *threads__next_wake(struct threads *t, __u64 uaddr, __u32 t
  * Off-CPU intervals of one thread do not overlap, nor do its futex waits: the first whose end is
  * past a is found by searching starts, then stepping back over the one that may straddle a.
  */
-#define FIRST_BY_START(v, type, a)                                                                 \
-	({                                                                                         \
-		size_t lo = 0, hi = (v)->n;                                                        \
-		while (lo < hi) {                                                                  \
-			size_t mid = (lo + hi) / 2;                                                \
-			if (VEC_AT(v, type, mid)->start < (a))                                     \
-				lo = mid + 1;                                                      \
-			else                                                                       \
-				hi = mid;                                                          \
-		}                                                                                  \
-		if (lo && VEC_AT(v, type, lo - 1)->end > (a))                                      \
-			lo--;                                                                      \
-		lo;                                                                                \
+#define FIRST_BY_START(v, type, a)                             \
+	({                                                     \
+		size_t lo = 0, hi = (v)->n;                    \
+		while (lo < hi) {                              \
+			size_t mid = (lo + hi) / 2;            \
+			if (VEC_AT(v, type, mid)->start < (a)) \
+				lo = mid + 1;                  \
+			else                                   \
+				hi = mid;                      \
+		}                                              \
+		if (lo && VEC_AT(v, type, lo - 1)->end > (a))  \
+			lo--;                                  \
+		lo;                                            \
 	})
 
 size_t thread__first_off(const struct thread *th, __u64 a)

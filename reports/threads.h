@@ -25,51 +25,51 @@
 
 struct th_off {
 	__u64 start, end;
-	__u32 waker;		/* tid, 0: none seen or not a thread of a target */
-	__s32 syscall;		/* offcpu.h: OFFCPU_NO_SYSCALL, OFFCPU_SYSCALL_UNKNOWN */
-	__u32 cpu;		/* where it ran before */
-	__u32 on_cpu;		/* where it resumed */
-	__u64 wake;		/* blocked: when it was woken (runnable from then on), 0 unknown */
+	__u32 waker;   /* tid, 0: none seen or not a thread of a target */
+	__s32 syscall; /* offcpu.h: OFFCPU_NO_SYSCALL, OFFCPU_SYSCALL_UNKNOWN */
+	__u32 cpu;     /* where it ran before */
+	__u32 on_cpu;  /* where it resumed */
+	__u64 wake;    /* blocked: when it was woken (runnable from then on), 0 unknown */
 	__u8 blocked;
 	__u8 in_futex;
 	const char *waker_comm;
-	__u32 stack;		/* stacktab: its kernel stack */
+	__u32 stack; /* stacktab: its kernel stack */
 };
 
 struct th_futex {
 	__u64 start, end;
 	__u64 uaddr;
-	__u32 owner;		/* a thread of the same process holding the lock, else 0 */
-	__u32 waker;		/* from the last off-CPU interval inside the wait */
+	__u32 owner; /* a thread of the same process holding the lock, else 0 */
+	__u32 waker; /* from the last off-CPU interval inside the wait */
 	__u8 lock;
 	__u8 timed_out;
 	const char *waker_comm;
-	__u32 stack;		/* stacktab: the waiter's user stack */
+	__u32 stack; /* stacktab: the waiter's user stack */
 };
 
 enum th_call_kind { TC_CUDA, TC_PROBE };
 
 struct th_call {
 	__u64 start, end;
-	const char *name;	/* "cuStreamSynchronize", "malloc_trim" */
-	__u8 kind;		/* enum th_call_kind */
-	__u32 stack;		/* stacktab: at return */
+	const char *name; /* "cuStreamSynchronize", "malloc_trim" */
+	__u8 kind;	  /* enum th_call_kind */
+	__u32 stack;	  /* stacktab: at return */
 };
 
 struct th_sample {
 	__u64 ts;
-	__u32 stack;		/* stacktab */
+	__u32 stack; /* stacktab */
 	__u32 cpu;
 };
 
 struct thread {
 	__u32 tid, tgid;
 	const char *comm;
-	__u64 exit_ns;		/* 0: did not exit while recorded */
-	struct vec off;		/* struct th_off */
-	struct vec futex;	/* struct th_futex */
-	struct vec calls;	/* struct th_call */
-	struct vec samples;	/* struct th_sample */
+	__u64 exit_ns;	    /* 0: did not exit while recorded */
+	struct vec off;	    /* struct th_off */
+	struct vec futex;   /* struct th_futex */
+	struct vec calls;   /* struct th_call */
+	struct vec samples; /* struct th_sample */
 };
 
 struct threads;
@@ -106,8 +106,8 @@ struct th_wake {
 	__u32 tid, tgid;
 	__u32 waker;
 };
-const struct th_wake *threads__next_wake(struct threads *t, __u64 uaddr, __u32 tgid,
-					 __u32 except, __u32 woken_by, __u64 after, __u64 before);
+const struct th_wake *threads__next_wake(struct threads *t, __u64 uaddr, __u32 tgid, __u32 except,
+					 __u32 woken_by, __u64 after, __u64 before);
 
 /* First index in a sorted list whose interval may overlap [a, b) (end > a). */
 size_t thread__first_off(const struct thread *th, __u64 a);

@@ -9,12 +9,12 @@
 #include "kernels.h"
 #include "sim.h"
 
-#define SIM_RUN(name)                                                                              \
-	static void name##_run(const void *args, uint64_t nthreads)                               \
-	{                                                                                          \
-		const struct name##_args *a = args;                                                \
-		for (uint64_t i = 0; i < nthreads; i++)                                            \
-			name##_body(a, i);                                                         \
+#define SIM_RUN(name)                                               \
+	static void name##_run(const void *args, uint64_t nthreads) \
+	{                                                           \
+		const struct name##_args *a = args;                 \
+		for (uint64_t i = 0; i < nthreads; i++)             \
+			name##_body(a, i);                          \
 	}
 ZK_KERNELS(SIM_RUN)
 

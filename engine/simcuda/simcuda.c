@@ -51,8 +51,8 @@
 
 #define API __attribute__((visibility("default")))
 
-#define SIM_DRIVER_VERSION 13000
-#define SIM_MAX_DEVICES 64
+#define SIM_DRIVER_VERSION  13000
+#define SIM_MAX_DEVICES	    64
 #define SIM_DEFAULT_DEVICES 8
 /*
  * The device model: about 2000x slower than an H200 per thread of a field kernel, so that the
@@ -62,14 +62,14 @@
  * the latency once per staging chunk and is synchronous, which is why it costs what pinned
  * copies do not.
  */
-#define SIM_KERNEL_NS 20000ull
-#define SIM_THREAD_NS 1000ull
-#define SIM_COPY_NS 50000ull
-#define SIM_COPY_NS_PER_KB 60000ull
-#define SIM_STAGED_FACTOR 26 /* pageable (staged) against pinned: 2 GB/s against 52 on an H200 */
+#define SIM_KERNEL_NS	    20000ull
+#define SIM_THREAD_NS	    1000ull
+#define SIM_COPY_NS	    50000ull
+#define SIM_COPY_NS_PER_KB  60000ull
+#define SIM_STAGED_FACTOR   26 /* pageable (staged) against pinned: 2 GB/s against 52 on an H200 */
 
-#define SIM_FATBIN_MAGIC 0xBA55ED50u	/* fatBinaryHeader, the image `nvcc --fatbin` writes */
-#define SIM_FATBINC_MAGIC 0x466243B1u	/* __fatBinC_Wrapper_t, an embedded fatbin wrapper */
+#define SIM_FATBIN_MAGIC  0xBA55ED50u /* fatBinaryHeader, the image `nvcc --fatbin` writes */
+#define SIM_FATBINC_MAGIC 0x466243B1u /* __fatBinC_Wrapper_t, an embedded fatbin wrapper */
 
 enum {
 	MAGIC_CTX = 0x43545831,
@@ -101,7 +101,7 @@ struct CUctx_st {
 	uint32_t magic;
 	struct sim_device *dev;
 	struct staging stage;
-	pthread_mutex_t mu; /* guards streams */
+	pthread_mutex_t mu;	     /* guards streams */
 	struct CUstream_st *streams; /* every live stream, the NULL stream first */
 	struct CUstream_st *null_stream;
 };
@@ -349,10 +349,10 @@ static bool initialized(void)
 	return __atomic_load_n(&sim.initialized, __ATOMIC_ACQUIRE);
 }
 
-#define CHECK_INIT()                                                                               \
-	do {                                                                                       \
-		if (!initialized())                                                                \
-			return CUDA_ERROR_NOT_INITIALIZED;                                         \
+#define CHECK_INIT()                                       \
+	do {                                               \
+		if (!initialized())                        \
+			return CUDA_ERROR_NOT_INITIALIZED; \
 	} while (0)
 
 static bool ctx_ok(struct CUctx_st *c)
@@ -472,7 +472,8 @@ static void run_op(struct CUstream_st *s, struct op *op)
 		pthread_mutex_lock(&d->dma);
 		uint64_t t0 = now_ns();
 		memmove(op->copy.dst, op->copy.src, op->copy.bytes);
-		device_time(t0, copy_ns(op->copy.bytes) * (op->copy.staged ? SIM_STAGED_FACTOR : 1));
+		device_time(t0,
+			    copy_ns(op->copy.bytes) * (op->copy.staged ? SIM_STAGED_FACTOR : 1));
 		pthread_mutex_unlock(&d->dma);
 		break;
 	}
@@ -772,8 +773,6 @@ static void ctx_drain(struct CUctx_st *ctx)
 	} while (n == 256);
 }
 
-
-
 /* ---- initialization, devices, contexts ------------------------------------------------ */
 
 API CUresult cuDriverGetVersion(int *version)
@@ -887,14 +886,30 @@ API CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice d
 	if (dev < 0 || dev >= sim.ndev)
 		return CUDA_ERROR_INVALID_DEVICE;
 	switch (attrib) {
-	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *pi = 9; break;
-	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *pi = 0; break;
-	case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *pi = 1; break;
-	case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = 1024; break;
-	case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *pi = 0x7fffffff; break;
-	case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *pi = 32; break;
-	case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: *pi = 1; break;
-	default: *pi = 0; break;
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+		*pi = 9;
+		break;
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+		*pi = 0;
+		break;
+	case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+		*pi = 1;
+		break;
+	case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+		*pi = 1024;
+		break;
+	case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X:
+		*pi = 0x7fffffff;
+		break;
+	case CU_DEVICE_ATTRIBUTE_WARP_SIZE:
+		*pi = 32;
+		break;
+	case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
+		*pi = 1;
+		break;
+	default:
+		*pi = 0;
+		break;
 	}
 	return CUDA_SUCCESS;
 }
@@ -1036,11 +1051,11 @@ API CUresult cuCtxSynchronize_v2(CUcontext ctx)
 
 /* ---- memory ------------------------------------------------------------------------------ */
 
-#define CHECK_CTX()                                                                                \
-	do {                                                                                       \
-		CHECK_INIT();                                                                      \
-		if (!ctx_ok(tls_ctx))                                                              \
-			return CUDA_ERROR_INVALID_CONTEXT;                                         \
+#define CHECK_CTX()                                        \
+	do {                                               \
+		CHECK_INIT();                              \
+		if (!ctx_ok(tls_ctx))                      \
+			return CUDA_ERROR_INVALID_CONTEXT; \
 	} while (0)
 
 API CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytes)
@@ -1208,8 +1223,8 @@ API CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes, CUstrea
 	return copy(dst, (const void *)(uintptr_t)src, bytes, h, true, dst);
 }
 
-static CUresult memset_op(CUdeviceptr dst, uint32_t value, unsigned elem, size_t count,
-			  CUstream h, bool async)
+static CUresult memset_op(CUdeviceptr dst, uint32_t value, unsigned elem, size_t count, CUstream h,
+			  bool async)
 {
 	CHECK_CTX();
 	struct CUstream_st *s;
@@ -1218,8 +1233,7 @@ static CUresult memset_op(CUdeviceptr dst, uint32_t value, unsigned elem, size_t
 		return rc;
 	if (count == 0)
 		return CUDA_SUCCESS;
-	if (!range_has(&sim.device_mem, (void *)(uintptr_t)dst, count * elem) ||
-	    (dst % elem) != 0)
+	if (!range_has(&sim.device_mem, (void *)(uintptr_t)dst, count * elem) || (dst % elem) != 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	struct op *op = op_new(OP_MEMSET);
 	if (!op)
@@ -1714,7 +1728,10 @@ static const struct {
 	CUresult rc;
 	const char *name, *text;
 } errors[] = {
-#define E(rc, text) { rc, #rc, text }
+#define E(rc, text)           \
+	{                     \
+		rc, #rc, text \
+	}
 	E(CUDA_SUCCESS, "no error"),
 	E(CUDA_ERROR_INVALID_VALUE, "invalid argument"),
 	E(CUDA_ERROR_OUT_OF_MEMORY, "out of memory"),

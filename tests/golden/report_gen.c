@@ -44,80 +44,96 @@
 #include "sample.h"
 #include "trace.h"
 
-#define US		1000ull
-#define MS		(1000 * US)
-#define T0		(4242ull * 1000 * MS)	/* CLOCK_MONOTONIC of the recording's start */
-#define AT(ms_x1000)	(T0 + (__u64)(ms_x1000) * US)	/* AT(130000): 130.000 ms in */
+#define US	     1000ull
+#define MS	     (1000 * US)
+#define T0	     (4242ull * 1000 * MS)	 /* CLOCK_MONOTONIC of the recording's start */
+#define AT(ms_x1000) (T0 + (__u64)(ms_x1000)*US) /* AT(130000): 130.000 ms in */
 
-#define PID		31000
-#define TID_MAIN	31000
-#define TID_W0		31001
-#define TID_W1		31002
-#define TID_FIN		31003
-#define TID_DEV_A	31004	/* simcuda's stream thread of gpu-worker-0's stream */
-#define TID_DEV_B	31005
+#define PID	  31000
+#define TID_MAIN  31000
+#define TID_W0	  31001
+#define TID_W1	  31002
+#define TID_FIN	  31003
+#define TID_DEV_A 31004 /* simcuda's stream thread of gpu-worker-0's stream */
+#define TID_DEV_B 31005
 
-#define SYS_FUTEX	202
+#define SYS_FUTEX	    202
 #define SYS_CLOCK_NANOSLEEP 230
-#define FUTEX_WAIT	0
-#define FUTEX_WAIT_BITSET 9
-#define TASK_INTERRUPTIBLE 1
+#define FUTEX_WAIT	    0
+#define FUTEX_WAIT_BITSET   9
+#define TASK_INTERRUPTIBLE  1
 
 /* Mappings: paths that exist on no machine, so names are module+offset everywhere. */
-#define EXE		0x55d0c8a00000ull	/* zkengine: file offset = address - EXE */
-#define LIBC		0x7f3c6a000000ull	/* libc.so.6: file offset = address - LIBC */
-#define LIBCUDA		0x7f3c69e00000ull	/* libcuda.so.1 (simcuda) */
-#define VDSO		0x7ffd3b5fe000ull
-#define KTEXT		0xffffffff81000000ull
+#define EXE	0x55d0c8a00000ull /* zkengine: file offset = address - EXE */
+#define LIBC	0x7f3c6a000000ull /* libc.so.6: file offset = address - LIBC */
+#define LIBCUDA 0x7f3c69e00000ull /* libcuda.so.1 (simcuda) */
+#define VDSO	0x7ffd3b5fe000ull
+#define KTEXT	0xffffffff81000000ull
 
-#define TRACKER_LOCK	(EXE + 0x21040)		/* static pthread_mutex_t in .bss */
-#define GPU_QUEUE_COND	(EXE + 0x21180)		/* the GPU queue's condition variable */
-#define RESULT_COND	(EXE + 0x211c0)		/* the finalizers' queue */
-#define STREAM_A_COND	0x55d0ca1f32c8ull	/* simcuda's per-stream condition (heap) */
-#define STREAM_B_COND	0x55d0ca1f3ac8ull
+#define TRACKER_LOCK   (EXE + 0x21040)	 /* static pthread_mutex_t in .bss */
+#define GPU_QUEUE_COND (EXE + 0x21180)	 /* the GPU queue's condition variable */
+#define RESULT_COND    (EXE + 0x211c0)	 /* the finalizers' queue */
+#define STREAM_A_COND  0x55d0ca1f32c8ull /* simcuda's per-stream condition (heap) */
+#define STREAM_B_COND  0x55d0ca1f3ac8ull
 
-#define CTX		0x55d0ca1e0010ull
-#define STREAM_A	0x55d0ca1f3200ull
-#define STREAM_B	0x55d0ca1f3a00ull
-#define MODULE		0x55d0ca1e8800ull
-#define FN_MSM		0x55d0ca1e9100ull
-#define FN_NTT		0x55d0ca1e9180ull
+#define CTX	 0x55d0ca1e0010ull
+#define STREAM_A 0x55d0ca1f3200ull
+#define STREAM_B 0x55d0ca1f3a00ull
+#define MODULE	 0x55d0ca1e8800ull
+#define FN_MSM	 0x55d0ca1e9100ull
+#define FN_NTT	 0x55d0ca1e9180ull
 
 /* Return addresses in the engine (file offsets 0x4a10.. are its functions). */
-#define X_CLONE3	(LIBC + 0x126854)	/* clone3+0x34: the outermost frame of a thread */
-#define X_START_THREAD	(LIBC + 0x94ac3)	/* start_thread+0x2e3 */
-#define X_WORKER_MAIN	(EXE + 0x4a6f)		/* gpu_worker_main -> prove_start */
-#define X_PROVE_LAUNCH	(EXE + 0x4d12)		/* prove_start -> cuLaunchKernel */
-#define X_PROVE_COPY	(EXE + 0x4cf0)		/* prove_start -> cuMemcpyHtoDAsync_v2 */
-#define X_PROVE_SYNC	(EXE + 0x4d58)		/* prove_start -> cuStreamSynchronize */
-#define X_PROVE_TRACK	(EXE + 0x4d9b)		/* prove_start -> tracker_update */
-#define X_PROVE_PREP	(EXE + 0x4ca1)		/* prove_start -> msm_prepare */
-#define X_TRACK_LOCK	(EXE + 0x5233)		/* tracker_update -> pthread_mutex_lock */
-#define X_QUEUE_WAIT	(EXE + 0x8843)		/* gpu_queue_pop -> pthread_cond_wait */
-#define X_WORKER_POP	(EXE + 0x4a3b)		/* gpu_worker_main -> gpu_queue_pop */
-#define X_FIN_MAIN	(EXE + 0x7355)		/* finalizer_main -> process_partition_result */
-#define X_FIN_POP	(EXE + 0x7321)		/* finalizer_main -> result_queue_pop */
-#define X_RESULT_WAIT	(EXE + 0x7a13)		/* result_queue_pop -> pthread_cond_wait */
-#define X_PROCESS_TRIM	(EXE + 0x75c8)		/* process_partition_result -> malloc_trim */
-#define X_MAIN_INIT	(EXE + 0x8120)		/* main -> gpu_init */
-#define X_INIT_CTX	(EXE + 0x3e40)		/* gpu_init -> cuCtxCreate_v2 */
-#define X_WORKER_CTX	(EXE + 0x4a21)		/* gpu_worker_main -> cuCtxSetCurrent */
-#define X_WORKER_STREAM	(EXE + 0x4a30)		/* gpu_worker_main -> cuStreamCreate */
-#define X_LIBC_START	(LIBC + 0x2a1ca)	/* __libc_start_call_main */
-#define X_MUTEX_LOCK	(LIBC + 0x9f2f4)	/* pthread_mutex_lock -> __lll_lock_wait */
-#define X_LLL_WAIT	(LIBC + 0x98b2d)	/* __lll_lock_wait: after its futex syscall */
-#define X_COND_WAIT	(LIBC + 0x93f1a)	/* pthread_cond_wait -> __futex_abstimed_wait */
-#define X_FUTEX_WAIT	(LIBC + 0x91c39)	/* __futex_abstimed_wait_common: syscall */
-#define X_MTRIM		(LIBC + 0xa5b47)	/* mtrim, inside malloc_trim */
-#define X_MALLOC_TRIM	(LIBC + 0xa5d8e)	/* malloc_trim -> mtrim */
-#define X_MADVISE	(LIBC + 0x11eb4b)	/* madvise: after its syscall */
-#define X_SIM_SYNC	(LIBCUDA + 0x33c7)	/* cuStreamSynchronize -> pthread_cond_wait */
+#define X_CLONE3	(LIBC + 0x126854)  /* clone3+0x34: the outermost frame of a thread */
+#define X_START_THREAD	(LIBC + 0x94ac3)   /* start_thread+0x2e3 */
+#define X_WORKER_MAIN	(EXE + 0x4a6f)	   /* gpu_worker_main -> prove_start */
+#define X_PROVE_LAUNCH	(EXE + 0x4d12)	   /* prove_start -> cuLaunchKernel */
+#define X_PROVE_COPY	(EXE + 0x4cf0)	   /* prove_start -> cuMemcpyHtoDAsync_v2 */
+#define X_PROVE_SYNC	(EXE + 0x4d58)	   /* prove_start -> cuStreamSynchronize */
+#define X_PROVE_TRACK	(EXE + 0x4d9b)	   /* prove_start -> tracker_update */
+#define X_PROVE_PREP	(EXE + 0x4ca1)	   /* prove_start -> msm_prepare */
+#define X_TRACK_LOCK	(EXE + 0x5233)	   /* tracker_update -> pthread_mutex_lock */
+#define X_QUEUE_WAIT	(EXE + 0x8843)	   /* gpu_queue_pop -> pthread_cond_wait */
+#define X_WORKER_POP	(EXE + 0x4a3b)	   /* gpu_worker_main -> gpu_queue_pop */
+#define X_FIN_MAIN	(EXE + 0x7355)	   /* finalizer_main -> process_partition_result */
+#define X_FIN_POP	(EXE + 0x7321)	   /* finalizer_main -> result_queue_pop */
+#define X_RESULT_WAIT	(EXE + 0x7a13)	   /* result_queue_pop -> pthread_cond_wait */
+#define X_PROCESS_TRIM	(EXE + 0x75c8)	   /* process_partition_result -> malloc_trim */
+#define X_MAIN_INIT	(EXE + 0x8120)	   /* main -> gpu_init */
+#define X_INIT_CTX	(EXE + 0x3e40)	   /* gpu_init -> cuCtxCreate_v2 */
+#define X_WORKER_CTX	(EXE + 0x4a21)	   /* gpu_worker_main -> cuCtxSetCurrent */
+#define X_WORKER_STREAM (EXE + 0x4a30)	   /* gpu_worker_main -> cuStreamCreate */
+#define X_LIBC_START	(LIBC + 0x2a1ca)   /* __libc_start_call_main */
+#define X_MUTEX_LOCK	(LIBC + 0x9f2f4)   /* pthread_mutex_lock -> __lll_lock_wait */
+#define X_LLL_WAIT	(LIBC + 0x98b2d)   /* __lll_lock_wait: after its futex syscall */
+#define X_COND_WAIT	(LIBC + 0x93f1a)   /* pthread_cond_wait -> __futex_abstimed_wait */
+#define X_FUTEX_WAIT	(LIBC + 0x91c39)   /* __futex_abstimed_wait_common: syscall */
+#define X_MTRIM		(LIBC + 0xa5b47)   /* mtrim, inside malloc_trim */
+#define X_MALLOC_TRIM	(LIBC + 0xa5d8e)   /* malloc_trim -> mtrim */
+#define X_MADVISE	(LIBC + 0x11eb4b)  /* madvise: after its syscall */
+#define X_SIM_SYNC	(LIBCUDA + 0x33c7) /* cuStreamSynchronize -> pthread_cond_wait */
 
 /* Probe ids, as the recorder numbers them: tracepoints, then malloc_trim, then CUDA. */
 enum {
-	P_FORK, P_EXIT, P_RENAME, P_EXEC, P_SYS_ENTER, P_SYS_ENTER2, P_SYS_EXIT, P_SYS_EXIT2,
-	P_SWITCH, P_WAKING, P_TICK, P_MALLOC_TRIM, P_CTX_CREATE, P_CTX_SET, P_STREAM_CREATE,
-	P_GET_FUNCTION, P_LAUNCH, P_COPY_ASYNC, P_SYNC_STREAM,
+	P_FORK,
+	P_EXIT,
+	P_RENAME,
+	P_EXEC,
+	P_SYS_ENTER,
+	P_SYS_ENTER2,
+	P_SYS_EXIT,
+	P_SYS_EXIT2,
+	P_SWITCH,
+	P_WAKING,
+	P_TICK,
+	P_MALLOC_TRIM,
+	P_CTX_CREATE,
+	P_CTX_SET,
+	P_STREAM_CREATE,
+	P_GET_FUNCTION,
+	P_LAUNCH,
+	P_COPY_ASYNC,
+	P_SYNC_STREAM,
 };
 
 static const char *const exe_path = "/gapscope-golden/bin/zkengine";
@@ -127,7 +143,7 @@ static const char *const libcuda_path = "/gapscope-golden/lib/libcuda.so.1";
 /* ---- records -------------------------------------------------------------------------------- */
 
 struct rec {
-	__u64 end;		/* when the recorder got it: the event's end */
+	__u64 end; /* when the recorder got it: the event's end */
 	unsigned int seq;
 	size_t size;
 	struct gs_hdr *h;
@@ -163,7 +179,7 @@ static void *rec_new(__u32 type, size_t fixed, __u32 tid, __u64 ts, __u32 cpu, c
 	h->ustack_n = nu;
 	h->kstack_n = nk;
 	if (nu || nk)
-		h->flags |= GS_F_STACK;	/* the BPF side took stacks; the recorder compacted them */
+		h->flags |= GS_F_STACK; /* the BPF side took stacks; the recorder compacted them */
 	memcpy((char *)h + fixed, u, 8 * nu);
 	memcpy((char *)h + fixed + 8 * nu, k, 8 * nk);
 	return h;
@@ -207,13 +223,13 @@ static const char *comm_of(__u32 tid)
 	case TID_DEV_B:
 		return "simcuda-dev0";
 	}
-	return "swapper/0";	/* the idle task, interrupted by a timer */
+	return "swapper/0"; /* the idle task, interrupted by a timer */
 }
 
 static void ev_comm(__u32 tid, __u64 ts)
 {
-	struct comm_event *e = rec_new(GS_EV_COMM, sizeof(*e), tid, ts, cpu_of(tid), NULL, 0,
-				       NULL, 0);
+	struct comm_event *e = rec_new(GS_EV_COMM, sizeof(*e), tid, ts, cpu_of(tid), NULL, 0, NULL,
+				       0);
 
 	snprintf(e->comm, sizeof(e->comm), "%s", comm_of(tid));
 	emit(e, ts);
@@ -222,8 +238,8 @@ static void ev_comm(__u32 tid, __u64 ts)
 /* parent creates child (named as its parent until it renames itself) */
 static void ev_fork(__u32 parent, __u32 child, __u64 ts)
 {
-	struct fork_event *e = rec_new(GS_EV_FORK, sizeof(*e), parent, ts, cpu_of(parent), NULL,
-				       0, NULL, 0);
+	struct fork_event *e = rec_new(GS_EV_FORK, sizeof(*e), parent, ts, cpu_of(parent), NULL, 0,
+				       NULL, 0);
 
 	e->child_tid = child;
 	e->child_tgid = PID;
@@ -249,8 +265,8 @@ static void ev_exec(__u64 ts)
 
 static void ev_exit(__u32 tid, __u64 ts, bool group_dead)
 {
-	struct exit_event *e = rec_new(GS_EV_EXIT, sizeof(*e), tid, ts, cpu_of(tid), NULL, 0,
-				       NULL, 0);
+	struct exit_event *e = rec_new(GS_EV_EXIT, sizeof(*e), tid, ts, cpu_of(tid), NULL, 0, NULL,
+				       0);
 
 	e->group_dead = group_dead;
 	emit(e, ts);
@@ -260,8 +276,7 @@ static void ev_exit(__u32 tid, __u64 ts, bool group_dead)
 static void ev_cuda(__u32 tid, __u64 ts, __u64 dur, __u32 fn, __u32 kind, __u64 caller,
 		    const __u64 *u, unsigned int nu)
 {
-	struct cu_event *e = rec_new(GS_EV_CUDA, sizeof(*e), tid, ts, cpu_of(tid), u, nu, NULL,
-				     0);
+	struct cu_event *e = rec_new(GS_EV_CUDA, sizeof(*e), tid, ts, cpu_of(tid), u, nu, NULL, 0);
 
 	e->fn = fn;
 	e->kind = kind;
@@ -282,8 +297,8 @@ static struct cu_event *last_cuda(void)
 
 static void ev_cu_name(__u32 tid, __u64 ts, __u64 dur, __u64 handle, const char *name)
 {
-	struct cu_name_event *e = rec_new(GS_EV_CU_NAME, sizeof(*e), tid, ts, cpu_of(tid), NULL,
-					  0, NULL, 0);
+	struct cu_name_event *e = rec_new(GS_EV_CU_NAME, sizeof(*e), tid, ts, cpu_of(tid), NULL, 0,
+					  NULL, 0);
 
 	e->h.flags |= GS_F_RET | CU_NF_CAL_AGREE;
 	e->fn = P_GET_FUNCTION;
@@ -296,11 +311,11 @@ static void ev_cu_name(__u32 tid, __u64 ts, __u64 dur, __u64 handle, const char 
 }
 
 /* A futex wait, with the waiter's user stack (it lasted over 100 us). */
-static void ev_futex(__u32 tid, __u64 ts, __u64 dur, __u64 uaddr, __u32 op, __u32 val,
-		     __u32 owner, const __u64 *u, unsigned int nu)
+static void ev_futex(__u32 tid, __u64 ts, __u64 dur, __u64 uaddr, __u32 op, __u32 val, __u32 owner,
+		     const __u64 *u, unsigned int nu)
 {
-	struct futex_event *e = rec_new(GS_EV_FUTEX, sizeof(*e), tid, ts, cpu_of(tid), u, nu,
-					NULL, 0);
+	struct futex_event *e = rec_new(GS_EV_FUTEX, sizeof(*e), tid, ts, cpu_of(tid), u, nu, NULL,
+					0);
 
 	e->uaddr = uaddr;
 	e->dur_ns = dur;
@@ -320,8 +335,8 @@ static void ev_futex(__u32 tid, __u64 ts, __u64 dur, __u64 uaddr, __u32 op, __u3
 static void ev_off(__u32 tid, __u64 ts, __u64 end, bool blocked, int syscall, __u32 waker,
 		   __u64 wake, const __u64 *k, unsigned int nk)
 {
-	struct offcpu_event *e = rec_new(GS_EV_OFFCPU, sizeof(*e), tid, ts, cpu_of(tid), NULL, 0,
-					 k, nk);
+	struct offcpu_event *e = rec_new(GS_EV_OFFCPU, sizeof(*e), tid, ts, cpu_of(tid), NULL, 0, k,
+					 nk);
 
 	e->dur_ns = end - ts;
 	e->state = blocked ? OFFCPU_BLOCKED : OFFCPU_PREEMPTED;
@@ -353,8 +368,8 @@ static void ev_sample(__u32 tid, __u64 ts, const __u64 *u, unsigned int nu, cons
 static void ev_probe(__u32 tid, __u64 ts, __u64 dur, __u32 id, __u64 arg0, __u64 ret,
 		     const __u64 *u, unsigned int nu)
 {
-	struct probe_event *e = rec_new(GS_EV_PROBE, sizeof(*e), tid, ts, cpu_of(tid), u, nu,
-					NULL, 0);
+	struct probe_event *e = rec_new(GS_EV_PROBE, sizeof(*e), tid, ts, cpu_of(tid), u, nu, NULL,
+					0);
 
 	e->h.flags |= GS_F_RET;
 	e->id = id;
@@ -408,7 +423,8 @@ static void meta_clock(void)
 
 static void meta_target(void)
 {
-	static const char argv[] = "./zkengine\0--scenario\0tracker-trim\0--jobs\0" "1";
+	static const char argv[] = "./zkengine\0--scenario\0tracker-trim\0--jobs\0"
+				   "1";
 	char buf[sizeof(struct gs_rec_target) + sizeof(argv) + 8] = {};
 	struct gs_rec_target *t = (void *)buf;
 
@@ -451,10 +467,10 @@ static void meta_map(__u64 start, __u64 end, __u64 pgoff, __u32 prot, __u64 ino,
 	m->pgoff = pgoff;
 	m->prot = prot;
 	if (ino) {
-		m->dev = (259ull << 8) | 2;	/* makedev(259, 2) */
+		m->dev = (259ull << 8) | 2; /* makedev(259, 2) */
 		m->ino = ino;
 		m->build_id_len = 20;
-		for (int i = 0; i < 20; i++)	/* a build-id no file anywhere has */
+		for (int i = 0; i < 20; i++) /* a build-id no file anywhere has */
 			m->build_id[i] = id ^ (0x11 * i);
 	}
 	memcpy(m->path, path, pl);
@@ -602,8 +618,8 @@ static void submit(__u32 tid, __u64 t, int n)
  */
 static void synchronize(__u32 tid, __u64 t, __u64 done)
 {
-	__u64 fu[] = { X_FUTEX_WAIT, X_COND_WAIT, X_SIM_SYNC, X_PROVE_SYNC, X_WORKER_MAIN,
-		       X_START_THREAD, X_CLONE3 };
+	__u64 fu[] = { X_FUTEX_WAIT,  X_COND_WAIT,    X_SIM_SYNC, X_PROVE_SYNC,
+		       X_WORKER_MAIN, X_START_THREAD, X_CLONE3 };
 	__u64 ru[] = { X_PROVE_SYNC, X_WORKER_MAIN, X_START_THREAD, X_CLONE3 };
 	__u32 dev = tid == TID_W0 ? TID_DEV_A : TID_DEV_B;
 	__u64 cond = tid == TID_W0 ? STREAM_A_COND : STREAM_B_COND;
@@ -641,20 +657,20 @@ static void program(void)
 	__u64 u_stream[] = { X_WORKER_STREAM, X_START_THREAD, X_CLONE3 };
 	/* gpu-worker-0 and -1 preparing a batch on the CPU (msm_prepare; memmove in it). */
 	__u64 u_prep[] = { EXE + 0x6144, X_PROVE_PREP, X_WORKER_MAIN, X_START_THREAD, X_CLONE3 };
-	__u64 u_prep_copy[] = { LIBC + 0x1a0c3e, EXE + 0x61b7, X_PROVE_PREP, X_WORKER_MAIN,
-				X_START_THREAD, X_CLONE3 };
+	__u64 u_prep_copy[] = { LIBC + 0x1a0c3e, EXE + 0x61b7,	 X_PROVE_PREP,
+				X_WORKER_MAIN,	 X_START_THREAD, X_CLONE3 };
 	/* finalizer-0 in malloc_trim: walking the heap, and returning pages (madvise). */
-	__u64 u_trim[] = { X_MTRIM, X_MALLOC_TRIM, X_PROCESS_TRIM, X_FIN_MAIN, X_START_THREAD,
-			   X_CLONE3 };
-	__u64 u_madv[] = { X_MADVISE, X_MTRIM, X_MALLOC_TRIM, X_PROCESS_TRIM, X_FIN_MAIN,
-			   X_START_THREAD, X_CLONE3 };
+	__u64 u_trim[] = { X_MTRIM,    X_MALLOC_TRIM,  X_PROCESS_TRIM,
+			   X_FIN_MAIN, X_START_THREAD, X_CLONE3 };
+	__u64 u_madv[] = { X_MADVISE,  X_MTRIM,	       X_MALLOC_TRIM, X_PROCESS_TRIM,
+			   X_FIN_MAIN, X_START_THREAD, X_CLONE3 };
 	__u64 k_madv[] = { KTEXT + 0x02f9f3a, KTEXT + 0x02fa9d1, KTEXT + 0x02fb5e2,
 			   KTEXT + 0x02fbeb8, KTEXT + 0x0323c41, KTEXT + 0x0324a17,
 			   KTEXT + 0x0324c4d, KTEXT + 0x11ed4f1, KTEXT + 0x0000130 };
 	__u64 u_trim_ret[] = { X_PROCESS_TRIM, X_FIN_MAIN, X_START_THREAD, X_CLONE3 };
 	/* gpu-worker-0 waiting for the tracker lock: __lll_lock_wait <- pthread_mutex_lock. */
-	__u64 u_lock[] = { X_LLL_WAIT, X_MUTEX_LOCK, X_TRACK_LOCK, X_PROVE_TRACK, X_WORKER_MAIN,
-			   X_START_THREAD, X_CLONE3 };
+	__u64 u_lock[] = { X_LLL_WAIT,	  X_MUTEX_LOCK,	  X_TRACK_LOCK, X_PROVE_TRACK,
+			   X_WORKER_MAIN, X_START_THREAD, X_CLONE3 };
 	/* clock_nanosleep's sleep, innermost first, as sched_switch's task stack has it. */
 	__u64 k_sleep[] = { KTEXT + 0x0f8a8f4, KTEXT + 0x0f8b0a1, KTEXT + 0x0f91e2d,
 			    KTEXT + 0x0429af6, KTEXT + 0x0431cb5, KTEXT + 0x0431f8a,
@@ -664,7 +680,7 @@ static void program(void)
 	ev_cuda(TID_MAIN, AT(20000), 40 * MS, P_CTX_CREATE, CU_K_CTX_CREATE, X_INIT_CTX, u_init,
 		N(u_init));
 	last_cuda()->ctx = CTX;
-	last_cuda()->aux = 0;	/* device 0 */
+	last_cuda()->aux = 0; /* device 0 */
 	ev_cu_name(TID_MAIN, AT(60100), 180 * US, FN_MSM, "msm_bucket_kernel");
 	ev_cu_name(TID_MAIN, AT(60300), 25 * US, FN_NTT, "ntt_radix2_kernel");
 
@@ -680,8 +696,8 @@ static void program(void)
 		u_stream, N(u_stream));
 	last_cuda()->stream = STREAM_A;
 	ev_fork(TID_W0, TID_DEV_A, AT(61700));
-	ev_cuda(TID_W1, AT(61650), 420 * US, P_STREAM_CREATE, CU_K_STREAM_CREATE,
-		X_WORKER_STREAM, u_stream, N(u_stream));
+	ev_cuda(TID_W1, AT(61650), 420 * US, P_STREAM_CREATE, CU_K_STREAM_CREATE, X_WORKER_STREAM,
+		u_stream, N(u_stream));
 	last_cuda()->stream = STREAM_B;
 	ev_fork(TID_W1, TID_DEV_B, AT(61800));
 
@@ -720,8 +736,7 @@ static void program(void)
 	cond_wait(TID_W1, AT(130050), AT(160000), TID_MAIN, GPU_QUEUE_COND, X_WORKER_POP,
 		  X_QUEUE_WAIT);
 	/* The finalizer waits for the next result until the end. */
-	cond_wait(TID_FIN, AT(157990), AT(212000), TID_MAIN, RESULT_COND, X_FIN_POP,
-		  X_RESULT_WAIT);
+	cond_wait(TID_FIN, AT(157990), AT(212000), TID_MAIN, RESULT_COND, X_FIN_POP, X_RESULT_WAIT);
 
 	/* Gap 1 ends: gpu-worker-0 submits at 158.1 ms; busy until 175.0 (gpu-worker-1's). */
 	submit(TID_W0, AT(158100), 4);
@@ -803,11 +818,16 @@ int main(int argc, char **argv)
 	meta_target();
 	{
 		static const char *const tps[] = {
-			"tp_btf/sched_process_fork", "tp_btf/sched_process_exit",
-			"tp_btf/task_rename",	     "tp_btf/sched_process_exec",
-			"tp_btf/sys_enter",	     "tp_btf/sys_enter",
-			"tp_btf/sys_exit",	     "tp_btf/sys_exit",
-			"tp_btf/sched_switch",	     "tp_btf/sched_waking",
+			"tp_btf/sched_process_fork",
+			"tp_btf/sched_process_exit",
+			"tp_btf/task_rename",
+			"tp_btf/sched_process_exec",
+			"tp_btf/sys_enter",
+			"tp_btf/sys_enter",
+			"tp_btf/sys_exit",
+			"tp_btf/sys_exit",
+			"tp_btf/sched_switch",
+			"tp_btf/sched_waking",
 			"tp_btf/hrtimer_expire_entry+exit (tick sampler)",
 		};
 
@@ -830,8 +850,8 @@ int main(int argc, char **argv)
 		   libcuda_path, "cuModuleGetFunction");
 	meta_probe(P_LAUNCH, GS_PROBE_CUDA, CU_K_LAUNCH, AT(19000), 0x3350, false, libcuda_path,
 		   "cuLaunchKernel");
-	meta_probe(P_COPY_ASYNC, GS_PROBE_CUDA, CU_K_MEMCPY, AT(19000), 0x33d0, false,
-		   libcuda_path, "cuMemcpyHtoDAsync_v2");
+	meta_probe(P_COPY_ASYNC, GS_PROBE_CUDA, CU_K_MEMCPY, AT(19000), 0x33d0, false, libcuda_path,
+		   "cuMemcpyHtoDAsync_v2");
 	meta_probe(P_SYNC_STREAM, GS_PROBE_CUDA, CU_K_SYNC_STREAM, AT(19000), 0x3390, true,
 		   libcuda_path, "cuStreamSynchronize");
 	qsort(recs, nrecs, sizeof(*recs), cmp_rec);

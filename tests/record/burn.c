@@ -57,8 +57,8 @@ __attribute__((noinline)) static void burn_faults(double s)
 	double end = cpu_s() + s;
 
 	while (cpu_s() < end) {
-		volatile char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-					-1, 0);
+		volatile char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 		if (p == MAP_FAILED) {
 			perror("mmap");

@@ -24,7 +24,7 @@
 #include "html.h"
 #include "speedscope.h"
 
-#define MS 1000000ull
+#define MS   1000000ull
 /* Times are CLOCK_MONOTONIC, as the analysis reports them: the trace starts at BASE. */
 #define BASE (73512ull * 1000 * MS)
 
@@ -85,8 +85,8 @@ static struct folded *gap__stacks(const struct gap *g, bool hour)
 	    woken, fin, "finalizer_main", "process_partition_result", "malloc_trim");
 	add(f, trim / 3, 15, g->worker, "start_thread", "gpu_worker_main", "tracker_mark_busy",
 	    "pthread_mutex_lock", "__lll_lock_wait", "futex_wait_queue_[k]", "[lock tracker_lock]",
-	    woken, fin, "finalizer_main", "process_partition_result", "malloc_trim",
-	    "madvise", "do_madvise_[k]");
+	    woken, fin, "finalizer_main", "process_partition_result", "malloc_trim", "madvise",
+	    "do_madvise_[k]");
 	add(f, wait - trim, 10, g->worker, "start_thread", "gpu_worker_main", "tracker_mark_busy",
 	    "pthread_mutex_lock", "__lll_lock_wait", "futex_wait_queue_[k]", "[lock tracker_lock]",
 	    woken, "--");
@@ -114,7 +114,8 @@ static void gap__json(FILE *out, const struct gap *g, bool last)
 {
 	__u64 d = g->end - g->start, wait = d * 9 / 10, trim = wait * 97 / 100;
 
-	fprintf(out, "{\"id\":%u,\"device\":%u,\"start_ns\":%llu,\"end_ns\":%llu,"
+	fprintf(out,
+		"{\"id\":%u,\"device\":%u,\"start_ns\":%llu,\"end_ns\":%llu,"
 		"\"duration_ns\":%llu,\"tier\":\"%s\",\"start_edge\":\"cuStreamSynchronize returned\","
 		"\"end_edge\":\"cuLaunchKernel by %s\",\"closer\":{\"tid\":%u,\"comm\":\"%s\"},\n"
 		" \"chain\":[{\"tid\":%u,\"comm\":\"%s\",\"state\":\"blocked\",\"kind\":\"lock\","
@@ -224,7 +225,8 @@ static int gen_report(const char *dir, bool hour, bool empty)
 			g->tier = rnd(3) ? "api" : "cupti";
 			g->worker = workers[dev * 2 + rnd(2)];
 			g->finalizer = rnd(4);
-			t = g->end + (hour ? 1000 * MS + rnd(2000 * MS) : 4000 * MS + rnd(1000 * MS));
+			t = g->end +
+			    (hour ? 1000 * MS + rnd(2000 * MS) : 4000 * MS + rnd(1000 * MS));
 			if (ng == cap || (!hour && ng == 4 * (dev + 1)))
 				break;
 		}
@@ -248,17 +250,20 @@ static int gen_report(const char *dir, bool hour, bool empty)
 			die("folded__merge");
 		flame__fmt_ns(t1, sizeof(t1), g->end - g->start);
 		flame__fmt_ns(t2, sizeof(t2), (g->end - g->start) * 9 / 10);
-		snprintf(title, sizeof(title), "%s blocked %s on lock tracker_lock \xe2\x86\x90 held "
-			 "by finalizer-%u, in malloc_trim", g->worker, t2, g->finalizer);
-		snprintf(sub, sizeof(sub), "gap %u on GPU %u: %s from %.3f s (%s)", g->id, g->device,
-			 t1, g->start / 1e9, g->tier);
+		snprintf(title, sizeof(title),
+			 "%s blocked %s on lock tracker_lock \xe2\x86\x90 held "
+			 "by finalizer-%u, in malloc_trim",
+			 g->worker, t2, g->finalizer);
+		snprintf(sub, sizeof(sub), "gap %u on GPU %u: %s from %.3f s (%s)", g->id,
+			 g->device, t1, g->start / 1e9, g->tier);
 		snprintf(name, sizeof(name), "gaps/%04u.folded", g->id);
 		out = open_out(dir, name);
 		if (folded__write(out, g->f))
 			die(name);
 		close_out(out, name);
 		svgs[nsvg] = (struct html_svg){ .gap = g->id, .duration_ns = g->end - g->start };
-		if (flamegraph__render(g->f, &o, (char **)&svgs[nsvg].svg, &svgs[nsvg].svg_len, &fs))
+		if (flamegraph__render(g->f, &o, (char **)&svgs[nsvg].svg, &svgs[nsvg].svg_len,
+				       &fs))
 			die("flamegraph__render");
 		svg_omitted += fs.frames_omitted;
 		snprintf(name, sizeof(name), "gaps/%04u.svg", g->id);
@@ -273,8 +278,7 @@ static int gen_report(const char *dir, bool hour, bool empty)
 		pnames[i + 1] = strdup(strchr(sub, ':') ? sub : title);
 	}
 
-	printf("gap svgs: %zu, largest %zu bytes, %zu frames left out\n", ng, svg_max,
-	       svg_omitted);
+	printf("gap svgs: %zu, largest %zu bytes, %zu frames left out\n", ng, svg_max, svg_omitted);
 
 	/* All gaps together. */
 	{
@@ -324,15 +328,19 @@ static int gen_report(const char *dir, bool hour, bool empty)
 				busy[dev] += iv[i].end_ns - iv[i].start_ns;
 			devs[dev] = (struct html_device){ .id = dev, .busy = iv, .n = n };
 		}
-		fprintf(s, "{\"version\":1,\"start_ns\":%llu,\"duration_ns\":%llu,\"lost_events\":%d,\n"
+		fprintf(s,
+			"{\"version\":1,\"start_ns\":%llu,\"duration_ns\":%llu,\"lost_events\":%d,\n"
 			"\"losses\":{\"ringbuf\":%d,\"stack\":%d,\"attach_failed\":0},\n"
-			"\"notes\":[%s],\n\"devices\":[", BASE, (unsigned long long)duration,
-			empty ? 0 : 3, empty ? 0 : 2, empty ? 0 : 1,
-			empty ? "" : "\"3 events lost: 2 ring-buffer reserves, 1 unreadable stack\"");
+			"\"notes\":[%s],\n\"devices\":[",
+			BASE, (unsigned long long)duration, empty ? 0 : 3, empty ? 0 : 2,
+			empty ? 0 : 1,
+			empty ? "" :
+				"\"3 events lost: 2 ring-buffer reserves, 1 unreadable stack\"");
 		for (unsigned int dev = 0; dev < 2; dev++)
-			fprintf(s, "%s{\"id\":%u,\"busy_ns\":%llu,\"idle_ns\":%llu,"
-				"\"busy_pct\":%.2f}", dev ? "," : "", dev,
-				(unsigned long long)busy[dev],
+			fprintf(s,
+				"%s{\"id\":%u,\"busy_ns\":%llu,\"idle_ns\":%llu,"
+				"\"busy_pct\":%.2f}",
+				dev ? "," : "", dev, (unsigned long long)busy[dev],
 				(unsigned long long)(duration - busy[dev]),
 				100.0 * busy[dev] / duration);
 		fputs("],\n\"gaps\":[\n", s);
@@ -341,11 +349,13 @@ static int gen_report(const char *dir, bool hour, bool empty)
 		if (!ng)
 			fputs("],\n\"causes\":[]}\n", s);
 		else
-			fprintf(s, "],\n\"causes\":[{\"kind\":\"malloc_trim\",\"function\":"
+			fprintf(s,
+				"],\n\"causes\":[{\"kind\":\"malloc_trim\",\"function\":"
 				"\"malloc_trim\",\"ns\":%llu,\"share\":0.873},{\"kind\":\"lock\","
 				"\"function\":\"tracker_mark_busy\",\"ns\":%llu,\"share\":0.027},"
 				"{\"kind\":\"on_cpu\",\"function\":\"prove_start\",\"ns\":%llu,"
-				"\"share\":0.1}]}\n", (unsigned long long)(gap_ns * 873 / 1000),
+				"\"share\":0.1}]}\n",
+				(unsigned long long)(gap_ns * 873 / 1000),
 				(unsigned long long)(gap_ns * 27 / 1000),
 				(unsigned long long)(gap_ns / 10));
 		if (fclose(s))
@@ -355,17 +365,23 @@ static int gen_report(const char *dir, bool hour, bool empty)
 		close_out(out, "summary.json");
 
 		out = open_out(dir, "index.html");
-		if (html__write(out, &(struct html_input){
-				.title = hour ? "generated hour-long report" : "generated report",
-				.summary_json = sum, .summary_len = sum_len,
-				.devices = devs, .ndevices = 2, .svgs = svgs, .nsvgs = nsvg },
+		if (html__write(out,
+				&(struct html_input){ .title = hour ? "generated hour-long report" :
+								      "generated report",
+						      .summary_json = sum,
+						      .summary_len = sum_len,
+						      .devices = devs,
+						      .ndevices = 2,
+						      .svgs = svgs,
+						      .nsvgs = nsvg },
 				&st))
 			die("html__write");
 		close_out(out, "index.html");
 		flame__fmt_ns(t1, sizeof(t1), st.merge_ns);
 		printf("index.html: %zu bytes; busy intervals %zu -> %zu (idle holes under %s "
-		       "merged); flame graphs %zu inline, %zu by path\n", st.bytes, st.intervals_in,
-		       st.intervals_out, st.merge_ns ? t1 : "0 ns", st.svgs_inline, st.svgs_linked);
+		       "merged); flame graphs %zu inline, %zu by path\n",
+		       st.bytes, st.intervals_in, st.intervals_out, st.merge_ns ? t1 : "0 ns",
+		       st.svgs_inline, st.svgs_linked);
 	}
 	return 0;
 }
@@ -442,12 +458,14 @@ static int from_report(const char *dir)
 		}
 		snprintf(key, sizeof(key), "{\"id\":%u,", id);
 		obj = id ? strstr(sum, key) : NULL;
-		flame__fmt_ns(t1, sizeof(t1), obj ? json_u64(obj, "duration_ns") :
-			      folded__total(sets[n]));
+		flame__fmt_ns(t1, sizeof(t1),
+			      obj ? json_u64(obj, "duration_ns") : folded__total(sets[n]));
 		snprintf(title, sizeof(title), id ? "gap %u" : "All gaps", id);
 		snprintf(sub, sizeof(sub), "%s idle", t1);
-		svgs[n] = (struct html_svg){ .gap = id, .path = strdup(path + strlen(dir) + 1),
-					     .duration_ns = obj ? json_u64(obj, "duration_ns") : 0 };
+		svgs[n] = (struct html_svg){ .gap = id,
+					     .path = strdup(path + strlen(dir) + 1),
+					     .duration_ns = obj ? json_u64(obj, "duration_ns") :
+								  0 };
 		strcpy(strrchr((char *)svgs[n].path, '.'), ".svg");
 		if (flamegraph__render(sets[n], &o, (char **)&svgs[n].svg, &svgs[n].svg_len, NULL))
 			die("flamegraph__render");
@@ -465,9 +483,14 @@ static int from_report(const char *dir)
 		die("speedscope__write");
 	close_out(out, "gaps.speedscope.json");
 	out = open_out(dir, "index.html");
-	if (html__write(out, &(struct html_input){ .title = dir, .summary_json = sum,
-						   .summary_len = sum_len, .svgs = svgs,
-						   .nsvgs = n, .base_dir = dir }, NULL))
+	if (html__write(out,
+			&(struct html_input){ .title = dir,
+					      .summary_json = sum,
+					      .summary_len = sum_len,
+					      .svgs = svgs,
+					      .nsvgs = n,
+					      .base_dir = dir },
+			NULL))
 		die("html__write");
 	close_out(out, "index.html");
 	printf("%s: %zu flame graphs, speedscope, index.html\n", dir, n);
@@ -497,7 +520,8 @@ int main(int argc, char **argv)
 		return gen_report(argv[2], false, true);
 	if (argc == 2 && argv[1][0] != '-')
 		return gen_report(argv[1], false, false);
-	fprintf(stderr, "usage: render_gen [--hour|--empty|--from] DIR | render_gen --svg IN.folded OUT.svg "
+	fprintf(stderr,
+		"usage: render_gen [--hour|--empty|--from] DIR | render_gen --svg IN.folded OUT.svg "
 		"[TITLE]\n");
 	return 2;
 }

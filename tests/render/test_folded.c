@@ -38,9 +38,8 @@ static int node__print(const struct folded_node *n, void *ctx)
 {
 	struct seen *s = ctx;
 
-	s->len += snprintf(s->text + s->len, sizeof(s->text) - s->len, "%u:%s=%llu/%llu ",
-			   n->depth, n->name, (unsigned long long)n->weight,
-			   (unsigned long long)n->self);
+	s->len += snprintf(s->text + s->len, sizeof(s->text) - s->len, "%u:%s=%llu/%llu ", n->depth,
+			   n->name, (unsigned long long)n->weight, (unsigned long long)n->self);
 	/* Skipping "b"'s children checks that 1 prunes. */
 	return !strcmp(n->name, "b") ? 1 : 0;
 }
@@ -80,8 +79,8 @@ static void test_parse(void)
 static void test_parse_errors(void)
 {
 	static const char *const bad[] = {
-		"main;a\n", "main;a x\n", "main;a 12a\n", "main;a 99999999999999999999999\n",
-		" 5\n", "main;a -3\n",
+		"main;a\n", "main;a x\n",  "main;a 12a\n", "main;a 99999999999999999999999\n",
+		" 5\n",	    "main;a -3\n",
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -103,7 +102,8 @@ static void test_parse_errors(void)
  */
 static void test_parse_heap(void)
 {
-	static const char line[] = "gpu-worker-0;run;[lock tracker];--;[held by fin];malloc_trim 3\n";
+	static const char line[] =
+		"gpu-worker-0;run;[lock tracker];--;[held by fin];malloc_trim 3\n";
 	size_t n = 65536, len = n * (sizeof(line) - 1);
 	char *buf = malloc(len);
 	struct folded *f;

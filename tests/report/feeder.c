@@ -39,18 +39,18 @@ static fn_t sym(const char *name)
 
 	if (!f) {
 		fprintf(stderr, "feeder: %s: %s\n", name, dlerror());
-		exit(77);	/* this driver lacks it: the test skips the mode */
+		exit(77); /* this driver lacks it: the test skips the mode */
 	}
 	return f;
 }
 
-#define CU(name, ...)                                                                              \
-	do {                                                                                       \
-		int r_ = sym(#name)(__VA_ARGS__);                                                  \
-		if (r_) {                                                                          \
-			fprintf(stderr, "feeder: %s: error %d\n", #name, r_);                      \
-			exit(1);                                                                   \
-		}                                                                                  \
+#define CU(name, ...)                                                         \
+	do {                                                                  \
+		int r_ = sym(#name)(__VA_ARGS__);                             \
+		if (r_) {                                                     \
+			fprintf(stderr, "feeder: %s: error %d\n", #name, r_); \
+			exit(1);                                              \
+		}                                                             \
 	} while (0)
 
 static uint64_t now_ns(void)
@@ -65,7 +65,7 @@ static uint64_t now_ns(void)
  * CPU work for ms milliseconds, in a function of its own. The clock is read rarely and through
  * the vDSO: samples land in the loop, where the frame-pointer walk finds this function.
  */
-static volatile uint64_t sink;	/* the work's result, so the compiler keeps the work */
+static volatile uint64_t sink; /* the work's result, so the compiler keeps the work */
 
 static __attribute__((noinline)) void compute_input(unsigned int ms)
 {
@@ -115,7 +115,7 @@ static void *helper_main(void *arg)
 
 int main(int argc, char **argv)
 {
-	static const uint32_t fatbin[4] = { 0xBA55ED50u };	/* the fatbin header's magic */
+	static const uint32_t fatbin[4] = { 0xBA55ED50u }; /* the fatbin header's magic */
 	void *ctx, *mod, *dev_mem, *graph = NULL, *exec = NULL;
 	const char *mode;
 	int iter, fd = -1, dev;
@@ -123,7 +123,8 @@ int main(int argc, char **argv)
 	char buf[4096];
 
 	if (argc < 5) {
-		fprintf(stderr, "usage: feeder LIBCUDA sleep|file|graph|helper ITER PERIOD_MS [FILE]\n");
+		fprintf(stderr,
+			"usage: feeder LIBCUDA sleep|file|graph|helper ITER PERIOD_MS [FILE]\n");
 		return 2;
 	}
 	mode = argv[2];
@@ -147,7 +148,7 @@ int main(int argc, char **argv)
 	args.c = fr_one();
 	args.n = 256;
 	if (!strcmp(mode, "graph")) {
-		sym("cuGraphLaunch");	/* skip before capturing if the driver cannot replay */
+		sym("cuGraphLaunch"); /* skip before capturing if the driver cannot replay */
 		/* Work done and synchronized first: the captured launches that follow do not run,
 		 * so the device stays idle until the first replay (a gap only if they are not
 		 * taken for work). */

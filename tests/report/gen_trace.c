@@ -20,10 +20,10 @@
 #include "proc.h"
 #include "sample.h"
 
-#define TGID	1000
-#define NFEED	2
-#define NFIN	4
-#define GAP_EVERY 400	/* iterations between two lock waits that idle the GPU */
+#define TGID	  1000
+#define NFEED	  2
+#define NFIN	  4
+#define GAP_EVERY 400 /* iterations between two lock waits that idle the GPU */
 
 static struct trace_writer *w;
 static unsigned long long n, max_n;
@@ -56,7 +56,8 @@ static void put_stacked(void *fixed, size_t fsize, int frames, __u64 seed)
 
 	memcpy(buf, fixed, fsize);
 	for (int i = 0; i < frames; i++)
-		st[i] = 0x401000 + (((seed % 16) * 31 + i * 97) & 0xfff);	/* a program has few call sites */
+		st[i] = 0x401000 +
+			(((seed % 16) * 31 + i * 97) & 0xfff); /* a program has few call sites */
 	((struct gs_hdr *)buf)->size = fsize + frames * 8;
 	put(buf, fsize + frames * 8);
 }
@@ -169,7 +170,9 @@ int main(int argc, char **argv)
 		t += 1010000;
 	}
 	{
-		struct gs_rec_end end = { .h = { .type = GS_REC_END, .size = sizeof(end), .ts = t } };
+		struct gs_rec_end end = {
+			.h = { .type = GS_REC_END, .size = sizeof(end), .ts = t }
+		};
 
 		end.events = n;
 		end.records = n;

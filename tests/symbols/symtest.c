@@ -9,10 +9,10 @@
 #include <pthread.h>
 
 struct symtest_site {
-	void *ret;		/* return address of the call into symtest_leaf */
-	int leaf_line;		/* the line of that call, in symtest_inner (inlined) */
-	int inner_line;		/* the line of the call of symtest_inner, in symtest_step */
-	int step_line;		/* the line of the call of symtest_step in symtest_outer */
+	void *ret;	/* return address of the call into symtest_leaf */
+	int leaf_line;	/* the line of that call, in symtest_inner (inlined) */
+	int inner_line; /* the line of the call of symtest_inner, in symtest_step */
+	int step_line;	/* the line of the call of symtest_step in symtest_outer */
 };
 
 struct symtest_site symtest_site;
@@ -32,8 +32,7 @@ __attribute__((noinline, noclone)) int symtest_leaf(int x, int leaf_line, int in
 	return x + symtest_counter;
 }
 
-static inline __attribute__((always_inline)) int symtest_inner(int x, int inner_line,
-								int step_line)
+static inline __attribute__((always_inline)) int symtest_inner(int x, int inner_line, int step_line)
 {
 	return symtest_leaf(x * 3, __LINE__, inner_line, step_line) + 1;
 }

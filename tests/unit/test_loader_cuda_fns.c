@@ -88,10 +88,16 @@ static void versions(void)
 static void not_probed(void)
 {
 	static const char *const names[] = {
-		"cuGetProcAddress",	 "cuCtxGetCurrent",    "cuInit",
+		"cuGetProcAddress",
+		"cuCtxGetCurrent",
+		"cuInit",
 		"cuModuleGetFunction_v2", /* a name lookup without its name argument */
-		"cuLaunchKernel_ptsz2",	 "cuLaunchKernel_v",   "cuLaunchKernelX",
-		"xcuLaunchKernel",	 "LaunchKernel",       "cu",
+		"cuLaunchKernel_ptsz2",
+		"cuLaunchKernel_v",
+		"cuLaunchKernelX",
+		"xcuLaunchKernel",
+		"LaunchKernel",
+		"cu",
 		"",
 	};
 	struct cu_fn_desc d;

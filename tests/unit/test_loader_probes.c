@@ -49,7 +49,7 @@ static void matching(void)
 		{ "libc.so:free", "/usr/lib/x86_64-linux-gnu/libc.so.6", true },
 		{ "libc:free", "/lib/libc.so.6", true },
 		{ "libc:free", "libc.so.6", true },
-		{ "lib:free", "/lib/libc.so.6", false },	/* a prefix of the name, not a version */
+		{ "lib:free", "/lib/libc.so.6", false }, /* a prefix of the name, not a version */
 		{ "libc.so.6.1:free", "/lib/libc.so.6", false },
 		{ "libcuda:cuInit", "/lib/libc.so.6", false },
 		{ "libcuda.so:cuInit", "/usr/lib/libcuda.so.1", true },

@@ -88,8 +88,10 @@ static void search_order(void)
 		fprintf(stderr, "no C compiler: RUNPATH and RPATH orders not checked\n");
 		return;
 	}
-	sh("${CC:-cc} -o %s/bin/runpath %s/main.c -Wl,--enable-new-dtags,-rpath,'$ORIGIN/lib'", tmp);
-	sh("${CC:-cc} -o %s/bin/rpath %s/main.c -Wl,--disable-new-dtags,-rpath,'$ORIGIN/rlib'", tmp);
+	sh("${CC:-cc} -o %s/bin/runpath %s/main.c -Wl,--enable-new-dtags,-rpath,'$ORIGIN/lib'",
+	   tmp);
+	sh("${CC:-cc} -o %s/bin/rpath %s/main.c -Wl,--disable-new-dtags,-rpath,'$ORIGIN/rlib'",
+	   tmp);
 	snprintf(exe_runpath, sizeof(exe_runpath), "%s/bin/runpath", tmp);
 	snprintf(exe_rpath, sizeof(exe_rpath), "%s/bin/rpath", tmp);
 	/* Links to the real libc, in every directory; a text file of the same name in one. */

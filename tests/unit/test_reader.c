@@ -108,8 +108,8 @@ static void test_decoders(void)
 /* ---- traces written here ------------------------------------------------------------------ */
 
 struct spec {
-	__u32 type;	/* GS_EV_* or GS_REC_* */
-	__u64 ts, dur;	/* dur: an off-CPU interval when type is GS_EV_OFFCPU */
+	__u32 type;    /* GS_EV_* or GS_REC_* */
+	__u64 ts, dur; /* dur: an off-CPU interval when type is GS_EV_OFFCPU */
 	__u32 tid;
 };
 
@@ -162,10 +162,10 @@ static void write_specs(const char *path, const struct spec *sp, size_t n, size_
 }
 
 struct got {
-	__u32 idx;	/* index written (h.cpu) */
+	__u32 idx; /* index written (h.cpu) */
 	__u64 end;
-	int how;	/* OREADER_IN_ORDER or OREADER_LATE */
-	bool timed;	/* ordered by its end (not gs_rec_untimed) */
+	int how;    /* OREADER_IN_ORDER or OREADER_LATE */
+	bool timed; /* ordered by its end (not gs_rec_untimed) */
 	char comm[GS_COMM_LEN + 1];
 };
 
@@ -212,16 +212,16 @@ static size_t read_ordered(const char *path, __u64 window, struct got *got, size
 static void test_order(void)
 {
 	static const struct spec sp[] = {
-		{ GS_EV_COMM, 50, 1, 7 },		/* 0: thread 7 named name-1 */
-		{ GS_EV_SAMPLE, 100, 0, 7 },		/* 1 */
-		{ GS_EV_OFFCPU, 20, 90, 8 },		/* 2: ends 110 */
-		{ GS_EV_SAMPLE, 108, 0, 7 },		/* 3: ends before 2 (skew) */
-		{ GS_REC_KSYM, 5, 0xffff0000, 0 },	/* 4: recorder record, ts its write time */
-		{ GS_EV_OFFCPU, 104, 3, 8 },		/* 5: ends 107, before 2 and 3 */
-		{ GS_EV_COMM, 500, 2, 7 },		/* 6: name-2, stamped by the recorder */
-		{ GS_EV_SAMPLE, 115, 0, 7 },		/* 7 */
-		{ GS_EV_OFFCPU, 0, 111, 8 },		/* 8: a long wait from 0, ends 111 */
-		{ GS_EV_SAMPLE, 112, 0, 7 },		/* 9: ends before 7 */
+		{ GS_EV_COMM, 50, 1, 7 },	   /* 0: thread 7 named name-1 */
+		{ GS_EV_SAMPLE, 100, 0, 7 },	   /* 1 */
+		{ GS_EV_OFFCPU, 20, 90, 8 },	   /* 2: ends 110 */
+		{ GS_EV_SAMPLE, 108, 0, 7 },	   /* 3: ends before 2 (skew) */
+		{ GS_REC_KSYM, 5, 0xffff0000, 0 }, /* 4: recorder record, ts its write time */
+		{ GS_EV_OFFCPU, 104, 3, 8 },	   /* 5: ends 107, before 2 and 3 */
+		{ GS_EV_COMM, 500, 2, 7 },	   /* 6: name-2, stamped by the recorder */
+		{ GS_EV_SAMPLE, 115, 0, 7 },	   /* 7 */
+		{ GS_EV_OFFCPU, 0, 111, 8 },	   /* 8: a long wait from 0, ends 111 */
+		{ GS_EV_SAMPLE, 112, 0, 7 },	   /* 9: ends before 7 */
 	};
 	/*
 	 * By end, ties in file order; recorder records and comm events where they arrive, at the
@@ -230,7 +230,7 @@ static void test_order(void)
 	static const __u32 want[] = { 0, 1, 5, 3, 2, 4, 6, 8, 9, 7 };
 	/* Thread 7's name as of each of its records. */
 	static const char *const comm7[] = { [0] = "name-1", [1] = "name-1", [3] = "name-1",
-					      [6] = "name-2", [7] = "name-2", [9] = "name-2" };
+					     [6] = "name-2", [7] = "name-2", [9] = "name-2" };
 	struct got got[16];
 	struct oreader_stats st;
 	char path[256];
@@ -482,8 +482,8 @@ int main(void)
 	test_overflow();
 	test_damage();
 	test_bounded();
-	for (const char *const *f = (const char *const[]){ "order.gsc", "late.gsc", "damage.gsc",
-							    NULL };
+	for (const char *const *f =
+		     (const char *const[]){ "order.gsc", "late.gsc", "damage.gsc", NULL };
 	     *f; f++) {
 		path_of(path, sizeof(path), *f);
 		unlink(path);

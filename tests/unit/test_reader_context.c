@@ -75,9 +75,9 @@ static const char *where(struct gs_ctx *ctx, __u32 tgid, __u64 addr)
 	return buf;
 }
 
-#define CHECK_STR(a, b)                                                              \
-	do {                                                                         \
-		const char *_a = (a), *_b = (b);                                     \
+#define CHECK_STR(a, b)                                                                      \
+	do {                                                                                 \
+		const char *_a = (a), *_b = (b);                                             \
 		CHECK(_a && !strcmp(_a, _b), "'%s', expected '%s'", _a ? _a : "(null)", _b); \
 	} while (0)
 

@@ -15,16 +15,20 @@
 #include "testlib.h"
 
 #define STR_(x) #x
-#define STR(x) STR_(x)
+#define STR(x)	STR_(x)
 
-#define FUNCS(X)                                                                                   \
-	X(cuInit) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDevicePrimaryCtxRetain)                  \
-	X(cuCtxSetCurrent) X(cuCtxSynchronize) X(cuMemAlloc) X(cuMemFree) X(cuMemHostAlloc)      \
-	X(cuMemFreeHost) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoH)               \
-	X(cuModuleLoadData) X(cuModuleGetFunction) X(cuLaunchKernel) X(cuStreamCreate)           \
-	X(cuStreamDestroy) X(cuStreamSynchronize) X(cuStreamQuery) X(cuEventCreate)              \
-	X(cuEventDestroy) X(cuEventRecord) X(cuEventQuery) X(cuEventSynchronize)                 \
-	X(cuEventElapsedTime) X(cuGetErrorName) X(cuStreamWaitEvent) X(cuModuleUnload)
+#define FUNCS(X)                                                                                 \
+	X(cuInit)                                                                                \
+	X(cuDeviceGetCount)                                                                      \
+	X(cuDeviceGet) X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuCtxSynchronize) X(     \
+		cuMemAlloc) X(cuMemFree) X(cuMemHostAlloc) X(cuMemFreeHost) X(cuMemcpyHtoDAsync) \
+		X(cuMemcpyDtoHAsync) X(cuMemcpyDtoH) X(cuModuleLoadData) X(cuModuleGetFunction)  \
+			X(cuLaunchKernel) X(cuStreamCreate) X(cuStreamDestroy)                   \
+				X(cuStreamSynchronize) X(cuStreamQuery) X(cuEventCreate)         \
+					X(cuEventDestroy) X(cuEventRecord) X(cuEventQuery)       \
+						X(cuEventSynchronize) X(cuEventElapsedTime)      \
+							X(cuGetErrorName) X(cuStreamWaitEvent)   \
+								X(cuModuleUnload)
 
 #define MEMBER(f) __typeof__(f) *f;
 static struct {
@@ -44,8 +48,8 @@ static void launch_powers(CUstream s, CUdeviceptr out, uint64_t n)
 {
 	struct fr_powers_args a = { .out = (fr_t *)(uintptr_t)out, .base = fr_from_u64(5), .n = n };
 	void *params[] = { &a };
-	OK(cu.cuLaunchKernel(f_powers, (unsigned)((n + ZK_BLOCK - 1) / ZK_BLOCK), 1, 1, ZK_BLOCK,
-			     1, 1, 0, s, params, NULL));
+	OK(cu.cuLaunchKernel(f_powers, (unsigned)((n + ZK_BLOCK - 1) / ZK_BLOCK), 1, 1, ZK_BLOCK, 1,
+			     1, 0, s, params, NULL));
 }
 
 int main(void)

@@ -19,11 +19,11 @@
 #include "symbols.c" /* one translation unit: the unit-test rule builds a single file */
 #include "testlib.h"
 
-#define TGID		((__u32)getpid())
-#define TGID_WRONG_ID	(TGID + 1000001)
-#define TGID_STRIPPED	(TGID + 1000002)
-#define TGID_LINKED	(TGID + 1000003)
-#define TGID_GONE	(TGID + 1000004)
+#define TGID	      ((__u32)getpid())
+#define TGID_WRONG_ID (TGID + 1000001)
+#define TGID_STRIPPED (TGID + 1000002)
+#define TGID_LINKED   (TGID + 1000003)
+#define TGID_GONE     (TGID + 1000004)
 
 struct symtest_site {
 	void *ret;
@@ -33,14 +33,14 @@ struct symtest_site {
 };
 
 struct loaded {
-	uintptr_t lo, hi;	/* PT_LOAD extent in memory */
+	uintptr_t lo, hi; /* PT_LOAD extent in memory */
 	__u8 id[64];
 	__u32 idlen;
 };
 
 static struct loaded objs[256];
 static int nobjs;
-static char symdir[PATH_MAX - 64];	/* build/tests/symbols */
+static char symdir[PATH_MAX - 64]; /* build/tests/symbols */
 
 static int collect(struct dl_phdr_info *info, size_t size, void *ctx)
 {
@@ -84,7 +84,7 @@ static const struct loaded *loaded_at(uintptr_t addr)
 	return NULL;
 }
 
-static char maps[1 << 16];	/* /proc/self/maps before libdw maps files of its own */
+static char maps[1 << 16]; /* /proc/self/maps before libdw maps files of its own */
 
 static void read_maps(void)
 {
@@ -117,7 +117,8 @@ static int add_self_maps(struct symbolizer *s, __u32 tgid, const char *as_path, 
 		__u8 id[64];
 
 		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095[^\n]", &start, &end, perms,
-			   &pgoff, &maj, &min, &ino, path) < 7 || (!ino && strcmp(path, "[vdso]")))
+			   &pgoff, &maj, &min, &ino, path) < 7 ||
+		    (!ino && strcmp(path, "[vdso]")))
 			continue;
 		o = loaded_at(start);
 		m = (struct sym_map){ start, end, pgoff, path, NULL, 0 };
@@ -155,7 +156,8 @@ static bool in_file_mapping(uintptr_t addr)
 
 	while (f && fgets(line, sizeof(line), f))
 		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu", &start, &end, perms, &pgoff, &maj,
-			   &min, &ino) == 7 && ino && start <= addr && addr < end)
+			   &min, &ino) == 7 &&
+		    ino && start <= addr && addr < end)
 			in = true;
 	if (f)
 		fclose(f);
@@ -236,8 +238,8 @@ int main(int argc, char **argv)
 	CHECK(outer && leaf && site, "symbols of libsymtest.so");
 	CHECK_EQ_U64(outer(7), (((7 + 1) * 3 + 42) + 1) * 2 * 5);
 	CHECK(site->leaf_line > 0 && site->inner_line > site->leaf_line &&
-	      site->step_line > site->inner_line, "%d %d %d", site->leaf_line, site->inner_line,
-	      site->step_line);
+		      site->step_line > site->inner_line,
+	      "%d %d %d", site->leaf_line, site->inner_line, site->step_line);
 	addr_of = (void *(*)(void))dlsym(h, "symtest_lock_addr");
 	lock = addr_of();
 	addr_of = (void *(*)(void))dlsym(h, "symtest_counter_addr");
@@ -266,7 +268,8 @@ int main(int argc, char **argv)
 	n = symbolizer__resolve(s, TGID, (__u64)leaf, f, 8);
 	CHECK(n == 1 && !strcmp(f[0].function, "symtest_leaf"), "%d %s", n, f[0].function);
 	CHECK(ends_with(f[0].file, "tests/symbols/symtest.c") && f[0].line > 0 &&
-	      f[0].line < site->leaf_line, "%s:%d", f[0].file, f[0].line);
+		      f[0].line < site->leaf_line,
+	      "%s:%d", f[0].file, f[0].line);
 	n = symbolizer__resolve(s, TGID, (__u64)hidden + 1, f, 8);
 	CHECK(n == 1 && !strcmp(f[0].function, "symtest_hidden"), "%d %s", n, f[0].function);
 	/* Of __symtest_api, weak symtest_api and local __GI_symtest_api, the one callers call. */
@@ -295,7 +298,8 @@ int main(int argc, char **argv)
 	CHECK(!strcmp(symbolizer__data_symbol(s, TGID, (__u64)site) ?: "", "symtest_site"), "");
 	CHECK(!in_file_mapping((uintptr_t)big + 3 * 65536 - 1), "the end of .bss is anonymous");
 	CHECK(!strcmp(symbolizer__data_symbol(s, TGID, (__u64)big + 3 * 65536 - 1) ?: "",
-		      "symtest_big"), "");
+		      "symtest_big"),
+	      "");
 	CHECK(!symbolizer__data_symbol(s, TGID, (__u64)outer), "code is not data");
 	CHECK(!symbolizer__data_symbol(s, TGID + 7, (__u64)lock), "no such process");
 
@@ -386,7 +390,8 @@ int main(int argc, char **argv)
 	add_self_maps(s2, TGID_GONE, gone, false);
 	check_inline_chain(s2, TGID_GONE, site, (__u64)site->ret - 1 - lm->l_addr);
 	CHECK(!strcmp(symbolizer__data_symbol(s2, TGID_GONE, (__u64)big + 3 * 65536 - 1) ?: "",
-		      "symtest_big"), "");
+		      "symtest_big"),
+	      "");
 	CHECK_EQ_U64(symbolizer__stats(s2)->missing_files, 1);
 	CHECK(file_info(s2, gone).state == SYM_FILE_OK, "");
 

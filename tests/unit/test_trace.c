@@ -15,7 +15,7 @@
 #include "trace.c" /* one translation unit: the unit-test rule builds a single file */
 #include "testlib.h"
 
-#define NREC 23
+#define NREC	  23
 #define PER_CHUNK 5
 
 struct rec {
@@ -24,7 +24,7 @@ struct rec {
 };
 
 static struct rec recs[NREC];
-static size_t rec_size[NREC]; /* as written; the trace pads to 8 */
+static size_t rec_size[NREC];		       /* as written; the trace pads to 8 */
 static size_t chunk_end[NREC / PER_CHUNK + 2]; /* file offset where each chunk ends */
 static int nchunks;
 

@@ -6,23 +6,23 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#define CHECK(cond, fmt, ...)                                                                \
-	do {                                                                                 \
-		if (!(cond)) {                                                               \
-			fprintf(stderr, "%s:%d: check failed: %s: " fmt "\n", __FILE__,     \
-				__LINE__, #cond, ##__VA_ARGS__);                             \
-			exit(1);                                                             \
-		}                                                                            \
+#define CHECK(cond, fmt, ...)                                                                     \
+	do {                                                                                      \
+		if (!(cond)) {                                                                    \
+			fprintf(stderr, "%s:%d: check failed: %s: " fmt "\n", __FILE__, __LINE__, \
+				#cond, ##__VA_ARGS__);                                            \
+			exit(1);                                                                  \
+		}                                                                                 \
 	} while (0)
 
-#define CHECK_EQ_U64(a, b)                                                                   \
-	do {                                                                                 \
-		unsigned long long _a = (a), _b = (b);                                       \
-		if (_a != _b) {                                                              \
+#define CHECK_EQ_U64(a, b)                                                                    \
+	do {                                                                                  \
+		unsigned long long _a = (a), _b = (b);                                        \
+		if (_a != _b) {                                                               \
 			fprintf(stderr, "%s:%d: %s == %llu, expected %s == %llu\n", __FILE__, \
-				__LINE__, #a, _a, #b, _b);                                   \
-			exit(1);                                                             \
-		}                                                                            \
+				__LINE__, #a, _a, #b, _b);                                    \
+			exit(1);                                                              \
+		}                                                                             \
 	} while (0)
 
 #define TEST_PASS() return 0

@@ -18,15 +18,15 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define CK(x)                                                                                  \
-	do {                                                                                   \
-		CUresult r_ = (x);                                                             \
-		if (r_ != CUDA_SUCCESS) {                                                      \
-			const char *s_ = "?";                                                  \
-			cuGetErrorName(r_, &s_);                                               \
-			fprintf(stderr, "handle_layout: %s: %s\n", #x, s_);                    \
-			exit(1);                                                               \
-		}                                                                              \
+#define CK(x)                                                               \
+	do {                                                                \
+		CUresult r_ = (x);                                          \
+		if (r_ != CUDA_SUCCESS) {                                   \
+			const char *s_ = "?";                               \
+			cuGetErrorName(r_, &s_);                            \
+			fprintf(stderr, "handle_layout: %s: %s\n", #x, s_); \
+			exit(1);                                            \
+		}                                                           \
 	} while (0)
 
 static size_t peek(uint64_t addr, void *buf, size_t len)
@@ -66,7 +66,8 @@ static void scan(const char *what, uint64_t h, const char *name)
 		size_t m = peek(w[i], w2, sizeof(w2)) / 8;
 		for (size_t j = 0; j < m; j++)
 			if (is_name_at(w2[j], name)) {
-				printf("  %-22s %-16s *(*(h+0x%zx)+0x%zx)\n", what, name, 8 * i, 8 * j);
+				printf("  %-22s %-16s *(*(h+0x%zx)+0x%zx)\n", what, name, 8 * i,
+				       8 * j);
 				found++;
 			}
 	}

@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* What the system call a thread blocked in says about its wait (reports/kinds.c). */
+#ifndef GAPSCOPE_KINDS_H
+#define GAPSCOPE_KINDS_H
+
+#include "analysis.h"
+
+enum blame_kind syscall__kind(int nr); /* BK_OTHER for a call not listed */
+const char *syscall__name(int nr);     /* NULL for a call not listed */
+
+#endif

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Every loss a report prints: the recorder's counters (its last losses record counts) and what
+ * the reader could not read (corrupt chunks, a cut-off tail), with a note for each.
+ */
+#include <stdio.h>
+
+#include "analysis.h"
+#include "decode.h"
+#include "losses.h"
+#include "trace.h"
+
+void losses__record(struct analysis *a, const struct gs_hdr *h)
+{
+	const struct gs_rec_losses *l = (const void *)h;
+	size_t fixed = gs_fixed_size(h);
+	__u32 n = l->n;
+
+	if (fixed < sizeof(*l))
+		return;
+	if (n > (fixed - sizeof(*l)) / 8)
+		n = (fixed - sizeof(*l)) / 8;
+	for (__u32 i = 0; i < n && i < GS_LOSS_MAX; i++)
+		a->losses[i] = l->count[i];
+}
+
+void losses__reader(struct analysis *a, const struct trace_stats *st)
+{
+	char line[256];
+
+	for (size_t i = 0; i < GS_LOSS_MAX; i++)
+		a->loss_names[i] = gs_loss_names[i];
+	a->nlosses = GS_LOSS_MAX;
+	a->loss_names[a->nlosses] = "corrupt_chunks";
+	a->losses[a->nlosses++] = st->bad_chunks;
+	a->loss_names[a->nlosses] = "corrupt_bytes";
+	a->losses[a->nlosses++] = st->bad_bytes;
+	a->loss_names[a->nlosses] = "cut_bytes";
+	a->losses[a->nlosses++] = st->cut_bytes;
+	for (size_t i = 0; i < GS_LOSS_MAX; i++)
+		a->lost_events += a->losses[i];
+	if (st->bad_chunks) {
+		snprintf(line, sizeof(line),
+			 "%llu corrupt chunk(s) skipped (%llu bytes): their events are missing",
+			 (unsigned long long)st->bad_chunks, (unsigned long long)st->bad_bytes);
+		analysis__note(a, line);
+	}
+	if (st->cut_bytes) {
+		snprintf(line, sizeof(line),
+			 "trace cut off: read to its last whole chunk (%llu bytes not read)",
+			 (unsigned long long)st->cut_bytes);
+		analysis__note(a, line);
+	}
+	if (!st->finished)
+		analysis__note(
+			a, "the recording did not finish (no end record): the report covers what "
+			   "was written");
+	if (!a->events)
+		analysis__note(a, "the trace holds no events");
+	else if (!a->cuda_events)
+		analysis__note(a, "the trace holds no CUDA events: no GPU timeline, no gaps");
+}

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The report's loss counters (reports/losses.c). */
+#ifndef GAPSCOPE_LOSSES_H
+#define GAPSCOPE_LOSSES_H
+
+#include "analysis.h"
+#include "trace.h"
+
+/* A GS_REC_LOSSES record: the totals so far (the last one counts). */
+void losses__record(struct analysis *a, const struct gs_hdr *h);
+/* After the last record: the reader's own counters and notes, and the sum of the losses. */
+void losses__reader(struct analysis *a, const struct trace_stats *st);
+
+#endif
