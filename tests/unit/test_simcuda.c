@@ -17,18 +17,16 @@
 #define STR_(x) #x
 #define STR(x)	STR_(x)
 
-#define FUNCS(X)                                                                                 \
-	X(cuInit)                                                                                \
-	X(cuDeviceGetCount)                                                                      \
-	X(cuDeviceGet) X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuCtxSynchronize) X(     \
-		cuMemAlloc) X(cuMemFree) X(cuMemHostAlloc) X(cuMemFreeHost) X(cuMemcpyHtoDAsync) \
-		X(cuMemcpyDtoHAsync) X(cuMemcpyDtoH) X(cuModuleLoadData) X(cuModuleGetFunction)  \
-			X(cuLaunchKernel) X(cuStreamCreate) X(cuStreamDestroy)                   \
-				X(cuStreamSynchronize) X(cuStreamQuery) X(cuEventCreate)         \
-					X(cuEventDestroy) X(cuEventRecord) X(cuEventQuery)       \
-						X(cuEventSynchronize) X(cuEventElapsedTime)      \
-							X(cuGetErrorName) X(cuStreamWaitEvent)   \
-								X(cuModuleUnload)
+/* clang-format off: one name after another, as many as fit a line */
+#define FUNCS(X)                                                                                   \
+	X(cuInit) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDevicePrimaryCtxRetain)                  \
+	X(cuCtxSetCurrent) X(cuCtxSynchronize) X(cuMemAlloc) X(cuMemFree) X(cuMemHostAlloc)      \
+	X(cuMemFreeHost) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoH)               \
+	X(cuModuleLoadData) X(cuModuleGetFunction) X(cuLaunchKernel) X(cuStreamCreate)           \
+	X(cuStreamDestroy) X(cuStreamSynchronize) X(cuStreamQuery) X(cuEventCreate)              \
+	X(cuEventDestroy) X(cuEventRecord) X(cuEventQuery) X(cuEventSynchronize)                 \
+	X(cuEventElapsedTime) X(cuGetErrorName) X(cuStreamWaitEvent) X(cuModuleUnload)
+/* clang-format on */
 
 #define MEMBER(f) __typeof__(f) *f;
 static struct {
