@@ -17,7 +17,8 @@
 #define STR_(x) #x
 #define STR(x)	STR_(x)
 
-/* clang-format off: one name after another, as many as fit a line */
+/* one name after another, as many as fit a line */
+/* clang-format off */
 #define FUNCS(X)                                                                                   \
 	X(cuInit) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDevicePrimaryCtxRetain)                  \
 	X(cuCtxSetCurrent) X(cuCtxSynchronize) X(cuMemAlloc) X(cuMemFree) X(cuMemHostAlloc)      \
