@@ -7,7 +7,8 @@
 # The engines run at nice 19, the reference run beside it: the recorders get the CPU they need,
 # so the 50 cycles fit in the engine's run with a wide margin (the test fails, never skips, if
 # the engine ends first). A cycle takes ~0.5 s (a recorder starts in ~0.15 s and detaches in
-# ~0.05 s; 50 cycles in 17 s under a load of 15), so 150 partitions (~60 s) leave a margin.
+# ~0.05 s; 50 cycles in 17 s under a load of 15), so 150 partitions (~35 s of simcuda device
+# time at SIMCUDA_TIME_SCALE=4) leave a margin.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "loads BPF programs and attaches uprobes"
@@ -25,9 +26,12 @@ args = ["--device", "sim", "--partitions", os.environ.get("ATTACH_PARTITIONS", "
         "--log2n", "10", "--verify", "--seed", "23"]
 nice = ["nice", "-n", "19"]
 
+# simcuda's device time x4: 150 partitions then take ~35 s of modelled GPU time
+env = dict(os.environ, SIMCUDA_TIME_SCALE="4")
 ref = subprocess.Popen(nice + [ZK] + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       text=True)
-p = subprocess.Popen(nice + [ZK] + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                       text=True, env=env)
+p = subprocess.Popen(nice + [ZK] + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                     env=env)
 out = Lines(p.stdout)
 if out.wait(r"^\s*\d+\s+\d+\s+[0-9.]+ ") is None:
     die("the engine ended before its first partition")
