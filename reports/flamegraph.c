@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utf8.h"
 #include "assets.h"
 #include "flamegraph.h"
 
@@ -29,17 +30,9 @@ static void xml__put(FILE *out, const char *s, size_t max)
 
 	while (*p && n < max) {
 		unsigned char c = *p;
-		int len = c < 0x80	     ? 1 :
-			  (c & 0xe0) == 0xc0 ? 2 :
-			  (c & 0xf0) == 0xe0 ? 3 :
-			  (c & 0xf8) == 0xf0 ? 4 :
-					       0;
-		int i;
+		int len = utf8__seq_len(p);
 
-		for (i = 1; i < len; i++)
-			if ((p[i] & 0xc0) != 0x80)
-				break;
-		if (!len || i < len || (len == 2 && c < 0xc2)) {
+		if (!len) {
 			fputc('?', out);
 			p++;
 		} else if (len > 1) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utf8.h"
 #include "speedscope.h"
 
 /* A string -> index table for the shared frames, in first-seen order. */
@@ -81,17 +82,9 @@ static void json__str(FILE *out, const char *s)
 	fputc('"', out);
 	while (*p) {
 		unsigned char c = *p;
-		int len = c < 0x80	     ? 1 :
-			  (c & 0xe0) == 0xc0 ? 2 :
-			  (c & 0xf0) == 0xe0 ? 3 :
-			  (c & 0xf8) == 0xf0 ? 4 :
-					       0;
-		int i;
+		int len = utf8__seq_len(p);
 
-		for (i = 1; i < len; i++)
-			if ((p[i] & 0xc0) != 0x80)
-				break;
-		if (!len || i < len || (len == 2 && c < 0xc2)) {
+		if (!len) {
 			fputc('?', out);
 			p++;
 			continue;
