@@ -14,6 +14,8 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
+#include "demangle.h"
+#include "dwscopes.h"
 #include "symbols.h"
 
 #define SYM_BUILD_ID_MAX 64
@@ -78,6 +80,7 @@ struct symbolizer {
 	struct sym_frame *frames; /* the cache's arena */
 	size_t nframes, capframes;
 	struct symbolizer_stats stats;
+	struct demangler *dm; /* C++ and Rust names */
 };
 
 /* Room for need elements: callers never ask for more than SYM_MAX_FRAMES beyond what they have. */
@@ -100,10 +103,12 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 {
 	struct symbolizer *s = calloc(1, sizeof(*s));
 
-	if (s)
+	if (s) {
 		s->cache = calloc(SYM_CACHE_SIZE, sizeof(*s->cache));
-	if (!s || !s->cache) {
-		free(s);
+		s->dm = demangler__new();
+	}
+	if (!s || !s->cache || !s->dm) {
+		symbolizer__free(s);
 		return NULL;
 	}
 	/*
@@ -406,55 +411,11 @@ static int addr_locate(struct symbolizer *s, __u32 tgid, __u64 addr, bool data, 
 	return inside || *vaddr < mod->vaddr_end ? (int)v->module : -1;
 }
 
-/* Where an inlined call was made: DW_AT_call_file (an index into the CU's files), call_line. */
-static const char *die_call_site(Dwarf_Die *cu, Dwarf_Die *inl, int *line)
-{
-	Dwarf_Attribute a;
-	Dwarf_Files *files;
-	Dwarf_Word fileno, l;
-	size_t nfiles;
-
-	*line = 0;
-	if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &a), &fileno) ||
-	    dwarf_getsrcfiles(cu, &files, &nfiles) || fileno >= nfiles)
-		return NULL;
-	if (!dwarf_formudata(dwarf_attr(inl, DW_AT_call_line, &a), &l))
-		*line = (int)l;
-	return dwarf_filesrc(files, fileno, NULL, NULL);
-}
-
-/*
- * Below parent, the scopes that hold pc, outermost first. dwarf_getscopes() visits every scope of
- * the CU, ten times the cost of the rest of a lookup; this descends only into those holding pc.
- */
-static int scopes_at(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *out, int max)
-{
-	Dwarf_Die die;
-
-	if (max <= 0 || dwarf_child(parent, &die))
-		return 0;
-	do {
-		int tag = dwarf_tag(&die), n;
-
-		if (tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
-		    tag == DW_TAG_structure_type) {
-			n = scopes_at(&die, pc, out, max);
-			if (n)
-				return n;
-		} else if ((tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
-			    tag == DW_TAG_lexical_block) &&
-			   dwarf_haspc(&die, pc) == 1) {
-			out[0] = die;
-			return 1 + scopes_at(&out[0], pc, out + 1, max - 1);
-		}
-	} while (!dwarf_siblingof(&die, &die));
-	return 0;
-}
-
 /* Frames for an ELF address of an opened module, innermost first; the count. */
-static int module_frames(struct sym_module *mod, __u64 vaddr, struct sym_frame *f)
+static int module_frames(struct symbolizer *s, struct sym_module *mod, __u64 vaddr,
+			 struct sym_frame *f)
 {
-	const char *sym = module_symbol(mod, vaddr, false), *file = NULL;
+	const char *sym = demangler__name(s->dm, module_symbol(mod, vaddr, false)), *file = NULL;
 	Dwarf_Die *cu, scopes[SYM_MAX_FRAMES * 2];
 	int line = 0, n = 0, nscopes = 0;
 	Dwarf_Addr bias;
@@ -465,23 +426,26 @@ static int module_frames(struct sym_module *mod, __u64 vaddr, struct sym_frame *
 		file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
 	cu = dwfl_module_addrdie(mod->mod, vaddr, &bias);
 	if (cu)
-		nscopes = scopes_at(cu, vaddr - bias, scopes, SYM_MAX_FRAMES * 2);
+		nscopes = dwscopes__at(cu, vaddr - bias, scopes, SYM_MAX_FRAMES * 2);
 	for (int i = nscopes - 1; i >= 0 && n < SYM_MAX_FRAMES - 1; i--) {
 		int tag = dwarf_tag(&scopes[i]);
 
 		if (tag == DW_TAG_subprogram) {
 			/* The linker's name (foo.cold, foo.constprop.0) unless it has none. */
 			if (!sym)
-				sym = dwarf_diename(&scopes[i]);
+				sym = dwscopes__name(&scopes[i], s->dm);
 			break;
 		}
 		if (tag != DW_TAG_inlined_subroutine)
 			continue;
-		f[n++] = (struct sym_frame){
-			dwarf_diename(&scopes[i]), file, file ? line : 0, true, mod->base, vaddr
-		};
+		f[n++] = (struct sym_frame){ dwscopes__name(&scopes[i], s->dm),
+					     file,
+					     file ? line : 0,
+					     true,
+					     mod->base,
+					     vaddr };
 		/* The next frame out is at the call site of this inlined call. */
-		file = die_call_site(cu, &scopes[i], &line);
+		file = dwscopes__call_site(cu, &scopes[i], &line);
 	}
 	f[n++] = (struct sym_frame){ sym, file, file ? line : 0, false, mod->base, vaddr };
 	return n;
@@ -511,9 +475,10 @@ static struct sym_cache_ent *cache_get(struct symbolizer *s, int module, __u64 k
 	if (key & SYM_DATA_KEY) {
 		bool ok = mod->state == SYM_FILE_OK;
 		f[0].function = ok ? module_symbol(mod, key & ~SYM_DATA_KEY, true) : NULL;
+		f[0].function = demangler__name(s->dm, f[0].function);
 		n = f[0].function ? 1 : 0;
 	} else if (mod->state == SYM_FILE_OK) {
-		n = module_frames(mod, key, f);
+		n = module_frames(s, mod, key, f);
 	}
 	if (grow((void **)&s->frames, &s->capframes, s->nframes + n, sizeof(*s->frames)))
 		return NULL;
@@ -595,5 +560,6 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->cache);
 	free(s->frames);
 	free(s->debug_dir);
+	demangler__free(s->dm);
 	free(s);
 }

@@ -4,7 +4,8 @@
  * (.symtab of the file or its debug file, else .dynsym and the MiniDebugInfo of .gnu_debugdata),
  * and where DWARF exists the file:line and the chain of inlined calls at an address. Symbols with
  * a size name the addresses they span (labels without one do not); of aliases, the name callers
- * use, without its version: malloc, not __libc_malloc or malloc@@GLIBC_2.2.5.
+ * use, without its version: malloc, not __libc_malloc or malloc@@GLIBC_2.2.5. C++ and Rust names
+ * are demangled (demangle.h), inlined ones from DWARF's linkage names: "ns::Class::method(int)".
  *
  * The maps come from the trace (GS_REC_MAP: path, start, end, file offset, build-id); the files are
  * read afterwards from this machine, so the target need not run ("[vdso]" is not read). A

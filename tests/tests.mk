@@ -1,7 +1,7 @@
 # Unit tests: tests/unit/X.c -> build/tests/X, run by tests/run.sh (exit 0 pass, 77 skip).
 
 TEST_CFLAGS := $(CFLAGS) -I$(BUILD)/bpf -Ibpf -Iloader -Ireports -Iengine
-TEST_LIBS   := -lbpf -ldw -lelf -lz
+TEST_LIBS   := -lbpf -ldw -lelf -lz -lstdc++
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
@@ -28,3 +28,9 @@ $(SYMTEST_DIR)/libsymtest.so: tests/symbols/symtest.c | $(SYMTEST_DIR)/
 	$(Q)cd $(@D) && objcopy --strip-debug --add-gnu-debuglink=libsymtest.debug \
 		libsymtest.so libsymtest-linked.so
 $(BUILD)/tests/test_symbols: $(SYMTEST_DIR)/libsymtest.so
+
+# ... and a C++ one, for names as C++ programmers write them (demangled, inlined methods).
+$(SYMTEST_DIR)/libsymcpp.so: tests/symbols/symcpp.cc | $(SYMTEST_DIR)/
+	$(call msg,CXX,tests/symbols/libsymcpp.so)
+	$(Q)$(CXX) -O2 -g -fPIC -shared $(FPFLAGS) $< -o $@
+$(BUILD)/tests/test_symbols: $(SYMTEST_DIR)/libsymcpp.so

@@ -6,7 +6,8 @@
  * symbols (also in .bss past the file's mapping), libc functions by name from its .dynsym, and
  * the same object seen by other "processes": with a wrong build-id (not used, counted), stripped
  * (.dynsym names only), with DWARF found through .gnu_debuglink, and found by build-id under a
- * debug folder, also when the mapped file is gone.
+ * debug folder, also when the mapped file is gone. A C++ object (tests/symbols/symcpp.cc) has its
+ * functions named as C++ programmers write them, an inlined method's frame included.
  */
 #include <dlfcn.h>
 #include <libgen.h>
@@ -16,7 +17,9 @@
 #include <sys/auxv.h>
 #include <sys/stat.h>
 
-#include "symbols.c" /* one translation unit: the unit-test rule builds a single file */
+#include "demangle.c" /* one translation unit: the unit-test rule builds a single file */
+#include "dwscopes.c"
+#include "symbols.c"
 #include "testlib.h"
 
 #define TGID	      ((__u32)getpid())
@@ -215,6 +218,9 @@ int main(int argc, char **argv)
 	size_t cached, nmods;
 	const char *inner_name;
 	void *h, *lock, *counter, *big, *hidden, *api;
+	void *hcpp, *cpp_spin, *cpp_get, *cpp_ret;
+	int (*cpp_run)(int);
+	char cpp[PATH_MAX + 64];
 	char hex[129];
 	int n;
 
@@ -250,6 +256,17 @@ int main(int argc, char **argv)
 	hidden = addr_of();
 	api = dlsym(h, "symtest_api");
 	CHECK(api && api == dlsym(h, "__symtest_api"), "aliases");
+	/* The C++ object: its functions by their mangled names. */
+	snprintf(cpp, sizeof(cpp), "%s/libsymcpp.so", symdir);
+	hcpp = dlopen(cpp, RTLD_NOW);
+	CHECK(hcpp, "dlopen %s: %s", cpp, dlerror());
+	cpp_spin = dlsym(hcpp, "_ZN6symcpp6Widget4spinEi");
+	cpp_get = dlsym(hcpp, "_ZNK6symcpp3BoxIlE3getEv");
+	cpp_run = (int (*)(int))dlsym(hcpp, "symcpp_run");
+	addr_of = (void *(*)(void))dlsym(hcpp, "symcpp_inlined_ret");
+	CHECK(cpp_spin && cpp_get && cpp_run && addr_of, "symbols of libsymcpp.so");
+	CHECK_EQ_U64(cpp_run(3), 3 + 3 + 3 + 3 + 1);
+	cpp_ret = addr_of();
 	dl_iterate_phdr(collect, NULL);
 	read_maps();
 	o = loaded_at((uintptr_t)outer);
@@ -310,8 +327,21 @@ int main(int argc, char **argv)
 	CHECK(n == 1 && !f[0].function && !strcmp(f[0].module, "[vdso]") && f[0].offset == 0x10,
 	      "%d %s %s", n, f[0].function, f[0].module);
 
+	/* C++: demangled, from .symtab and, for the inlined method, from DWARF's linkage name. */
+	n = symbolizer__resolve(s, TGID, (__u64)cpp_spin + 1, f, 8);
+	CHECK(n == 1 && !strcmp(f[0].function, "symcpp::Widget::spin(int)"), "%d %s", n,
+	      f[0].function);
+	n = symbolizer__resolve(s, TGID, (__u64)cpp_get + 1, f, 8);
+	CHECK(n == 1 && !strcmp(f[0].function, "symcpp::Box<long>::get() const"), "%d %s", n,
+	      f[0].function);
+	n = symbolizer__resolve(s, TGID, (__u64)cpp_ret - 1, f, 8);
+	CHECK(n == 2 && !strcmp(f[0].function, "symcpp::Widget::step(int, void**)") &&
+		      f[0].inlined && !strcmp(f[1].function, "symcpp_run") && !f[1].inlined,
+	      "%d %s %s", n, f[0].function, f[1].function);
+	CHECK(ends_with(f[0].file, "tests/symbols/symcpp.cc") && f[0].line > 0, "%s", f[0].file);
+
 	st = symbolizer__stats(s);
-	CHECK_EQ_U64(st->resolved, 8);
+	CHECK_EQ_U64(st->resolved, 11);
 	CHECK_EQ_U64(st->unresolved, 2);
 	CHECK_EQ_U64(st->missing_files, 0);
 	CHECK_EQ_U64(st->build_id_mismatch, 0);
@@ -324,7 +354,7 @@ int main(int argc, char **argv)
 	CHECK_EQ_U64(symbolizer__resolve(s, TGID, (__u64)site->ret - 1, f, 8), 3);
 	CHECK(f[0].function == inner_name, "the cached string");
 	CHECK_EQ_U64(s->cache_used, cached);
-	CHECK_EQ_U64(st->resolved, 11);
+	CHECK_EQ_U64(st->resolved, 14);
 
 	/* Another process with libsymtest.so of another build: not used, said; libc is shared. */
 	nmods = s->nmods;
@@ -418,6 +448,7 @@ int main(int argc, char **argv)
 	snprintf(link_dir, sizeof(link_dir), "%s/.build-id", tmp);
 	rmdir(link_dir);
 	rmdir(tmp);
+	dlclose(hcpp);
 	dlclose(h);
 	TEST_PASS();
 }
