@@ -57,6 +57,7 @@ all:
 include engine/engine.mk
 include bpf/bpf.mk
 include loader/loader.mk
+include loader/cupti/cupti.mk
 include reports/reports.mk
 include tests/tests.mk
 include reports/assets.mk
