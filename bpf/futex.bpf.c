@@ -7,6 +7,7 @@
  */
 #include "gapscope.bpf.h"
 #include "futex.h"
+#include "snapshot.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -59,17 +60,23 @@ static __always_inline int wait_enter(__u64 uaddr, __u32 op, __u32 val, __u32 sy
 	return 0;
 }
 
-static __always_inline int wait_exit(void *ctx, long ret)
+static __always_inline int wait_exit(void *ctx, long id, long ret)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct wait_state *s = bpf_map_lookup_elem(&waits, &tid);
+	const struct snap_cfg *cfg;
 	struct futex_event *ev;
 	__u64 now, dur;
 
-	if (!s)
+	if (!s) {
+		snap_syscall_exit(id);
 		return 0;
+	}
 	now = bpf_ktime_get_ns();
 	dur = now - s->ts;
+	cfg = snap_config();
+	if (cfg && dur >= cfg->min_block_ns)
+		snap_take(GS_EV_FUTEX, s->ts, now, -1, 0);
 	if (dur >= wait_stack_ns)
 		ev = reserve(sizeof(*ev) + sizeof(struct gs_stack), GS_EV_FUTEX);
 	else
@@ -150,13 +157,17 @@ int BPF_PROG(futex_sys_enter, struct pt_regs *regs, long id)
 	return 0;
 }
 
-/* Only a thread with a wait in the map gets past the lookup: no tgid check needed. */
+/*
+ * Only a thread with a wait (or a snapshot) pending gets past the lookup: no tgid check needed.
+ */
 SEC("tp_btf/sys_exit")
 int BPF_PROG(futex_sys_exit, struct pt_regs *regs, long ret)
 {
 	long id = SYSCALL_NR(regs);
 
-	if (id != NR_futex && id != NR_futex_wait && id != NR_futex_waitv)
+	if (id != NR_futex && id != NR_futex_wait && id != NR_futex_waitv) {
+		snap_syscall_exit(id); /* a long block in another system call */
 		return 0;
-	return wait_exit(ctx, ret);
+	}
+	return wait_exit(ctx, id, ret);
 }

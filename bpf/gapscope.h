@@ -32,6 +32,7 @@ enum gs_event_type {
 	GS_EV_EXEC = 10,   /* struct exec_event */
 	GS_EV_MMAP = 11,   /* struct mmap_event */
 	GS_EV_LOCK = 12,   /* struct lock_event (--lock-holds) */
+	GS_EV_USTACK_SNAP = 13, /* struct ustack_snap_event: registers and user stack bytes */
 	GS_EV_MAX
 };
 
@@ -83,12 +84,14 @@ enum gs_loss {
 	GS_LOSS_SIGNAL,	     /* could not stop a thread for a late attach */
 	GS_LOSS_RECURSION,   /* user space: runs the kernel skipped (bpf_prog_info) */
 	GS_LOSS_ATTACH,	     /* user space: probes that failed to attach */
+	GS_LOSS_USNAP,	     /* a user stack snapshot not taken: unreadable stack, buffer busy */
 	GS_LOSS_MAX
 };
 
 #ifndef __bpf__
 static const char *const gs_loss_names[GS_LOSS_MAX] __attribute__((unused)) = {
 	"ringbuf", "ustack", "kstack", "map", "read", "signal", "recursion", "attach_failed",
+	"ustack_snap",
 };
 #endif
 

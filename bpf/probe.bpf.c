@@ -8,6 +8,7 @@
  */
 #include "gapscope.bpf.h"
 #include "probe.h"
+#include "snapshot.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -60,6 +61,7 @@ int BPF_KRETPROBE(probe_return)
 	s = bpf_map_lookup_elem(&probe_calls, &key);
 	if (!s)
 		return 0; /* entered before the probe went live */
+	snap_take(GS_EV_PROBE, s->ts, now, -1, 0);
 	ev = reserve(sizeof(*ev) + sizeof(struct gs_stack), GS_EV_PROBE);
 	if (ev) {
 		fill_hdr(&ev->h, GS_EV_PROBE, sizeof(*ev) + sizeof(struct gs_stack), s->ts);

@@ -16,6 +16,7 @@
  */
 #include "gapscope.bpf.h"
 #include "sample.h"
+#include "snapshot.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -38,12 +39,15 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 {
 	struct sample_event *ev;
 
+	__u64 now = bpf_ktime_get_ns();
+
 	if (!current_is_target())
 		return 0;
+	snap_take(GS_EV_SAMPLE, now, now, -1, 1);
 	ev = reserve(sizeof(*ev) + sizeof(struct gs_stack), GS_EV_SAMPLE);
 	if (!ev)
 		return 0;
-	fill_hdr(&ev->h, GS_EV_SAMPLE, sizeof(*ev) + sizeof(struct gs_stack), bpf_ktime_get_ns());
+	fill_hdr(&ev->h, GS_EV_SAMPLE, sizeof(*ev) + sizeof(struct gs_stack), now);
 	ev->ip = PT_REGS_IP(&ctx->regs);
 	/* A sample in user mode has no kernel stack: bpf_get_stack returns 0 frames then. */
 	take_kstack(ctx, &ev->h, (void *)(ev + 1));
@@ -161,6 +165,7 @@ int BPF_PROG(tick_taken, struct hrtimer *timer)
 		return 0;
 	}
 	user = task->utime != s->utime ? 1 : task->stime != s->stime ? 0 : -1;
+	snap_take(GS_EV_SAMPLE, s->pending_ts, s->pending_ts, -1, 1);
 	ev = reserve(sizeof(*ev) + sizeof(struct gs_stack), GS_EV_SAMPLE);
 	if (!ev) {
 		s->pending_ts = 0;

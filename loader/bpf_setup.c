@@ -18,6 +18,7 @@
 #include "links.h"
 #include "metadata.h"
 #include "options.h"
+#include "snapshot.h"
 #include "trace.h"
 #include "umulti.h"
 
@@ -132,6 +133,9 @@ static void configure(struct record_bpf *skel, const struct record_opts *o, bool
 		bpf_program__set_autoload(skel->progs.unlock_entry, false);
 	}
 	bpf_map__set_max_entries(skel->maps.events, o->ringbuf_mb << 20);
+	/* Snapshot slots: two per CPU (process and interrupt context), ~70 KiB each. */
+	if (o->snap_bytes && libbpf_num_possible_cpus() > 0)
+		bpf_map__set_max_entries(skel->maps.snap_bufs, 2 * libbpf_num_possible_cpus());
 	/*
 	 * Per-thread maps that only calls of rare functions fill (an executable mmap, a probed
 	 * libc or CUDA call with a return probe) allocate their elements when used: preallocated,
@@ -160,6 +164,13 @@ struct record_bpf *bpf_setup__open_load(const struct record_opts *o, bool *umult
 			o->verbose ? "" : " (run with -v for libbpf's log)");
 		record_bpf__destroy(skel);
 		return NULL;
+	}
+	if (o->snap_bytes) {
+		struct snap_cfg cfg = { .bytes = o->snap_bytes, .min_block_ns = o->snap_min_block_ns };
+		__u32 zero = 0;
+
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.snap_cfg), &zero, &cfg, BPF_ANY))
+			fprintf(stderr, "gapscope: warning: no stack snapshots: %s\n", strerror(errno));
 	}
 	return skel;
 }

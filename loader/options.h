@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
+#include <linux/types.h>
 
 #include "probe_spec.h"
 
@@ -24,6 +25,8 @@ struct record_opts {
 	char **cmd; /* or the command to launch */
 	bool verbose;
 	unsigned int ringbuf_mb;
+	unsigned int snap_bytes;  /* --stack-snapshot: user stack bytes per snapshot, 0 off */
+	__u64 snap_min_block_ns; /* --snapshot-min-block: the shortest wait snapshotted */
 };
 
 /* Parses argv into *o (the defaults first); argp exits on --help and on errors. 0 or -EINVAL. */

@@ -28,6 +28,7 @@
 #include "probe.h"
 #include "proc.h"
 #include "sample.h"
+#include "snapshot.h"
 #include "trace.h"
 
 /* The smallest fixed part (header included, stacks excluded) a readable trace has for type. */
@@ -58,6 +59,8 @@ static inline size_t gs_rec_min_size(__u32 type)
 		return sizeof(struct mmap_event);
 	case GS_EV_LOCK:
 		return sizeof(struct lock_event);
+	case GS_EV_USTACK_SNAP:
+		return sizeof(struct ustack_snap_event);
 	case GS_REC_CLOCK:
 		return sizeof(struct gs_rec_clock);
 	case GS_REC_TARGET:
@@ -128,6 +131,7 @@ GS_DECODER(gs_comm, GS_EV_COMM, struct comm_event)
 GS_DECODER(gs_exec, GS_EV_EXEC, struct exec_event)
 GS_DECODER(gs_mmap, GS_EV_MMAP, struct mmap_event)
 GS_DECODER(gs_lock, GS_EV_LOCK, struct lock_event)
+GS_DECODER(gs_snap, GS_EV_USTACK_SNAP, struct ustack_snap_event)
 GS_DECODER(gs_clock, GS_REC_CLOCK, struct gs_rec_clock)
 GS_DECODER(gs_target, GS_REC_TARGET, struct gs_rec_target)
 GS_DECODER(gs_probe_rec, GS_REC_PROBE, struct gs_rec_probe)
@@ -207,10 +211,19 @@ static inline __u64 gs_rec_dur(const struct gs_hdr *h)
 	}
 }
 
-/* When the record's interval ended (h.ts + duration), its h.ts for an instant. */
+/*
+ * When the record's interval ended (h.ts + duration), its h.ts for an instant. A stack snapshot
+ * is ordered a nanosecond before the end of the event it completes, so that a reader has it when
+ * the event comes (an off-CPU interval's is written after it, at its system call's return).
+ */
 static inline __u64 gs_rec_end(const struct gs_hdr *h)
 {
 	__u64 end = h->ts + gs_rec_dur(h);
+
+	if (h->type == GS_EV_USTACK_SNAP && gs_fixed_size(h) >= sizeof(struct ustack_snap_event))
+		return ((const struct ustack_snap_event *)h)->end_ns ?
+			       ((const struct ustack_snap_event *)h)->end_ns - 1 :
+			       0;
 
 	return end < h->ts ? ~0ull : end; /* a corrupt duration must not wrap to the past */
 }
