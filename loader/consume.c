@@ -8,13 +8,16 @@
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "proc.h"
+#include "sigfwd.h"
 #include "record.skel.h"
 #include "clock.h"
 #include "consume.h"
 #include "ksyms.h"
+#include "links.h"
 #include "metadata.h"
 #include "stack.h"
 #include "target.h"
@@ -164,8 +167,41 @@ static void status_line(struct consumer *c, struct target *t, __u64 elapsed_ns, 
 	fflush(stderr);
 }
 
+int signals__watch_group_kills(struct record_bpf *skel, struct links *links)
+{
+	struct bpf_link *l = bpf_program__attach(skel->progs.sigfwd_kill);
+	int err = l ? links__add(links, l) : -errno;
+
+	if (err)
+		fprintf(stderr, "gapscope: cannot attach to kill(2): %s\n", strerror(-err));
+	return err;
+}
+
+/*
+ * Whether a signal the recorder got was sent to a process group that holds the target, which then
+ * got its own copy (sigfwd.bpf.c noted the sender's kill(2) before the signal went out).
+ */
+static bool sent_to_target_too(struct consumer *c, struct target *t,
+			       const struct signalfd_siginfo *si)
+{
+	int fd = bpf_map__fd(c->skel->maps.group_kills);
+	__u32 sender = si->ssi_pid;
+	struct group_kill k;
+	pid_t pgid;
+
+	if (si->ssi_code != SI_USER || bpf_map_lookup_elem(fd, &sender, &k))
+		return false;
+	bpf_map_delete_elem(fd, &sender);
+	if (k.sig != si->ssi_signo)
+		return false;
+	if (k.pid == -1)
+		return true; /* every process the sender may signal: the target too */
+	pgid = getpgid(t->pid);
+	return pgid > 0 && (k.pid ? -k.pid : k.pgid) == pgid;
+}
+
 /* The signals that arrived: whether the recording ends. */
-static bool on_signals(int sfd, struct target *t)
+static bool on_signals(struct consumer *c, int sfd, struct target *t)
 {
 	struct signalfd_siginfo si;
 	bool stop = false;
@@ -182,10 +218,11 @@ static bool on_signals(int sfd, struct target *t)
 		}
 		/*
 		 * A terminal's Ctrl-C reaches the whole foreground process group, the target
-		 * included (si_code SI_KERNEL): it needs no help. A signal sent to the recorder
-		 * alone (kill) is passed on, so the target sees what it would see without gapscope.
+		 * included (si_code SI_KERNEL): it needs no help, nor does a kill(2) of the group.
+		 * A signal sent to the recorder alone (kill) is passed on, so the target sees what
+		 * it would see without gapscope: once.
 		 */
-		if (si.ssi_code != SI_KERNEL)
+		if (si.ssi_code != SI_KERNEL && !sent_to_target_too(c, t, &si))
 			kill(t->pid, si.ssi_signo);
 	}
 	return stop;
@@ -225,7 +262,7 @@ int consumer__poll(struct consumer *c, struct target *t, int sfd, double duratio
 		if (pfd[0].revents)
 			consumer__drain(c);
 		if (pfd[1].revents)
-			stop |= on_signals(sfd, t);
+			stop |= on_signals(c, sfd, t);
 		if (pfd[2].revents && read(tfd, &n, sizeof(n)) > 0) {
 			consumer__drain(c);
 			ticks++;
@@ -249,6 +286,9 @@ int consumer__poll(struct consumer *c, struct target *t, int sfd, double duratio
 			t->gone = true;
 			stop = true;
 		}
+		/* The trace cannot take more (a full disk): let the target go on unrecorded. */
+		if (trace_out__failed(c->out))
+			stop = true;
 	}
 	if (tty && ticks >= 20)
 		fputs("\r\033[K", stderr); /* the status line gives way to the summary */

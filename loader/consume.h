@@ -13,6 +13,7 @@
 #include <linux/types.h>
 
 struct ksyms;
+struct links;
 struct map_records;
 struct record_bpf;
 struct ring_buffer;
@@ -40,6 +41,12 @@ struct consumer {
  * signalfd for them, the mask before in ORIG (the launched target gets it back). -errno.
  */
 int signals__block(sigset_t *orig);
+/*
+ * Launch mode: notes every kill(2) of a process group from now on, so that a signal sent to the
+ * group that holds both the recorder and its target is not passed on to the target a second
+ * time. 0 or -errno, said why.
+ */
+int signals__watch_group_kills(struct record_bpf *skel, struct links *links);
 
 /*
  * Starts reading the kernel's symbols beside the BPF load (~50 ms, off the path to
@@ -54,9 +61,10 @@ int consumer__open(struct consumer *c);
 /* Consumes everything the ring buffer holds now. */
 void consumer__drain(struct consumer *c);
 /*
- * Until the target ends, a signal ends a -p recording, or DURATION seconds (0: no limit) pass
- * from START_NS: consumes the ring buffer, flushes a chunk every 200 ms and the loss counters
- * every second, and passes signals on to a launched target. 0 or -errno.
+ * Until the target ends, a signal ends a -p recording, DURATION seconds (0: no limit) pass from
+ * START_NS, or the trace cannot be written (a full disk): consumes the ring buffer, flushes a
+ * chunk every 200 ms and the loss counters every second, and passes signals on to a launched
+ * target. 0 or -errno.
  */
 int consumer__poll(struct consumer *c, struct target *t, int sfd, double duration, __u64 start_ns);
 void consumer__free(struct consumer *c);

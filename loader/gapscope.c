@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* gapscope: one binary, subcommands like perf and bpftool. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gapscope_cmd.h"
 
@@ -23,8 +26,23 @@ static void usage(FILE *out)
 	fprintf(out, "\n'gapscope COMMAND --help' describes a command.\n");
 }
 
+/*
+ * What went to standard output must have got there (a full disk, /dev/full), whichever way the
+ * command ends (argp exits after --help): else exit 1.
+ */
+static void stdout_written(void)
+{
+	errno = 0;
+	if (!fflush(stdout) && !ferror(stdout))
+		return;
+	fprintf(stderr, "gapscope: cannot write standard output: %s\n",
+		errno ? strerror(errno) : "write error");
+	_exit(1);
+}
+
 int main(int argc, char **argv)
 {
+	atexit(stdout_written);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

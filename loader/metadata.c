@@ -22,22 +22,21 @@
 
 void trace_out__append(struct trace_out *o, const void *rec, size_t size)
 {
-	int err;
-
-	if (!o->tw)
-		return;
-	err = trace__append(o->tw, rec, size);
-	if (err) {
-		fprintf(stderr, "gapscope: cannot write %s: %s\n", o->path, strerror(-err));
-		trace__finish(o->tw);
-		o->tw = NULL;
-	}
+	if (o->tw)
+		trace__append(o->tw, rec, size); /* a write error is kept, and counts what it cut */
 }
 
 void trace_out__flush(struct trace_out *o)
 {
-	if (o->tw && trace__flush(o->tw))
-		fprintf(stderr, "gapscope: cannot write %s\n", o->path);
+	if (o->tw)
+		trace__flush(o->tw);
+}
+
+bool trace_out__failed(const struct trace_out *o)
+{
+	__u64 chunk, lost;
+
+	return o->tw && trace__cut(o->tw, &chunk, &lost);
 }
 
 void meta__hdr(struct gs_hdr *h, __u32 type, __u32 size, __u32 tgid)

@@ -24,10 +24,15 @@ struct trace_out {
 	__u32 next_probe_id; /* GS_REC_PROBE ids; a CUDA probe's is its cu_fns key */
 };
 
-/* Appends one record; a failed write is reported once and ends the file, not the recording. */
+/*
+ * Appends one record. A failed write (a full disk) ends the file at its last whole chunk and
+ * counts every record after it as lost (trace__cut); the recorder reports it once, at the end.
+ */
 void trace_out__append(struct trace_out *o, const void *rec, size_t size);
-/* Writes out the buffered records (a chunk), so that readers see them; reports a failure. */
+/* Writes out the buffered records (a chunk), so that readers see them. */
 void trace_out__flush(struct trace_out *o);
+/* Whether a write failed: the recording should stop. */
+bool trace_out__failed(const struct trace_out *o);
 
 /* A record header stamped now (CLOCK_MONOTONIC), for thread TGID. */
 void meta__hdr(struct gs_hdr *h, __u32 type, __u32 size, __u32 tgid);

@@ -55,7 +55,7 @@ static int finish(struct consumer *c, struct links *links, struct sampler *s, st
 		  __u64 start_ns)
 {
 	struct trace_out *out = c->out;
-	__u64 by_kind[GS_LOSS_MAX], lost, bytes;
+	__u64 by_kind[GS_LOSS_MAX], lost, bytes, chunk, cut;
 	int err;
 
 	links__detach_all(links);
@@ -68,7 +68,20 @@ static int finish(struct consumer *c, struct links *links, struct sampler *s, st
 	lost = meta__count_losses(c->skel, c->up->attach_failed, by_kind);
 	if (!out->tw)
 		return 0;
+	trace__flush(out->tw);
 	bytes = trace__bytes(out->tw);
+	err = trace__cut(out->tw, &chunk, &cut);
+	if (err) {
+		/* One line: what failed, and what the trace lacks for it. */
+		fprintf(stderr,
+			"gapscope: cannot write %s: %s: trace cut at chunk %llu, %llu events lost, "
+			"recording stopped\n",
+			out->path, strerror(-err), (unsigned long long)chunk,
+			(unsigned long long)(cut + lost));
+		trace__finish(out->tw);
+		out->tw = NULL;
+		return err;
+	}
 	err = trace__finish(out->tw);
 	out->tw = NULL;
 	if (err)
@@ -105,7 +118,8 @@ int cmd_record(int argc, char **argv)
 	if (record_opts__parse(argc, argv, &o))
 		return 1;
 	bpf_setup__libbpf_output(o.verbose);
-	if (!o.force && !stat(o.output, &st)) {
+	/* lstat: a link at the path exists too, even one that points nowhere. */
+	if (!o.force && !lstat(o.output, &st)) {
 		fprintf(stderr, "gapscope: %s exists (use -f to overwrite)\n", o.output);
 		return 1;
 	}
@@ -157,6 +171,8 @@ int cmd_record(int argc, char **argv)
 	ksyms = o.sampler == GS_SAMPLER_TIMER ? NULL : consumer__ksyms(&c);
 	if (err || (err = sampler__attach(&sampler, skel, &links, &out, ksyms, o.sampler, o.freq,
 					  t.pid, up.pid)))
+		goto cleanup;
+	if (o.cmd && (err = signals__watch_group_kills(skel, &links)))
 		goto cleanup;
 	if (o.cmd)
 		uprobes__attach_predicted(&up, t.exe);

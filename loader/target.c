@@ -184,8 +184,9 @@ int target__release(struct target *t, const char *name)
 	t->released = true;
 	if (read(t->exec_fd, &e, sizeof(e)) == sizeof(e)) {
 		fprintf(stderr, "gapscope: cannot run %s: %s\n", name, strerror(e));
-		waitpid(t->pid, NULL, 0);
+		waitpid(t->pid, &t->status, 0); /* 127, as a shell says it */
 		t->gone = true;
+		t->exec_failed = true;
 		return -e;
 	}
 	close(t->exec_fd);
@@ -244,8 +245,11 @@ void target__stop_guardian(struct target *t)
 
 int target__exit_code(struct target *t, int err, sigset_t *orig_mask)
 {
+	/* The recording's own failure comes first: a caller must not take a cut trace for whole. */
+	if (err && !t->exec_failed)
+		return 1;
 	if (!t->launched || !t->released)
-		return err ? 1 : 0;
+		return 0;
 	if (WIFEXITED(t->status))
 		return WEXITSTATUS(t->status);
 	if (WIFSIGNALED(t->status)) {

@@ -17,7 +17,8 @@ struct target {
 	bool launched; /* by us, not -p */
 	bool released; /* told to exec */
 	bool gone;     /* reaped, or (-p) exited */
-	int status;    /* wait status of a launched target */
+	bool exec_failed;
+	int status; /* wait status of a launched target */
 	struct rusage ru;
 	char exe[PATH_MAX]; /* the launched command's file */
 	int go_fd, exec_fd; /* release, and exec errors back */
@@ -54,8 +55,9 @@ void target__close(struct target *t);
 /* The guardian leaves quietly: every stopped thread got its SIGCONT already. */
 void target__stop_guardian(struct target *t);
 /*
- * The recorder's exit code: the launched target's own (a signal death re-raised, without a core
- * dump), else 1 on ERR, 0 otherwise.
+ * The recorder's exit code: 1 when the recording failed (ERR), whatever the target did; else the
+ * launched target's own (127 when it could not be run; a death by signal re-raised, without a
+ * core dump, so that a shell sees 128 + the signal); 0 for -p.
  */
 int target__exit_code(struct target *t, int err, sigset_t *orig_mask);
 

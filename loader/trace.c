@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "cuda.h"
+#include "outfile.h"
 #include "trace.h"
 
 #define ALIGN8(x)	   (((x) + 7) & ~(size_t)7)
@@ -27,6 +28,10 @@ struct trace_writer {
 	__u64 seq;
 	__u64 bytes;
 	__u64 records;
+	/* After a failed write: the error, the chunk that did not make it, the records lost. */
+	int err;
+	__u64 cut_seq;
+	__u64 dropped;
 };
 
 static int write_all(int fd, const void *p, size_t n)
@@ -68,9 +73,9 @@ struct trace_writer *trace__create(const char *path, bool force)
 		errno = ENOMEM;
 		return NULL;
 	}
-	w->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
+	w->fd = outfile__open(path, force);
 	if (w->fd < 0) {
-		err = errno;
+		err = -w->fd;
 		free(w->buf);
 		free(w);
 		errno = err;
@@ -92,11 +97,30 @@ struct trace_writer *trace__create(const char *path, bool force)
 	return w;
 }
 
+/*
+ * A write failed (a full disk): nothing more is written, so that the file ends at its last whole
+ * chunk (and whatever part of this one got through, which readers tell from a whole chunk);
+ * the records of this chunk and every one appended later are counted as lost.
+ */
+static int cut(struct trace_writer *w, int err)
+{
+	if (!w->err) {
+		w->err = err;
+		w->cut_seq = w->seq;
+	}
+	w->dropped += w->nrec;
+	w->len = 0;
+	w->nrec = 0;
+	return w->err;
+}
+
 int trace__flush(struct trace_writer *w)
 {
 	struct trace_chunk_hdr *ch = (void *)w->buf;
 	int err;
 
+	if (w->err)
+		return cut(w, w->err);
 	if (!w->len)
 		return 0;
 	ch->magic = TRACE_CHUNK_MAGIC;
@@ -109,7 +133,7 @@ int trace__flush(struct trace_writer *w)
 	ch->crc = crc_of(0, w->buf, sizeof(*ch) + w->len);
 	err = write_all(w->fd, w->buf, sizeof(*ch) + w->len);
 	if (err)
-		return err;
+		return cut(w, err);
 	w->bytes += sizeof(*ch) + w->len;
 	w->seq++;
 	w->len = 0;
@@ -125,10 +149,16 @@ int trace__append(struct trace_writer *w, const void *rec, size_t size)
 
 	if (size < sizeof(struct gs_hdr) || padded > UINT32_MAX)
 		return -EINVAL;
+	if (w->err) {
+		w->dropped++;
+		return w->err;
+	}
 	if (w->len + padded > w->cap) {
 		err = trace__flush(w);
-		if (err)
+		if (err) {
+			w->dropped++;
 			return err;
+		}
 		if (padded > w->cap) {
 			unsigned char *nb = realloc(w->buf,
 						    sizeof(struct trace_chunk_hdr) + padded);
@@ -158,6 +188,7 @@ int trace__finish(struct trace_writer *w)
 	if (!w)
 		return 0;
 	err = trace__flush(w);
+	/* close(2) reports what a file system could only tell then (NFS, quotas). */
 	if (close(w->fd) && !err)
 		err = -errno;
 	free(w->buf);
@@ -173,6 +204,13 @@ __u64 trace__bytes(const struct trace_writer *w)
 __u64 trace__records(const struct trace_writer *w)
 {
 	return w->records;
+}
+
+int trace__cut(const struct trace_writer *w, __u64 *chunk, __u64 *lost)
+{
+	*chunk = w->cut_seq;
+	*lost = w->dropped;
+	return w->err;
 }
 
 struct trace_reader {
@@ -428,7 +466,6 @@ const char *trace__event_name(__u32 type)
 		[GS_EV_OFFCPU] = "offcpu", [GS_EV_SAMPLE] = "sample",	[GS_EV_PROBE] = "probe",
 		[GS_EV_FORK] = "fork",	   [GS_EV_EXIT] = "exit",	[GS_EV_COMM] = "comm",
 		[GS_EV_EXEC] = "exec",	   [GS_EV_MMAP] = "mmap",	[GS_EV_LOCK] = "lock",
-		[GS_EV_USTACK_SNAP] = "ustack_snap",
 	};
 
 	return type < GS_EV_MAX && names[type] ? names[type] : "other";

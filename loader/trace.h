@@ -23,11 +23,7 @@
 #include "gapscope.h"
 
 #define TRACE_MAGIC	   "GAPSCOPE"
-/*
- * 2: offcpu_event.syscall. 3: user stack snapshots (GS_EV_USTACK_SNAP, bpf/snapshot.h) and the
- * ustack_snap loss counter.
- */
-#define TRACE_VERSION	   3
+#define TRACE_VERSION	   2	       /* 2: offcpu_event.syscall */
 #define TRACE_VERSION_MIN  1	       /* the oldest a reader reads (offcpu.h: offcpu_syscall) */
 #define TRACE_CHUNK_MAGIC  0x4b434753u /* "SGCK" little endian */
 #define TRACE_CHUNK_TARGET (256 << 10) /* a chunk is written at this size */
@@ -192,12 +188,22 @@ struct gs_rec_sampler {
 /* Writer. */
 struct trace_writer;
 
+/*
+ * Creates PATH, 0600 less the umask, never through a link (outfile.h); FORCE replaces what is
+ * there. NULL with errno set.
+ */
 struct trace_writer *trace__create(const char *path, bool force);
+/*
+ * 0 or -errno. After a failed write nothing more is written: the file stays readable to its last
+ * whole chunk, and the records of the chunk that failed and all later ones are counted lost.
+ */
 int trace__append(struct trace_writer *w, const void *rec, size_t size);
 int trace__flush(struct trace_writer *w);
 int trace__finish(struct trace_writer *w);
 __u64 trace__bytes(const struct trace_writer *w);
 __u64 trace__records(const struct trace_writer *w);
+/* The first write error (-errno, 0 if none), the chunk it cut (sequence number), records lost. */
+int trace__cut(const struct trace_writer *w, __u64 *chunk, __u64 *lost);
 
 /* Reader. */
 struct trace_stats {

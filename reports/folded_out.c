@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "outfile.h"
 
 struct folded_out {
 	char dir[PATH_MAX - 32];
@@ -48,7 +49,7 @@ struct folded_out *folded_out__new(const char *dir)
 		return NULL;
 	snprintf(f->dir, sizeof(f->dir), "%s", dir);
 	snprintf(path, sizeof(path), "%s/all.folded", f->dir);
-	f->all = fopen(path, "we");
+	f->all = outfile__fopen(path, true);
 	if (!f->all) {
 		free(f);
 		return NULL;
@@ -61,15 +62,17 @@ int folded_out__gap(const struct gap *g, void *ctx)
 	struct folded_out *f = ctx;
 	char path[PATH_MAX];
 	FILE *out;
+	int err;
 
 	snprintf(path, sizeof(path), "%s/.seq-%u.folded", f->dir, g->seq);
-	out = fopen(path, "we");
+	out = outfile__fopen(path, true);
 	if (!out)
 		return -errno;
 	put_stacks(out, g);
 	put_stacks(f->all, g);
-	if (fclose(out))
-		return -errno;
+	err = outfile__fclose(out);
+	if (err)
+		return err;
 	return ferror(f->all) ? -EIO : 0;
 }
 
@@ -85,7 +88,7 @@ int folded_out__finish(struct folded_out *f, const struct analysis *a)
 	}
 	if (fflush(f->all))
 		return -errno;
-	return 0;
+	return ferror(f->all) ? -EIO : 0;
 }
 
 void folded_out__free(struct folded_out *f)

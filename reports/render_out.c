@@ -8,6 +8,7 @@
 
 #include "flamegraph.h"
 #include "folded.h"
+#include "outfile.h"
 #include "render_out.h"
 #include "speedscope.h"
 
@@ -27,7 +28,7 @@ static FILE *open_out(const char *dir, const char *name, char *path, size_t size
 	FILE *f;
 
 	snprintf(path, size, "%s/%s", dir, name);
-	f = fopen(path, "we");
+	f = outfile__fopen(path, true); /* DIR is the report's own: replace what is there */
 	if (!f)
 		fprintf(stderr, "gapscope: cannot write %s: %s\n", path, strerror(errno));
 	return f;
@@ -35,8 +36,13 @@ static FILE *open_out(const char *dir, const char *name, char *path, size_t size
 
 static int close_out(FILE *f, const char *path, int err)
 {
-	if (fclose(f) || err) {
-		fprintf(stderr, "gapscope: cannot write %s\n", path);
+	int cerr = outfile__fclose(f);
+
+	if (cerr || err) {
+		if (cerr)
+			fprintf(stderr, "gapscope: cannot write %s: %s\n", path, strerror(-cerr));
+		else
+			fprintf(stderr, "gapscope: cannot write %s\n", path);
 		return -1;
 	}
 	return 0;

@@ -13,6 +13,7 @@
 
 #include "analysis.h"
 #include "gapscope_cmd.h"
+#include "outfile.h"
 #include "render_out.h"
 #include "trace.h"
 
@@ -101,30 +102,32 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-/* DIR and DIR/gaps; an existing DIR only with -f. */
+/* DIR and DIR/gaps (outfile.h: 0700, never through a link); an existing DIR only with -f. */
+static int make_dir(const char *dir, bool force)
+{
+	int err = outfile__mkdir(dir, force);
+
+	if (err == -EEXIST && !force)
+		fprintf(stderr, "gapscope: %s exists (use -f to write into it)\n", dir);
+	else if (err == -ELOOP)
+		fprintf(stderr, "gapscope: %s is a symbolic link: not written through\n", dir);
+	else if (err == -EPERM)
+		fprintf(stderr, "gapscope: %s belongs to another user: not written into\n", dir);
+	else if (err)
+		fprintf(stderr, "gapscope: cannot create %s: %s\n", dir, strerror(-err));
+	return err;
+}
+
 static int make_dirs(const char *dir, bool force)
 {
 	char gaps[PATH_MAX];
 
-	if (mkdir(dir, 0755)) {
-		if (errno != EEXIST) {
-			fprintf(stderr, "gapscope: cannot create %s: %s\n", dir, strerror(errno));
-			return -1;
-		}
-		if (!force) {
-			fprintf(stderr, "gapscope: %s exists (use -f to write into it)\n", dir);
-			return -1;
-		}
-	}
 	if ((size_t)snprintf(gaps, sizeof(gaps), "%s/gaps", dir) >= sizeof(gaps)) {
 		fprintf(stderr, "gapscope: %s: path too long\n", dir);
 		return -1;
 	}
-	if (mkdir(gaps, 0755) && errno != EEXIST) {
-		fprintf(stderr, "gapscope: cannot create %s: %s\n", gaps, strerror(errno));
-		return -1;
-	}
-	return 0;
+	/* gaps/ inside a directory of ours: ours too, unless -f found it there. */
+	return make_dir(dir, force) || make_dir(gaps, true) ? -1 : 0;
 }
 
 static int write_file(const char *dir, const char *name, const struct analysis *a,
@@ -135,14 +138,15 @@ static int write_file(const char *dir, const char *name, const struct analysis *
 	int err;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "we");
+	f = outfile__fopen(path, true);
 	if (!f) {
 		fprintf(stderr, "gapscope: cannot write %s: %s\n", path, strerror(errno));
 		return -1;
 	}
 	err = json ? summary_json__write(a, f) : summary_txt__write(a, o, f);
-	if (fclose(f) || err) {
-		fprintf(stderr, "gapscope: cannot write %s\n", path);
+	err = outfile__fclose(f) ?: err ? -EIO : 0;
+	if (err) {
+		fprintf(stderr, "gapscope: cannot write %s: %s\n", path, strerror(-err));
 		return -1;
 	}
 	return 0;

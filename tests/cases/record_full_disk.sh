@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# A full disk during `record` (small tmpfs mounts) ends the recording with one line on stderr and
+# exit status 1, while the target runs to its own end unharmed; the trace stays readable to its
+# last whole chunk (script and report work on it and say it was cut), and the line counts the
+# chunk where it was cut and the events lost. A report or script output that cannot be written
+# makes those fail too.
+set -eu
+. "$GAPSCOPE_ROOT/tests/lib.sh"
+need_root "loads BPF programs and mounts tmpfs"
+GS=$(realpath "$BUILD/gapscope")
+CC=${CC:-cc}
+$CC -O2 -g -pthread -o "$TMP/target" tests/record/target.c -ldl
+mounts=()
+trap 'for m in "${mounts[@]}"; do umount "$m"; done; cleanup' EXIT
+
+# small_disk NAME SIZE: a tmpfs of SIZE at $TMP/NAME
+small_disk() {
+	mkdir "$TMP/$1"
+	mount -t tmpfs -o "size=$2,mode=1777" "gapscope-test-$1" "$TMP/$1"
+	mounts+=("$TMP/$1")
+}
+
+# whole_chunks FILE: "CHUNKS RECORDS TAIL": the whole chunks at the start of FILE (each with its
+# CRCs right and its sequence number in order), their records, and the bytes after them.
+whole_chunks() {
+	python3 - "$1" <<'PY'
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+off = struct.unpack_from("<I", data, 12)[0]  # trace_file_hdr.hdr_size
+chunks = records = 0
+while len(data) - off >= 32:
+    magic, length, seq, nrec, crc, hcrc = struct.unpack_from("<IIQIII", data, off)
+    if magic != 0x4B434753 or seq != chunks or off + 32 + length > len(data):
+        break
+    hdr = bytearray(data[off:off + 32]); hdr[20:24] = b"\0\0\0\0"
+    if zlib.crc32(data[off + 32:off + 32 + length], zlib.crc32(bytes(hdr))) != crc:
+        break
+    chunks += 1; records += nrec; off += 32 + length
+print(chunks, records, len(data) - off)
+PY
+}
+
+# full_disk SIZE TRIMS: records TRIMS malloc_trim calls onto a tmpfs of SIZE.
+full_disk() {
+	local name=disk-$1 rc=0 line chunk lost whole
+	small_disk "$name" "$1"
+	"$GS" record -o "$TMP/$name/t.gsc" -- "$TMP/target" --trims "$2" --exit 5 \
+		>"$TMP/$name.out" 2>"$TMP/$name.err" || rc=$?
+	echo "$1: exit $rc: $(cat "$TMP/$name.err")"
+	assert_eq "$rc" 1 "$1: the recorder's exit status (its failure before the target's 5)"
+	assert_eq "$(wc -l <"$TMP/$name.err")" 1 "$1: lines on stderr"
+	line=$(cat "$TMP/$name.err")
+	[[ $line =~ ^gapscope:\ cannot\ write\ $TMP/$name/t.gsc:\ No\ space\ left\ on\ device:\ trace\ cut\ at\ chunk\ ([0-9]+),\ ([0-9]+)\ events\ lost,\ recording\ stopped$ ]] ||
+		die "$1: unexpected message"
+	chunk=${BASH_REMATCH[1]} lost=${BASH_REMATCH[2]}
+	# The target did all its work: the recorder let it run, then waited for it.
+	grep -q "^trims=$2$" "$TMP/$name.out" || die "$1: the target did not finish: $(cat "$TMP/$name.out")"
+	# The file is full, and readable to the chunk before the one cut.
+	assert_eq "$(df --output=avail -B1 "$TMP/$name" | tail -1 | tr -d " ")" 0 "$1: bytes left on the disk"
+	read -r whole records tail < <(whole_chunks "$TMP/$name/t.gsc")
+	echo "$1: $whole whole chunks ($records records), $tail bytes after them, cut at chunk $chunk, $lost lost"
+	assert_eq "$whole" "$chunk" "$1: whole chunks in the file"
+	[ "$lost" -gt 0 ] || die "$1: nothing counted lost"
+	"$GS" script "$TMP/$name/t.gsc" >"$TMP/$name.script" 2>"$TMP/$name.script.err" ||
+		die "$1: script failed on the cut trace"
+	grep -q "recording did not finish" "$TMP/$name.script.err" || die "$1: script does not say it was cut"
+	if [ "$tail" -gt 0 ]; then
+		grep -q "trace cut off: read to the last whole chunk" "$TMP/$name.script.err" ||
+			die "$1: script does not report the cut-off tail"
+	fi
+	trims=$(grep -c 'probe:malloc_trim' "$TMP/$name.script" || true)
+	[ "$trims" -lt "$2" ] || die "$1: all $2 trims in a cut trace"
+	"$GS" report -o "$TMP/$name.report" "$TMP/$name/t.gsc" >/dev/null 2>"$TMP/$name.report.err" ||
+		die "$1: report failed on the cut trace: $(cat "$TMP/$name.report.err")"
+	grep -q "the recording did not finish" "$TMP/$name.report.err" ||
+		die "$1: report does not say it was cut"
+	echo "$1: script read $trims of $2 malloc_trim calls"
+}
+
+# A disk of one page: the file header fits, the first chunk does not.
+full_disk 4k 2000
+# A larger one: whole chunks, then the cut (a chunk is written at 256 KiB, or every 200 ms).
+full_disk 1m 100000
+
+# A report onto a full disk, and script onto a full output, fail.
+rc=0
+"$GS" report -o "$TMP/disk-4k/report" "$TMP/disk-1m/t.gsc" >/dev/null 2>"$TMP/report.err" || rc=$?
+assert_eq "$rc" 1 "report onto a full disk"
+grep -q "^gapscope: cannot write $TMP/disk-4k/report/.*: No space left on device$" "$TMP/report.err" ||
+	die "report: no write error: $(cat "$TMP/report.err")"
+rc=0
+"$GS" script "$TMP/disk-1m/t.gsc" >/dev/full 2>"$TMP/script.err" || rc=$?
+assert_eq "$rc" 1 "script onto a full output"
+grep -q "^gapscope: cannot write standard output" "$TMP/script.err" || die "script: no write error"
+echo ok
