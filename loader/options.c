@@ -7,6 +7,7 @@
 
 #include "gapscope.h"
 #include "options.h"
+#include "snapshot.h"
 #include "trace.h"
 
 static const struct record_opts defaults = {
@@ -18,6 +19,8 @@ static const struct record_opts defaults = {
 	 * tens of milliseconds of the fastest storm this recorder can drain (tests/bench).
 	 */
 	.ringbuf_mb = 32,
+	.snap_bytes = GS_SNAP_DEFAULT,
+	.snap_min_block_ns = GS_SNAP_MIN_BLOCK,
 };
 
 enum {
@@ -32,6 +35,8 @@ enum {
 	OPT_FREQ,
 	OPT_SAMPLER,
 	OPT_RINGBUF,
+	OPT_SNAP,
+	OPT_SNAP_MIN,
 };
 
 /* argp wraps help text at 79 columns: keep every line shorter. */
@@ -79,6 +84,12 @@ static const struct argp_option opts[] = {
 	{ "archive", OPT_ARCHIVE, NULL, 0, "Keep binaries for offline reports (not yet supported)",
 	  0 },
 	{ "ringbuf-mb", OPT_RINGBUF, "MB", 0, "Ring buffer size in MiB (default 32)", 0 },
+	{ "stack-snapshot", OPT_SNAP, "BYTES", 0,
+	  "User stack bytes copied for DWARF unwinding at long waits, probed calls and samples "
+	  "(default 16384, at most 65536; 0: frame pointers only)",
+	  0 },
+	{ "snapshot-min-block", OPT_SNAP_MIN, "MS", 0,
+	  "Waits at least this long get a stack snapshot (default 1)", 0 },
 	{ "verbose", 'v', NULL, 0, "libbpf debug output", 0 },
 	{},
 };
@@ -127,6 +138,20 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (*end || !o->ringbuf_mb || (o->ringbuf_mb & (o->ringbuf_mb - 1)))
 			argp_error(state, "ring buffer size must be a power of two: %s", arg);
 		break;
+	case OPT_SNAP:
+		o->snap_bytes = strtoul(arg, &end, 10);
+		if (*end || o->snap_bytes > GS_SNAP_MAX)
+			argp_error(state, "--stack-snapshot wants 0 to %d bytes, got %s", GS_SNAP_MAX,
+				   arg);
+		break;
+	case OPT_SNAP_MIN: {
+		double ms = strtod(arg, &end);
+
+		if (*end || ms < 0)
+			argp_error(state, "invalid --snapshot-min-block: %s", arg);
+		o->snap_min_block_ns = ms * 1e6;
+		break;
+	}
 	case OPT_PROBE: {
 		struct probe_spec p;
 

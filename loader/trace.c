@@ -466,6 +466,7 @@ const char *trace__event_name(__u32 type)
 		[GS_EV_OFFCPU] = "offcpu", [GS_EV_SAMPLE] = "sample",	[GS_EV_PROBE] = "probe",
 		[GS_EV_FORK] = "fork",	   [GS_EV_EXIT] = "exit",	[GS_EV_COMM] = "comm",
 		[GS_EV_EXEC] = "exec",	   [GS_EV_MMAP] = "mmap",	[GS_EV_LOCK] = "lock",
+		[GS_EV_USTACK_SNAP] = "ustack_snap",
 	};
 
 	return type < GS_EV_MAX && names[type] ? names[type] : "other";

@@ -23,7 +23,11 @@
 #include "gapscope.h"
 
 #define TRACE_MAGIC	   "GAPSCOPE"
-#define TRACE_VERSION	   2	       /* 2: offcpu_event.syscall */
+/*
+ * 2: offcpu_event.syscall. 3: user stack snapshots (GS_EV_USTACK_SNAP, bpf/snapshot.h) and the
+ * ustack_snap loss counter.
+ */
+#define TRACE_VERSION	   3
 #define TRACE_VERSION_MIN  1	       /* the oldest a reader reads (offcpu.h: offcpu_syscall) */
 #define TRACE_CHUNK_MAGIC  0x4b434753u /* "SGCK" little endian */
 #define TRACE_CHUNK_TARGET (256 << 10) /* a chunk is written at this size */
