@@ -29,9 +29,10 @@ struct names {
 	size_t nksyms, capksyms;
 	bool ksyms_sorted;
 	struct cache_ent *cache;
+	bool file_symbols;
 };
 
-struct names *names__new(struct strtab *strs)
+struct names *names__new(struct strtab *strs, bool file_symbols)
 {
 	struct symbolizer_opts o = {};
 	struct names *n = calloc(1, sizeof(*n));
@@ -39,6 +40,7 @@ struct names *names__new(struct strtab *strs)
 	if (!n)
 		return NULL;
 	n->strs = strs;
+	n->file_symbols = file_symbols;
 	n->sym = symbolizer__new(&o);
 	n->cache = calloc(CACHE_SIZE, sizeof(*n->cache));
 	if (!n->sym || !n->cache) {
@@ -72,7 +74,7 @@ void names__add_map(struct names *n, const struct gs_rec_map *m)
 		.build_id_len = m->build_id_len <= sizeof(m->build_id) ? m->build_id_len : 0,
 	};
 
-	if (fixed <= sizeof(*m))
+	if (!n->file_symbols || fixed <= sizeof(*m))
 		return;
 	len = strnlen(m->path, fixed - sizeof(*m));
 	if (!len || len >= sizeof(path))
@@ -185,7 +187,7 @@ const char *names__kernel(struct names *n, __u64 addr)
 {
 	size_t lo = 0, hi;
 
-	if (!n->ksyms_sorted) {
+	if (!n->ksyms_sorted && n->nksyms) { /* a trace without kernel symbols has none */
 		qsort(n->ksyms, n->nksyms, sizeof(*n->ksyms), cmp_ksym);
 		n->ksyms_sorted = true;
 	}
