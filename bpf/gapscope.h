@@ -20,18 +20,18 @@
 
 /* Event types: the first word of every BPF event and of every trace record below 0x100. */
 enum gs_event_type {
-	GS_EV_CUDA = 1,	   /* struct cu_event */
-	GS_EV_CU_NAME = 2, /* struct cu_name_event */
-	GS_EV_FUTEX = 3,   /* struct futex_event */
-	GS_EV_OFFCPU = 4,  /* struct offcpu_event */
-	GS_EV_SAMPLE = 5,  /* struct sample_event */
-	GS_EV_PROBE = 6,   /* struct probe_event */
-	GS_EV_FORK = 7,	   /* struct fork_event */
-	GS_EV_EXIT = 8,	   /* struct exit_event */
-	GS_EV_COMM = 9,	   /* struct comm_event */
-	GS_EV_EXEC = 10,   /* struct exec_event */
-	GS_EV_MMAP = 11,   /* struct mmap_event */
-	GS_EV_LOCK = 12,   /* struct lock_event (--lock-holds) */
+	GS_EV_CUDA = 1,		/* struct cu_event */
+	GS_EV_CU_NAME = 2,	/* struct cu_name_event */
+	GS_EV_FUTEX = 3,	/* struct futex_event */
+	GS_EV_OFFCPU = 4,	/* struct offcpu_event */
+	GS_EV_SAMPLE = 5,	/* struct sample_event */
+	GS_EV_PROBE = 6,	/* struct probe_event */
+	GS_EV_FORK = 7,		/* struct fork_event */
+	GS_EV_EXIT = 8,		/* struct exit_event */
+	GS_EV_COMM = 9,		/* struct comm_event */
+	GS_EV_EXEC = 10,	/* struct exec_event */
+	GS_EV_MMAP = 11,	/* struct mmap_event */
+	GS_EV_LOCK = 12,	/* struct lock_event (--lock-holds) */
 	GS_EV_USTACK_SNAP = 13, /* struct ustack_snap_event: registers and user stack bytes */
 	GS_EV_MAX
 };
@@ -89,10 +89,12 @@ enum gs_loss {
 };
 
 #ifndef __bpf__
+/* clang-format off */
 static const char *const gs_loss_names[GS_LOSS_MAX] __attribute__((unused)) = {
 	"ringbuf", "ustack", "kstack", "map", "read", "signal", "recursion", "attach_failed",
 	"ustack_snap",
 };
+/* clang-format on */
 #endif
 
 #endif

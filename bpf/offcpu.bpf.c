@@ -104,8 +104,8 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 
 	if (in_futex)
 		stack = false; /* futex_wait_queue <- ... <- futex syscall: the futex event has it */
-	else if (s->state == OFFCPU_BLOCKED)
-		snap_mark(next_tid, s->ts, now, s->syscall); /* its user stack, at the syscall's exit */
+	else if (s->state == OFFCPU_BLOCKED) /* its user stack, at the syscall's exit */
+		snap_mark(next_tid, s->ts, now, s->syscall);
 
 	if (stack)
 		ev = reserve(sizeof(*ev) + sizeof(struct gs_stack), GS_EV_OFFCPU);

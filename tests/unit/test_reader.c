@@ -20,6 +20,7 @@
 #include "strtab.c"
 #include "idmap.c"
 #include "addrmaps.c"
+#include "perfmap.c"
 #include "context.c"
 #include "reader.c"
 #include "testlib.h"

@@ -16,6 +16,7 @@
 #include "strtab.c"
 #include "idmap.c"
 #include "addrmaps.c"
+#include "perfmap.c"
 #include "context.c"
 #include "testlib.h"
 
