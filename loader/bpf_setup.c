@@ -7,9 +7,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
-#include <linux/capability.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -19,24 +17,9 @@
 #include "metadata.h"
 #include "options.h"
 #include "snapshot.h"
+#include "privs.h"
 #include "trace.h"
 #include "umulti.h"
-
-static int check_privileges(void)
-{
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct data[2] = {};
-	__u64 eff;
-
-	if (syscall(SYS_capget, &hdr, data))
-		return -errno;
-	eff = data[0].effective | (__u64)data[1].effective << 32;
-	if (eff & (1ull << CAP_SYS_ADMIN))
-		return 0;
-	if ((eff & (1ull << CAP_BPF)) && (eff & (1ull << CAP_PERFMON)))
-		return 0;
-	return -EPERM;
-}
 
 /*
  * /sys/kernel/btf/vmlinux readable and starting with a BTF header (magic 0xeB9F). Only the
@@ -58,13 +41,8 @@ static bool kernel_btf_present(void)
 
 bool bpf_setup__check(void)
 {
-	if (check_privileges()) {
-		fprintf(stderr,
-			"gapscope: need root or CAP_BPF and CAP_PERFMON to load BPF "
-			"programs (running as uid %d)\n",
-			getuid());
+	if (!privs__check_record())
 		return false;
-	}
 	if (!kernel_btf_present()) {
 		const char *why = access("/sys/kernel/btf/vmlinux", R_OK) ? strerror(errno) :
 									    "unreadable";
@@ -166,11 +144,13 @@ struct record_bpf *bpf_setup__open_load(const struct record_opts *o, bool *umult
 		return NULL;
 	}
 	if (o->snap_bytes) {
-		struct snap_cfg cfg = { .bytes = o->snap_bytes, .min_block_ns = o->snap_min_block_ns };
+		struct snap_cfg cfg = { .bytes = o->snap_bytes,
+					.min_block_ns = o->snap_min_block_ns };
 		__u32 zero = 0;
 
 		if (bpf_map_update_elem(bpf_map__fd(skel->maps.snap_cfg), &zero, &cfg, BPF_ANY))
-			fprintf(stderr, "gapscope: warning: no stack snapshots: %s\n", strerror(errno));
+			fprintf(stderr, "gapscope: warning: no stack snapshots: %s\n",
+				strerror(errno));
 	}
 	return skel;
 }

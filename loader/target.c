@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "privs.h"
 #include "resolve.h"
 #include "target.h"
 
@@ -29,7 +30,7 @@ int target__check(struct target *t, char **cmd, pid_t pid)
 		fprintf(stderr, "gapscope: cannot attach to pid %d: no such process\n", pid);
 		return -ESRCH;
 	}
-	return 0;
+	return cmd ? 0 : privs__may_trace(pid);
 }
 
 /*
@@ -129,6 +130,7 @@ static void child_main(char **cmd, int go, int ep, const sigset_t *orig_mask)
 	sigprocmask(SIG_SETMASK, orig_mask, NULL);
 	if (read(go, &c, 1) != 1)
 		_exit(127); /* the recorder gave up before starting us */
+	privs__drop_for_exec();
 	execvp(cmd[0], cmd);
 	e = errno;
 	if (write(ep, &e, sizeof(e)) < 0)

@@ -34,7 +34,7 @@ expect_error readonly "cannot create /sys/gapscope-test.gsc: " \
 	"$GS" record -o /sys/gapscope-test.gsc -- "${target[@]}"
 
 chmod 0777 "$TMP"
-expect_error notroot "need root or CAP_BPF and CAP_PERFMON" \
+expect_error notroot "missing capabilities: CAP_BPF (to load the BPF programs), CAP_PERFMON" \
 	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
 	"$GS" record -o "$TMP/user.gsc" -- "${target[@]}"
 [ ! -e "$TMP/user.gsc" ] || die "notroot: output created"
