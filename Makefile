@@ -60,6 +60,7 @@ include loader/loader.mk
 include loader/cupti/cupti.mk
 include reports/reports.mk
 include tests/tests.mk
+include tests/fuzz/fuzz.mk
 include reports/assets.mk
 include tests/browser/deps.mk
 

@@ -464,7 +464,7 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 	p->strs = strtab__new();
 	p->stacks = stacktab__new();
 	p->th = p->strs && p->stacks ? threads__new(p->strs, p->stacks) : NULL;
-	p->nm = p->strs ? names__new(p->strs) : NULL;
+	p->nm = p->strs ? names__new(p->strs, !opts->no_file_symbols) : NULL;
 	p->gt = p->strs ? gputime__new(p->strs, opts->min_gap_ns) : NULL;
 	p->rd = oreader__new(p->tr, NULL, OREADER_WINDOW_NS);
 	bl = p->th ? blame__new(p->th, p->nm, p->strs, opts->max_hops) : NULL;

@@ -16,7 +16,11 @@
 
 struct names;
 
-struct names *names__new(struct strtab *strs);
+/*
+ * file_symbols: name user frames from the mapped files the trace names (libdwfl). Without it no
+ * file is opened and user frames are named by address: for traces of unknown origin (fuzzing).
+ */
+struct names *names__new(struct strtab *strs, bool file_symbols);
 void names__free(struct names *n);
 
 void names__add_map(struct names *n, const struct gs_rec_map *m);

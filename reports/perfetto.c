@@ -284,7 +284,7 @@ int timeline__write(FILE *out, const char *path, const struct analysis *a,
 	t.version = trace__version(tr);
 	t.ctx = ctx__new();
 	t.strs = strtab__new();
-	t.nm = t.strs ? names__new(t.strs) : NULL;
+	t.nm = t.strs ? names__new(t.strs, !(o && o->no_file_symbols)) : NULL;
 	t.th = calloc(t.thcap, sizeof(*t.th));
 	if (!t.ctx || !t.nm || !t.th || tl__index_gaps(&t)) {
 		snprintf(err, errlen, "out of memory");
