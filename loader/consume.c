@@ -16,6 +16,7 @@
 #include "record.skel.h"
 #include "clock.h"
 #include "consume.h"
+#include "gpu_feeds.h"
 #include "ksyms.h"
 #include "links.h"
 #include "metadata.h"
@@ -265,6 +266,7 @@ int consumer__poll(struct consumer *c, struct target *t, int sfd, double duratio
 			stop |= on_signals(c, sfd, t);
 		if (pfd[2].revents && read(tfd, &n, sizeof(n)) > 0) {
 			consumer__drain(c);
+			gpu_feeds__tick(c->out);
 			ticks++;
 			if (ticks % 4 == 0)
 				trace_out__flush(c->out);

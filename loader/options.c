@@ -21,6 +21,7 @@ static const struct record_opts defaults = {
 	.ringbuf_mb = 32,
 	.snap_bytes = GS_SNAP_DEFAULT,
 	.snap_min_block_ns = GS_SNAP_MIN_BLOCK,
+	.cupti = -1,
 };
 
 enum {
@@ -78,9 +79,12 @@ static const struct argp_option opts[] = {
 	  "pthread mutex hold times (uprobes on pthread_mutex_lock/unlock: three traps per pair)",
 	  0 },
 	{ "follow-children", OPT_FOLLOW, NULL, 0, "Also record processes the target forks", 0 },
-	{ "cupti", OPT_CUPTI, NULL, 0, "CUPTI activity records (not yet supported)", 0 },
+	{ "cupti", OPT_CUPTI, NULL, 0,
+	  "Exact kernel and copy times from CUPTI, injected into a launched command (the default "
+	  "there; warns when the driver or CUPTI cannot)",
+	  0 },
 	{ "no-cupti", OPT_NO_CUPTI, NULL, 0, "No CUPTI", 0 },
-	{ "nvml", OPT_NVML, NULL, 0, "NVML utilization samples (not yet supported)", 0 },
+	{ "nvml", OPT_NVML, NULL, 0, "NVML GPU utilization samples, 20 a second", 0 },
 	{ "archive", OPT_ARCHIVE, NULL, 0, "Keep binaries for offline reports (not yet supported)",
 	  0 },
 	{ "ringbuf-mb", OPT_RINGBUF, "MB", 0, "Ring buffer size in MiB (default 32)", 0 },
@@ -141,8 +145,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_SNAP:
 		o->snap_bytes = strtoul(arg, &end, 10);
 		if (*end || o->snap_bytes > GS_SNAP_MAX)
-			argp_error(state, "--stack-snapshot wants 0 to %d bytes, got %s", GS_SNAP_MAX,
-				   arg);
+			argp_error(state, "--stack-snapshot wants 0 to %d bytes, got %s",
+				   GS_SNAP_MAX, arg);
 		break;
 	case OPT_SNAP_MIN: {
 		double ms = strtod(arg, &end);
@@ -169,12 +173,17 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->lock_holds = true;
 		break;
 	case OPT_CUPTI:
+		o->cupti = 1;
+		break;
+	case OPT_NO_CUPTI:
+		o->cupti = 0;
+		break;
 	case OPT_NVML:
+		o->nvml = true;
+		break;
 	case OPT_ARCHIVE:
 		fprintf(stderr, "gapscope: warning: %s is not supported yet, ignored\n",
 			state->argv[state->next - 1]);
-		break;
-	case OPT_NO_CUPTI:
 		break;
 	case ARGP_KEY_ARG:
 		/* The command and everything after it belong to the target. */

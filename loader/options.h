@@ -25,8 +25,10 @@ struct record_opts {
 	char **cmd; /* or the command to launch */
 	bool verbose;
 	unsigned int ringbuf_mb;
-	unsigned int snap_bytes;  /* --stack-snapshot: user stack bytes per snapshot, 0 off */
+	unsigned int snap_bytes; /* --stack-snapshot: user stack bytes per snapshot, 0 off */
 	__u64 snap_min_block_ns; /* --snapshot-min-block: the shortest wait snapshotted */
+	int cupti; /* --cupti 1, --no-cupti 0, else -1: on for a launched command, quietly */
+	bool nvml;
 };
 
 /* Parses argv into *o (the defaults first); argp exits on --help and on errors. 0 or -EINVAL. */
