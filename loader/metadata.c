@@ -364,6 +364,21 @@ void map_records__scan(struct map_records *m, struct trace_out *o, pid_t tgid)
 	procmaps__close(&it);
 }
 
+size_t map_records__tgids(const struct map_records *m, pid_t *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->n && n < max; i++) {
+		size_t k = 0;
+
+		while (k < n && out[k] != (pid_t)m->v[i].tgid)
+			k++;
+		if (k == n)
+			out[n++] = m->v[i].tgid;
+	}
+	return n;
+}
+
 void map_records__free(struct map_records *m)
 {
 	free(m->v);

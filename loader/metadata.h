@@ -19,7 +19,7 @@ struct record_bpf;
 struct trace_writer;
 
 struct trace_out {
-	struct trace_writer *tw; /* NULL after a failed write: the recording goes on */
+	struct trace_writer *tw;
 	const char *path;
 	__u32 next_probe_id; /* GS_REC_PROBE ids; a CUDA probe's is its cu_fns key */
 };
@@ -80,6 +80,8 @@ struct map_records {
 
 /* Writes a GS_REC_MAP (with its build-id) for each mapping of TGID not written before. */
 void map_records__scan(struct map_records *m, struct trace_out *o, pid_t tgid);
+/* The processes with mappings recorded, each once, up to max of them; the count. */
+size_t map_records__tgids(const struct map_records *m, pid_t *out, size_t max);
 void map_records__free(struct map_records *m);
 
 #endif

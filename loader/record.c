@@ -24,6 +24,8 @@
 #include "clock.h"
 #include "consume.h"
 #include "gapscope_cmd.h"
+#include "gpu_feeds.h"
+#include "jitmap.h"
 #include "links.h"
 #include "metadata.h"
 #include "options.h"
@@ -60,6 +62,8 @@ static int finish(struct consumer *c, struct links *links, struct sampler *s, st
 
 	links__detach_all(links);
 	consumer__drain(c);
+	jitmap__write_all(out, c->maps, t->pid); /* JITs' perf maps, as the processes left them */
+	gpu_feeds__finish(out);
 	sampler__write(s, c->skel, out, t->pid, clock__mono_ns() - start_ns);
 	meta__losses(out, c->skel, t->pid, c->up->attach_failed, uprobes__cuda_libs(c->up));
 	meta__end(out, t->pid, c->events);
@@ -146,6 +150,7 @@ int cmd_record(int argc, char **argv)
 		err = -EINVAL;
 		goto cleanup;
 	}
+	gpu_feeds__start(&o); /* CUPTI: the target's environment */
 	err = o.cmd ? target__launch(&t, o.cmd, &orig_mask) : target__attach(&t, o.pid);
 	if (err || (err = bpf_setup__watch_tgid(skel, t.pid)) || (err = consumer__open(&c)))
 		goto cleanup;

@@ -21,11 +21,13 @@
 #include <linux/types.h>
 
 #include "gapscope.h"
+#include "gpu_act.h"
 
 #define TRACE_MAGIC	   "GAPSCOPE"
 /*
- * 2: offcpu_event.syscall. 3: user stack snapshots (GS_EV_USTACK_SNAP, bpf/snapshot.h) and the
- * ustack_snap loss counter.
+ * 2: offcpu_event.syscall. 3: user stack snapshots (GS_EV_USTACK_SNAP, bpf/snapshot.h), the
+ * ustack_snap loss counter, GS_REC_GPU_ACT (CUPTI activity), GS_REC_NVML (utilization samples)
+ * and GS_REC_PERF_MAP (a JIT's perf map); a reader of an older file simply finds none of them.
  */
 #define TRACE_VERSION	   3
 #define TRACE_VERSION_MIN  1	       /* the oldest a reader reads (offcpu.h: offcpu_syscall) */
@@ -71,6 +73,9 @@ enum gs_rec_type {
 	GS_REC_LOST_TYPES,    /* struct gs_rec_lost_types: ring-buffer losses by event type */
 	GS_REC_CU_HANDLES,    /* struct gs_rec_cu_handles: kernel names from handles, so far */
 	GS_REC_SAMPLER,	      /* struct gs_rec_sampler: how the CPU samples were taken */
+	GS_REC_GPU_ACT,	      /* struct gs_rec_gpu_act: CUPTI activity (v3) */
+	GS_REC_NVML,	      /* struct gs_rec_nvml: an NVML utilization sample (v3) */
+	GS_REC_PERF_MAP,      /* struct gs_rec_perf_map: a JIT's /tmp/perf-PID.map (v3) */
 };
 
 struct gs_rec_clock {
@@ -187,6 +192,46 @@ struct gs_rec_sampler {
 	__u32 freq;	 /* requested: the most samples per CPU-second */
 	__u64 tick_ns;	 /* tick: 1e9 / CONFIG_HZ, as measured; 0 if unknown */
 	__u64 period_ns; /* CPU time one sample stands for: max(tick_ns, 1e9 / freq) */
+};
+
+/*
+ * A GPU activity record from the CUPTI collector (loader/gpu_act.h), as it came: kernels,
+ * copies, memsets and launch calls with CLOCK_MONOTONIC start and end, kernel names (sent once,
+ * before the first kernel that has the name), the collector's status and CUPTI's drops. Written
+ * as the collector hands them over, in batches, long after the BPF events of the same time: a
+ * reader collects them in a pass of its own rather than in time order.
+ */
+struct gs_rec_gpu_act {
+	struct gs_hdr h; /* h.ts = a.start (when received, for names and status), h.tgid = a.pid */
+	struct gs_gpu_act a;
+};
+
+/*
+ * An NVML utilization sample (nvmlDeviceGetUtilizationRates): the percentage of the last sample
+ * period (1/6 s to 1 s, by product) in which a kernel ran, and the memory controller was busy.
+ * NVML numbers devices by PCI order, CUDA by its own (CUDA_DEVICE_ORDER): they agree on one GPU.
+ */
+struct gs_rec_nvml {
+	struct gs_hdr h; /* h.ts = when sampled */
+	__u32 device;	 /* NVML index */
+	__u32 gpu_pct;
+	__u32 mem_pct;
+	__u32 pad;
+};
+
+/*
+ * The perf map a process wrote for the code it generates at run time (/tmp/perf-PID.map, lines
+ * "START SIZE NAME" in hex), as the recording found it at its end: whole lines, in file order,
+ * a long map in several records of up to GS_PERF_MAP_CHUNK bytes of text each. Written after
+ * every event: a reader that names frames as it goes collects them in a pass of its own.
+ */
+#define GS_PERF_MAP_CHUNK (60 << 10)
+
+struct gs_rec_perf_map {
+	struct gs_hdr h; /* h.tgid: the process */
+	__u32 len;	 /* bytes of text */
+	__u32 seq;	 /* 0, 1, ...: the records of one map, in order */
+	char text[];
 };
 
 /* Writer. */

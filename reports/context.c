@@ -14,6 +14,7 @@
 #include "context.h"
 #include "decode.h"
 #include "idmap.h"
+#include "perfmap.h"
 #include "strtab.h"
 
 /* ---- the context ----------------------------------------------------------------------------- */
@@ -42,6 +43,8 @@ struct gs_ctx {
 	bool distrust_any;
 
 	struct addrmaps *maps;
+	struct perfmaps *perfmaps; /* generated code's names; NULL until a perf map is seen */
+	bool perfmaps_prescanned;
 
 	struct ksyms *ksyms;
 
@@ -80,6 +83,7 @@ void ctx__free(struct gs_ctx *ctx)
 		return;
 	strtab__free(ctx->strs);
 	addrmaps__free(ctx->maps);
+	perfmaps__free(ctx->perfmaps);
 	idmap__free(&ctx->comm_ids);
 	idmap__free(&ctx->probe_ids);
 	idmap__free(&ctx->kernel_ids);
@@ -286,6 +290,20 @@ static void note_kernel_function(struct gs_ctx *ctx, const struct cu_event *e)
 		set_name(ctx, &ctx->hkernel_ids, e->handle, name);
 }
 
+/* A perf map's lines; memory running out leaves code unnamed, nothing worse. */
+static void note_perf_map(struct gs_ctx *ctx, const struct gs_hdr *h)
+{
+	if (!ctx->perfmaps)
+		ctx->perfmaps = perfmaps__new();
+	if (ctx->perfmaps)
+		perfmaps__add(ctx->perfmaps, h);
+}
+
+const char *ctx__jit_symbol(struct gs_ctx *ctx, __u32 tgid, __u64 addr, __u64 *offset)
+{
+	return perfmaps__find(ctx->perfmaps, tgid, addr, offset);
+}
+
 int ctx__prescan(struct gs_ctx *ctx, const char *path)
 {
 	struct gs_ctx *probes = ctx__new();
@@ -308,7 +326,10 @@ int ctx__prescan(struct gs_ctx *ctx, const char *path)
 			note_probe(probes, p);
 		else if (disagrees(h, &fn))
 			distrust(ctx, probes, fn);
+		else if (h->type == GS_REC_PERF_MAP)
+			note_perf_map(ctx, h);
 	}
+	ctx->perfmaps_prescanned = true;
 	trace__close(r);
 	ctx__free(probes);
 	return 0;
@@ -539,6 +560,10 @@ void ctx__note(struct gs_ctx *ctx, const struct gs_hdr *h)
 	case GS_REC_END:
 		ctx->end = *gs_end(h);
 		ctx->has_end = true;
+		break;
+	case GS_REC_PERF_MAP:
+		if (!ctx->perfmaps_prescanned) /* else taken in already */
+			note_perf_map(ctx, h);
 		break;
 	}
 }

@@ -16,7 +16,7 @@
  * Names read from handles (record -p, bpf/cuda.h) are trusted only for a library where no lookup
  * contradicted the handle's name anywhere in the trace: ctx__prescan reads the trace once for the
  * contradictions, so the decision holds from the first record. Without the pre-scan a library is
- * distrusted from its first contradiction on.
+ * distrusted from its first contradiction on. The pre-scan also takes the perf maps in.
  *
  * What the context answers is as of the records fed so far: strings it returns stay valid until
  * ctx__free.
@@ -82,6 +82,13 @@ bool ctx__handle_names_trusted(const struct gs_ctx *ctx, __u32 fn);
 
 /* The mapping of tgid that holds addr (the latest one recorded there), NULL if none. */
 const struct ctx_map *ctx__map(struct gs_ctx *ctx, __u32 tgid, __u64 addr);
+
+/*
+ * The name a JIT gave the code of tgid at addr in its perf map (GS_REC_PERF_MAP, perfmap.h),
+ * and addr's offset in it; NULL if none. The recorder writes perf maps last: ctx__prescan has
+ * them from the start.
+ */
+const char *ctx__jit_symbol(struct gs_ctx *ctx, __u32 tgid, __u64 addr, __u64 *offset);
 
 /* The kernel symbol at or below addr, NULL if none (valid until the next ksym record). */
 const struct ksym *ctx__ksym(struct gs_ctx *ctx, __u64 addr);

@@ -83,6 +83,8 @@ static inline size_t gs_rec_min_size(__u32 type)
 		return sizeof(struct gs_rec_cu_handles);
 	case GS_REC_SAMPLER:
 		return sizeof(struct gs_rec_sampler);
+	case GS_REC_PERF_MAP:
+		return sizeof(struct gs_rec_perf_map);
 	default:
 		return sizeof(struct gs_hdr); /* unknown: skippable by its size alone */
 	}
@@ -143,6 +145,7 @@ GS_DECODER(gs_end, GS_REC_END, struct gs_rec_end)
 GS_DECODER(gs_lost_types, GS_REC_LOST_TYPES, struct gs_rec_lost_types)
 GS_DECODER(gs_cu_handles, GS_REC_CU_HANDLES, struct gs_rec_cu_handles)
 GS_DECODER(gs_sampler, GS_REC_SAMPLER, struct gs_rec_sampler)
+GS_DECODER(gs_perf_map, GS_REC_PERF_MAP, struct gs_rec_perf_map)
 
 #undef GS_DECODER
 

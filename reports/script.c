@@ -3,8 +3,8 @@
  * gapscope script: a trace as text, one event per line, like perf script. Events come in the
  * order their intervals ended (reader.h), each printed with its start time and duration.
  * Recorder metadata (clock, probes, maps, losses) prints as '#' lines; stacks follow their event
- * indented, user frames as dso+offset, kernel frames named from the trace's own symbols: the
- * output depends on the trace alone.
+ * indented, user frames as dso+offset (generated code by the name its perf map gives it), kernel
+ * frames named from the trace's own symbols: the output depends on the trace alone.
  */
 #include <argp.h>
 #include <inttypes.h>
@@ -103,8 +103,14 @@ static void head(const struct script *s, const struct gs_hdr *h, const char *eve
 static void print_user_frame(const struct script *s, __u32 tgid, __u64 a, const char *tag)
 {
 	const struct ctx_map *m = ctx__map(s->ctx, tgid, a);
+	__u64 off;
+	const char *jit = ctx__jit_symbol(s->ctx, tgid, a, &off);
 
-	if (m)
+	/* Generated code the process named in its perf map, as perf script shows it. */
+	if (jit)
+		fprintf(s->out, "\t%16" PRIx64 " %s%s+0x%" PRIx64 " (/tmp/perf-%u.map)\n",
+			(uint64_t)a, tag, jit, (uint64_t)off, tgid);
+	else if (m)
 		fprintf(s->out, "\t%16" PRIx64 " %s(%s+0x%" PRIx64 ")\n", (uint64_t)a, tag, m->path,
 			(uint64_t)(a - m->start + m->pgoff));
 	else
@@ -405,7 +411,8 @@ static void print_probe_rec(const struct script *s, const struct gs_rec_probe *p
 	fprintf(o, "# probe %u %s %.*s:%.*s", p->id, trace__probe_family_name(p->family), (int)ll,
 		p->names, (int)gs_rec_strlen(&p->h, sym), sym);
 	if (p->err) {
-		fprintf(o, " FAILED: %s\n", strerror(-p->err));
+		/* -INT_MIN would overflow: negated unsigned */
+		fprintf(o, " FAILED: %s\n", strerror((int)(0u - (__u32)p->err)));
 		return;
 	}
 	fprintf(o, " live-since=");
@@ -513,6 +520,10 @@ static void print_meta(const struct script *s, const struct gs_hdr *h)
 		break;
 	case GS_REC_KSYM:
 		break; /* names kernel frames: printed with them */
+	case GS_REC_PERF_MAP:
+		fprintf(o, "# perf-map pid=%u part=%u bytes=%u\n", h->tgid, gs_perf_map(h)->seq,
+			gs_perf_map(h)->len);
+		break;
 	default:
 		fprintf(o, "# unknown record type %u size %u\n", h->type, h->size);
 	}
