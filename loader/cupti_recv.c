@@ -55,7 +55,7 @@ static const char *collector_path(char *buf, size_t len)
 	return buf;
 }
 
-void cupti_recv__start(bool asked)
+bool cupti_recv__start(bool asked)
 {
 	const char *prev = getenv("CUDA_INJECTION64_PATH"), *lib;
 	char path[PATH_MAX], num[16];
@@ -67,18 +67,18 @@ void cupti_recv__start(bool asked)
 		if (asked)
 			fprintf(stderr, "gapscope: warning: --cupti: no %s next to gapscope\n",
 				GS_CUPTI_LIB);
-		return;
+		return false;
 	}
 	if (prev && *prev && strcmp(prev, lib)) {
 		if (asked)
 			fprintf(stderr,
 				"gapscope: warning: --cupti: CUDA_INJECTION64_PATH is %s already\n",
 				prev);
-		return;
+		return false;
 	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
 		fprintf(stderr, "gapscope: warning: CUPTI: socketpair: %s\n", strerror(errno));
-		return;
+		return false;
 	}
 	/* Root may go past net.core.rmem_max; anyone else gets what the system allows. */
 	if (setsockopt(sv[0], SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big)))
@@ -88,12 +88,13 @@ void cupti_recv__start(bool asked)
 	if (cr.child_fd < 0 || fcntl(sv[0], F_SETFL, O_NONBLOCK)) {
 		fprintf(stderr, "gapscope: warning: CUPTI: %s\n", strerror(errno));
 		close(sv[0]);
-		return;
+		return false;
 	}
 	cr.fd = sv[0];
 	snprintf(num, sizeof(num), "%d", cr.child_fd);
 	setenv(GS_CUPTI_FD_ENV, num, 1);
 	setenv("CUDA_INJECTION64_PATH", lib, 1);
+	return true;
 }
 
 static void on_status(const struct gs_gpu_act *a)
@@ -200,13 +201,21 @@ void cupti_recv__finish(struct trace_out *out)
 	cr.fd = -1;
 }
 
-void gpu_feeds__start(const struct record_opts *o)
+void gpu_feeds__start(const struct record_opts *o, struct trace_out *out)
 {
-	if (o->cupti && o->cmd)
-		cupti_recv__start(o->cupti > 0);
-	else if (o->cupti > 0)
+	int err;
+
+	if (o->cupti && o->cmd) {
+		/* The flag tells a report to look for activity records (trace.h, TRACE_F_GPU_ACT). */
+		if (cupti_recv__start(o->cupti > 0) && out->tw &&
+		    (err = trace__set_flags(out->tw, TRACE_F_GPU_ACT)))
+			fprintf(stderr,
+				"gapscope: warning: %s: cannot mark the trace for CUPTI: %s\n",
+				out->path, strerror(-err));
+	} else if (o->cupti > 0) {
 		fprintf(stderr, "gapscope: warning: --cupti needs a launched command (the driver "
 				"loads it at cuInit): API-inferred timeline only\n");
+	}
 	if (o->nvml)
 		nvml__start();
 }

@@ -32,6 +32,7 @@ struct trace_writer {
 	int err;
 	__u64 cut_seq;
 	__u64 dropped;
+	struct trace_file_hdr fh; /* as written, for trace__set_flags() */
 };
 
 static int write_all(int fd, const void *p, size_t n)
@@ -94,7 +95,22 @@ struct trace_writer *trace__create(const char *path, bool force)
 		return NULL;
 	}
 	w->bytes = sizeof(fh);
+	w->fh = fh;
 	return w;
+}
+
+int trace__set_flags(struct trace_writer *w, __u32 flags)
+{
+	struct trace_file_hdr fh = w->fh;
+
+	fh.flags |= flags;
+	fh.crc = 0;
+	fh.crc = crc_of(0, &fh, sizeof(fh));
+	/* pwrite: the appending offset stays where it is. */
+	if (pwrite(w->fd, &fh, sizeof(fh), 0) != (ssize_t)sizeof(fh))
+		return -errno;
+	w->fh = fh;
+	return 0;
 }
 
 /*
@@ -341,6 +357,7 @@ struct trace_reader *trace__open(const char *path, char *err, size_t errlen)
 	r->size = st.st_size;
 	r->off = fh.hdr_size;
 	r->st.version = fh.version;
+	r->st.flags = fh.flags;
 	return r;
 }
 
@@ -513,6 +530,18 @@ const char *trace__event_name(__u32 type)
 	};
 
 	return type < GS_EV_MAX && names[type] ? names[type] : "other";
+}
+
+const char *trace__gpu_act_kind_name(__u32 kind)
+{
+	static const char *const names[GS_ACT_KIND_MAX] = {
+		[GS_ACT_KERNEL] = "kernel",   [GS_ACT_MEMCPY] = "memcpy",
+		[GS_ACT_MEMSET] = "memset",   [GS_ACT_LAUNCH] = "launch",
+		[GS_ACT_NAME] = "name",	      [GS_ACT_STATUS] = "status",
+		[GS_ACT_DROPPED] = "dropped",
+	};
+
+	return kind < GS_ACT_KIND_MAX && names[kind] ? names[kind] : "?";
 }
 
 const char *trace__probe_family_name(__u32 family)

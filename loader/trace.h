@@ -40,9 +40,16 @@ struct trace_file_hdr {
 	__u32 version;
 	__u32 hdr_size;
 	__u64 created_ns; /* CLOCK_REALTIME */
-	__u32 flags;
-	__u32 crc; /* crc32 of this header with crc = 0 */
+	__u32 flags;	  /* TRACE_F_* */
+	__u32 crc;	  /* crc32 of this header with crc = 0 */
 };
+
+/*
+ * The CUPTI collector was injected into the target: GS_REC_GPU_ACT records may follow, written
+ * long after the events of their time (reports/gpuact.c reads them in a pass of their own, only
+ * in the files that have this flag). Older files have no flags set.
+ */
+#define TRACE_F_GPU_ACT 0x1
 
 struct trace_chunk_hdr {
 	__u32 magic;
@@ -248,6 +255,8 @@ struct trace_writer *trace__create(const char *path, bool force);
  */
 int trace__append(struct trace_writer *w, const void *rec, size_t size);
 int trace__flush(struct trace_writer *w);
+/* Sets FLAGS (TRACE_F_*) in the file header, written again in place. 0 or -errno. */
+int trace__set_flags(struct trace_writer *w, __u32 flags);
 int trace__finish(struct trace_writer *w);
 __u64 trace__bytes(const struct trace_writer *w);
 __u64 trace__records(const struct trace_writer *w);
@@ -263,6 +272,7 @@ struct trace_stats {
 	__u64 cut_bytes;  /* incomplete last chunk, ignored */
 	bool finished;	  /* saw GS_REC_END */
 	__u32 version;	  /* of the file: TRACE_VERSION_MIN..TRACE_VERSION */
+	__u32 flags;	  /* of the file header: TRACE_F_* */
 };
 
 struct trace_reader;
@@ -287,6 +297,7 @@ void trace__close(struct trace_reader *r);
 const char *trace__cu_kind_name(__u32 kind);	    /* enum cu_kind: "launch", "sync_stream", ... */
 const char *trace__event_name(__u32 type);	    /* enum gs_event_type: "cuda", "offcpu", ... */
 const char *trace__probe_family_name(__u32 family); /* enum gs_probe_family: "cuda", "libc", ... */
+const char *trace__gpu_act_kind_name(__u32 kind);   /* enum gs_gpu_act_kind: "kernel", ... */
 
 /* Size of the fixed part of a record (without its stack frames). */
 static inline size_t gs_fixed_size(const struct gs_hdr *h)

@@ -24,6 +24,7 @@
 #include "stacktab.h"
 #include "strtab.h"
 #include "threads.h"
+#include "tiers.h"
 #include "trace.h"
 
 /* A gap is analysed once the trace has gone this far past its end (intervals that end later
@@ -51,6 +52,8 @@ struct analysis_priv {
 	struct threads *th;
 	struct names *nm;
 	struct gputime *gt;
+	struct tiers *tiers; /* CUPTI's timeline; NULL unless the trace is marked for it */
+	__u64 min_gap_ns;
 	struct vec probes; /* const char *, by probe id */
 };
 
@@ -388,22 +391,29 @@ static int complete_due(struct analysis *a, struct blame *bl, const struct analy
 	return err;
 }
 
-static void take_idle(struct analysis *a)
+/* Idle windows of a tier become pending gaps. */
+static void push_idle(struct analysis *a, struct gpu_idle *idle, size_t n, const char *tier)
 {
 	struct analysis_priv *p = a->priv;
-	size_t n;
-	struct gpu_idle *idle = gputime__take_idle(p->gt, &n);
 
 	for (size_t i = 0; i < n; i++) {
-		struct gap *g = vec__push(&p->pending, sizeof(*g));
+		struct gap *g;
 
+		/* A device with CUPTI's timeline: the API tier's windows are only compared. */
+		if (!strcmp(tier, "api") && tiers__owns(p->tiers, idle[i].device)) {
+			tiers__api_gap(p->tiers, &idle[i]);
+			continue;
+		}
+		if (idle[i].end - idle[i].start < p->min_gap_ns)
+			continue; /* under min_gap: taken for the comparison alone */
+		g = vec__push(&p->pending, sizeof(*g));
 		if (!g)
 			break;
 		g->device = idle[i].device;
 		g->start_ns = idle[i].start;
 		g->start_earliest_ns = idle[i].start_earliest;
 		g->end_ns = idle[i].end;
-		g->tier = "api";
+		g->tier = tier;
 		g->start_how = idle[i].start_how;
 		g->end_how = idle[i].end_how;
 		g->closer_tid = idle[i].closer_tid;
@@ -411,6 +421,27 @@ static void take_idle(struct analysis *a)
 			p->next_due = g->end_ns + GAP_MARGIN_NS;
 	}
 	free(idle);
+}
+
+static void take_idle(struct analysis *a, bool cuda)
+{
+	struct analysis_priv *p = a->priv;
+	struct gpu_idle *idle;
+	size_t n;
+
+	if (cuda) {
+		idle = gputime__take_idle(p->gt, &n);
+		push_idle(a, idle, n, "api");
+	}
+	if (p->tiers && a->end_ns >= tiers__next_end(p->tiers)) {
+		idle = tiers__take_idle(p->tiers, a->end_ns, &n);
+		/* No launch record named the closer: the thread that launched last before the end. */
+		for (size_t i = 0; i < n; i++)
+			if (!idle[i].closer_tid)
+				idle[i].closer_tid = gputime__launcher(p->gt, idle[i].device,
+								       idle[i].end);
+		push_idle(a, idle, n, "cupti");
+	}
 }
 
 /* Forget what no open or pending gap can reach back to. */
@@ -421,6 +452,8 @@ static void prune(struct analysis *a, __u64 now)
 
 	if (now < h)
 		h = now;
+	if (tiers__next_start(p->tiers) < h)
+		h = tiers__next_start(p->tiers);
 	for (size_t i = 0; i < p->pending.n; i++)
 		if (VEC_AT(&p->pending, struct gap, i)->start_ns < h)
 			h = VEC_AT(&p->pending, struct gap, i)->start_ns;
@@ -456,6 +489,7 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 	}
 	a->priv = p;
 	p->next_due = UINT64_MAX;
+	p->min_gap_ns = opts->min_gap_ns;
 	p->tr = trace__open(path, err, errlen);
 	if (!p->tr) {
 		analysis__free(a);
@@ -465,7 +499,11 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 	p->stacks = stacktab__new();
 	p->th = p->strs && p->stacks ? threads__new(p->strs, p->stacks) : NULL;
 	p->nm = p->strs ? names__new(p->strs, !opts->no_file_symbols) : NULL;
-	p->gt = p->strs ? gputime__new(p->strs, opts->min_gap_ns) : NULL;
+	if (p->strs && (trace__stats(p->tr)->flags & TRACE_F_GPU_ACT) &&
+	    !(p->tiers = tiers__scan(path, opts->min_gap_ns, p->strs, err, errlen)))
+		goto out;
+	/* With CUPTI's timeline the API tier's windows down to a quarter of min_gap are compared. */
+	p->gt = p->strs ? gputime__new(p->strs, opts->min_gap_ns / (p->tiers ? 4 : 1)) : NULL;
 	p->rd = oreader__new(p->tr, NULL, OREADER_WINDOW_NS);
 	bl = p->th ? blame__new(p->th, p->nm, p->strs, opts->max_hops) : NULL;
 	if (!p->th || !p->nm || !p->gt || !p->rd || !bl)
@@ -474,8 +512,7 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 	while ((ret = oreader__next(p->rd, &h)) > 0) {
 		if (feed(a, h, version))
 			goto oom;
-		if (h->type == GS_EV_CUDA)
-			take_idle(a);
+		take_idle(a, h->type == GS_EV_CUDA);
 		if (a->end_ns >= p->next_due && complete_due(a, bl, opts, a->end_ns))
 			goto fail;
 		if (++nrec % PRUNE_EVERY == 0)
@@ -487,6 +524,10 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 		goto fail;
 	a->duration_ns = a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0;
 	if (gputime__finish(p->gt, a->start_ns, a->end_ns, &a->devices, &a->ndevices))
+		goto oom;
+	if (p->tiers &&
+	    (tiers__devices(p->tiers, a->start_ns, a->end_ns, &a->devices, &a->ndevices) ||
+	     tiers__agree(p->tiers, a)))
 		goto oom;
 	a->gaps = p->gaps.data;
 	a->ngaps = p->gaps.n;
@@ -540,9 +581,11 @@ void analysis__free(struct analysis *a)
 	for (size_t d = 0; d < a->ndevices; d++)
 		free(a->devices[d].busy);
 	free(a->devices);
+	free(a->agree);
 	if (p) {
 		oreader__free(p->rd);
 		gputime__free(p->gt);
+		tiers__free(p->tiers);
 		names__free(p->nm);
 		threads__free(p->th);
 		stacktab__free(p->stacks);

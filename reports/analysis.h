@@ -87,7 +87,7 @@ struct gap {
 	/* The start edge is the evidence's return; the device may have gone idle as early as
 	 * this (the wakeup of the synchronize's last sleep; == start_ns when not known). */
 	__u64 start_earliest_ns;
-	const char *tier;      /* "api" */
+	const char *tier;      /* "api", or "cupti" where the device has CUPTI's kernel records */
 	const char *start_how; /* how the device was known idle: "cuStreamSynchronize returned" */
 	const char *end_how;   /* "cuLaunchKernel by gpu-worker-0" */
 	__u32 closer_tid;
@@ -127,6 +127,22 @@ struct cause {
 
 #define ANALYSIS_LOSS_MAX (GS_LOSS_MAX + 4)
 
+/* How far the API-inferred gaps of a device agree with CUPTI's (reports/tiers.h). */
+struct tier_agreement {
+	__u32 device;
+	__u32 cupti_gaps, api_gaps;
+	__u32 recalled; /* CUPTI gaps an API gap overlaps */
+	__u32 precise;	/* API gaps that overlap a CUPTI idle window */
+	__u64 start_err_p50, start_err_p99, end_err_p50, end_err_p99; /* ns, of recalled gaps */
+};
+
+/* The CUPTI collector, as its records say (marked: the trace has TRACE_F_GPU_ACT). */
+struct cupti_info {
+	bool marked, on, flushed;
+	__u64 kernels, copies, memsets, launches, dropped, bad;
+	const char *status; /* why there is no CUPTI tier, when the collector said so */
+};
+
 struct analysis {
 	__u64 start_ns, end_ns, duration_ns;
 	__u64 events; /* trace records analysed */
@@ -147,6 +163,9 @@ struct analysis {
 	/* What the trace lacked, one line each (cut off, corrupt, no CUDA events, ...). */
 	const char *notes[16];
 	size_t nnotes;
+	struct cupti_info cupti;
+	struct tier_agreement *agree; /* per device with a CUPTI tier */
+	size_t nagree;
 	struct analysis_priv *priv;
 };
 

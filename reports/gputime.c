@@ -52,6 +52,10 @@ struct gdev {
 	const char *idle_fn, *idle_comm; /* the call that made it idle */
 	__u64 idle_earliest;
 	struct vec busy; /* struct busy_interval */
+	/* The latest launches, for gputime__launcher(): a ring. */
+	__u64 launch_ts[GPUTIME_LAUNCHES];
+	__u32 launch_tid[GPUTIME_LAUNCHES];
+	__u32 nlaunch;
 };
 
 /* An event's last two records: a synchronize that began before the latest waits for the other. */
@@ -207,6 +211,8 @@ static void device_launch(struct gputime *g, struct stream *s, const struct gop 
 
 	d->seen = true;
 	s->last_launch = op->t;
+	d->launch_ts[d->nlaunch % GPUTIME_LAUNCHES] = op->t;
+	d->launch_tid[d->nlaunch++ % GPUTIME_LAUNCHES] = op->tid;
 	if (was)
 		return;
 	if (d->outstanding++)
@@ -421,6 +427,19 @@ struct gpu_idle *gputime__take_idle(struct gputime *g, size_t *n)
 	*n = g->idle.n;
 	g->idle = (struct vec){};
 	return i;
+}
+
+__u32 gputime__launcher(const struct gputime *g, __u32 device, __u64 t)
+{
+	const struct gdev *d = &g->dev[device % MAX_DEVICES];
+
+	for (__u32 k = 0; k < GPUTIME_LAUNCHES && k < d->nlaunch; k++) {
+		__u32 i = (d->nlaunch - 1 - k) % GPUTIME_LAUNCHES;
+
+		if (d->launch_ts[i] <= t)
+			return d->launch_tid[i];
+	}
+	return 0;
 }
 
 int gputime__finish(struct gputime *g, __u64 t0, __u64 t1, struct device_summary **devs,

@@ -50,6 +50,13 @@ int gputime__add(struct gputime *g, const struct cu_event *e, const char *fn, co
 /* Idle windows of at least min_gap_ns found since the last call (malloc'ed, caller frees). */
 struct gpu_idle *gputime__take_idle(struct gputime *g, size_t *n);
 
+/*
+ * The thread of the latest launch on the device at or before t, among its last GPUTIME_LAUNCHES
+ * launches; 0 if none. For gaps another tier found (the closer of a CUPTI gap).
+ */
+#define GPUTIME_LAUNCHES 64
+__u32 gputime__launcher(const struct gputime *g, __u32 device, __u64 t);
+
 /* The earliest start of an idle window still open (a device idle now), UINT64_MAX if none. */
 __u64 gputime__idle_since(const struct gputime *g);
 

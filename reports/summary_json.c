@@ -91,6 +91,42 @@ static void json_gap(FILE *out, const struct gap *g)
 	fprintf(out, ",\"folded\":\"gaps/%04u.folded\",\"svg\":\"gaps/%04u.svg\"}", g->id, g->id);
 }
 
+/* The CUPTI tier, in a trace marked for it: the collector's counts and the tiers' agreement. */
+static void json_cupti(FILE *out, const struct analysis *a)
+{
+	const struct cupti_info *c = &a->cupti;
+
+	if (!c->marked)
+		return;
+	fprintf(out,
+		",\n\"cupti\":{\"on\":%s,\"flushed\":%s,\"kernels\":%" PRIu64 ",\"copies\":%" PRIu64
+		",\"memsets\":%" PRIu64 ",\"launches\":%" PRIu64 ",\"dropped\":%" PRIu64
+		",\"bad\":%" PRIu64 ",\"status\":",
+		c->on ? "true" : "false", c->flushed ? "true" : "false", (uint64_t)c->kernels,
+		(uint64_t)c->copies, (uint64_t)c->memsets, (uint64_t)c->launches,
+		(uint64_t)c->dropped, (uint64_t)c->bad);
+	if (c->status)
+		json_str(out, c->status);
+	else
+		fprintf(out, "null");
+	fprintf(out, ",\"agreement\":[");
+	for (size_t i = 0; i < a->nagree; i++) {
+		const struct tier_agreement *t = &a->agree[i];
+
+		fprintf(out,
+			"%s{\"device\":%u,\"cupti_gaps\":%u,\"api_gaps\":%u,\"recalled\":%u,"
+			"\"precise\":%u,\"recall\":%.4f,\"precision\":%.4f,\"start_err_p50_ns\":%" PRIu64
+			",\"start_err_p99_ns\":%" PRIu64 ",\"end_err_p50_ns\":%" PRIu64
+			",\"end_err_p99_ns\":%" PRIu64 "}",
+			i ? "," : "", t->device, t->cupti_gaps, t->api_gaps, t->recalled,
+			t->precise, t->cupti_gaps ? (double)t->recalled / t->cupti_gaps : 1.0,
+			t->api_gaps ? (double)t->precise / t->api_gaps : 1.0,
+			(uint64_t)t->start_err_p50, (uint64_t)t->start_err_p99,
+			(uint64_t)t->end_err_p50, (uint64_t)t->end_err_p99);
+	}
+	fprintf(out, "]}");
+}
+
 int summary_json__write(const struct analysis *a, FILE *out)
 {
 	/* start_ns: the trace's first moment (CLOCK_MONOTONIC), where the page's time axis begins */
@@ -116,7 +152,9 @@ int summary_json__write(const struct analysis *a, FILE *out)
 			d ? "," : "", a->devices[d].id, (uint64_t)a->devices[d].busy_ns,
 			(uint64_t)a->devices[d].idle_ns,
 			a->duration_ns ? 100.0 * a->devices[d].busy_ns / a->duration_ns : 0.0);
-	fprintf(out, "],\n\"gap_ns\":%" PRIu64 ",\"preempted_outside_ns\":%" PRIu64 ",\n\"gaps\":[",
+	fprintf(out, "]");
+	json_cupti(out, a);
+	fprintf(out, ",\n\"gap_ns\":%" PRIu64 ",\"preempted_outside_ns\":%" PRIu64 ",\n\"gaps\":[",
 		(uint64_t)a->gap_ns, (uint64_t)a->preempted_outside_ns);
 	for (size_t g = 0; g < a->ngaps; g++) {
 		fprintf(out, "%s\n", g ? "," : "");

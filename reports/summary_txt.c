@@ -61,6 +61,49 @@ static int cmp_dur(const void *x, const void *y)
 	return da > db ? -1 : da < db;
 }
 
+static const struct tier_agreement *agreement(const struct analysis *a, __u32 device)
+{
+	for (size_t i = 0; i < a->nagree; i++)
+		if (a->agree[i].device == device)
+			return &a->agree[i];
+	return NULL;
+}
+
+static double pct(__u32 part, __u32 whole)
+{
+	return whole ? 100.0 * part / whole : 100.0;
+}
+
+/* The CUPTI collector's word, and how far the API tier agrees with CUPTI's gaps. */
+static void print_tiers(FILE *out, const struct analysis *a)
+{
+	const struct cupti_info *c = &a->cupti;
+
+	if (!c->marked)
+		return;
+	if (!c->on)
+		fprintf(out, "CUPTI: no activity (%s): API-inferred timeline only\n",
+			c->status ? c->status : "the collector never started");
+	else
+		fprintf(out,
+			"CUPTI: %" PRIu64 " kernels, %" PRIu64 " copies, %" PRIu64 " launch calls, "
+			"%" PRIu64 " records dropped%s\n",
+			(uint64_t)c->kernels, (uint64_t)c->copies, (uint64_t)c->launches,
+			(uint64_t)(c->dropped + c->bad), c->flushed ? "" : " (no final flush)");
+	for (size_t i = 0; i < a->nagree; i++) {
+		const struct tier_agreement *t = &a->agree[i];
+
+		fprintf(out,
+			"device %u: API-inferred gaps against CUPTI's: recall %.1f%% (%u of %u), "
+			"precision %.1f%% (%u of %u); edge error start p50 %.3f ms p99 %.3f ms, "
+			"end p50 %.3f ms p99 %.3f ms\n",
+			t->device, pct(t->recalled, t->cupti_gaps), t->recalled, t->cupti_gaps,
+			pct(t->precise, t->api_gaps), t->precise, t->api_gaps,
+			t->start_err_p50 / 1e6, t->start_err_p99 / 1e6, t->end_err_p50 / 1e6,
+			t->end_err_p99 / 1e6);
+	}
+}
+
 int summary_txt__write(const struct analysis *a, const struct report_out_opts *o, FILE *out)
 {
 	const struct gap **by_dur;
@@ -73,10 +116,11 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 	for (size_t i = 0; i < a->nnotes; i++)
 		fprintf(out, "note: %s\n", a->notes[i]);
 	for (size_t d = 0; d < a->ndevices; d++)
-		fprintf(out, "device %u: busy %.1f%% (%.3f s of %.3f s, API-inferred)\n",
-			a->devices[d].id,
+		fprintf(out, "device %u: busy %.1f%% (%.3f s of %.3f s, %s)\n", a->devices[d].id,
 			a->duration_ns ? 100.0 * a->devices[d].busy_ns / a->duration_ns : 0.0,
-			a->devices[d].busy_ns / 1e9, a->duration_ns / 1e9);
+			a->devices[d].busy_ns / 1e9, a->duration_ns / 1e9,
+			agreement(a, a->devices[d].id) ? "CUPTI" : "API-inferred");
+	print_tiers(out, a);
 	fprintf(out, "gaps: %zu, total ", a->ngaps);
 	print_ms(out, a->gap_ns);
 	fprintf(out, " (%.1f%% of the run)\n",
@@ -109,7 +153,7 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 
 		fprintf(out, "gap %u [", g->id);
 		print_ms(out, g->end_ns - g->start_ns);
-		fprintf(out, "] gpu%u ", g->device);
+		fprintf(out, "] gpu%u %s", g->device, strcmp(g->tier, "api") ? "(CUPTI) " : "");
 		print_chain(out, g);
 	}
 	free(by_dur);

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0
+/* gapscope script's '#' lines: the recorder's metadata records (script.h). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "decode.h"
+#include "script.h"
+#include "trace.h"
+
+void script__print_time(FILE *o, __u64 ns)
+{
+	fprintf(o, "%llu.%06llu", (unsigned long long)(ns / 1000000000ull),
+		(unsigned long long)(ns % 1000000000ull / 1000));
+}
+
+static void print_counters(FILE *o, const struct gs_hdr *h, __u32 n, const __u64 *count,
+			   bool by_type)
+{
+	__u32 have = gs_rec_counters(h, n, count);
+
+	for (__u32 i = by_type; i < have; i++)
+		fprintf(o, " %s=%llu",
+			by_type		? trace__event_name(i) :
+			i < GS_LOSS_MAX ? gs_loss_names[i] :
+					  "other",
+			(unsigned long long)count[i]);
+	fputc('\n', o);
+}
+
+static void print_probe_rec(FILE *o, const struct gs_rec_probe *p)
+{
+	size_t ll = gs_rec_strlen(&p->h, p->names);
+	const char *sym = p->names + ll + 1;
+
+	fprintf(o, "# probe %u %s %.*s:%.*s", p->id, trace__probe_family_name(p->family), (int)ll,
+		p->names, (int)gs_rec_strlen(&p->h, sym), sym);
+	if (p->err) {
+		/* -INT_MIN would overflow: negated unsigned */
+		fprintf(o, " FAILED: %s\n", strerror((int)(0u - (__u32)p->err)));
+		return;
+	}
+	fprintf(o, " live-since=");
+	script__print_time(o, p->h.ts);
+	fprintf(o, "%s off=0x%llx\n", (p->flags & GS_PROBE_F_RET) ? " +return" : "",
+		(unsigned long long)p->offset);
+}
+
+/* A CUPTI activity record, as the collector sent it (loader/gpu_act.h). */
+static void print_gpu_act(FILE *o, const struct gs_hdr *h)
+{
+	const struct gs_gpu_act *a = gs_gpu_act(h);
+
+	if (!a) {
+		fprintf(o, "# cupti: malformed record (%u bytes)\n", h->size);
+		return;
+	}
+	fprintf(o,
+		"# cupti %s dev=%u ctx=%u stream=%u corr=%u aux=%u tid=%u start=%" PRIu64
+		" end=%" PRIu64 " bytes=%" PRIu64 " %s\n",
+		trace__gpu_act_kind_name(a->kind), a->device, a->context, a->stream, a->correlation,
+		a->aux, a->tid, (uint64_t)a->start, (uint64_t)a->end, (uint64_t)a->bytes,
+		a->size > sizeof(*a) ? a->text : "");
+}
+
+void script__print_meta(FILE *o, const struct gs_hdr *h)
+{
+	switch (h->type) {
+	case GS_REC_CLOCK: {
+		const struct gs_rec_clock *c = gs_clock(h);
+
+		fprintf(o,
+			"# clock monotonic=%llu realtime=%llu boottime=%llu freq=%u cpus=%u "
+			"host=%.64s kernel=%.64s\n",
+			(unsigned long long)c->mono_ns, (unsigned long long)c->real_ns,
+			(unsigned long long)c->boot_ns, c->sample_freq, c->ncpus, c->host,
+			c->kernel);
+		break;
+	}
+	case GS_REC_TARGET: {
+		const struct gs_rec_target *t = gs_target(h);
+		const char *a = t->argv, *end = gs_rec_tail_end(h);
+
+		fprintf(o, "# target pid=%u %s", h->tgid,
+			t->mode == GS_TARGET_LAUNCH ? "launch" : "attach");
+		for (__u32 i = 0; i < t->argc && a < end; i++) {
+			size_t len = gs_rec_strlen(h, a);
+
+			fprintf(o, " %.*s", (int)len, a);
+			a += len + 1;
+		}
+		fputc('\n', o);
+		break;
+	}
+	case GS_REC_PROBE:
+		print_probe_rec(o, gs_probe_rec(h));
+		break;
+	case GS_REC_MAP: {
+		const struct gs_rec_map *m = gs_map(h);
+
+		fprintf(o, "# map pid=%u %llx-%llx %c%c%c off=%llx %.*s", h->tgid,
+			(unsigned long long)m->start, (unsigned long long)m->end,
+			m->prot & 1 ? 'r' : '-', m->prot & 2 ? 'w' : '-', m->prot & 4 ? 'x' : '-',
+			(unsigned long long)m->pgoff, (int)gs_rec_strlen(h, m->path), m->path);
+		if (m->build_id_len) {
+			fprintf(o, " build-id=");
+			for (__u32 i = 0; i < m->build_id_len && i < sizeof(m->build_id); i++)
+				fprintf(o, "%02x", m->build_id[i]);
+		}
+		fputc('\n', o);
+		break;
+	}
+	case GS_REC_LOSSES: {
+		const struct gs_rec_losses *l = gs_losses(h);
+		__u32 have = gs_rec_counters(h, l->n, l->count);
+		__u64 sum = 0;
+
+		for (__u32 i = 0; i < have; i++)
+			sum += l->count[i];
+		fprintf(o, "# losses total=%llu", (unsigned long long)sum);
+		print_counters(o, h, l->n, l->count, false);
+		break;
+	}
+	case GS_REC_LOST_TYPES: {
+		const struct gs_rec_lost_types *l = gs_lost_types(h);
+
+		fprintf(o, "# lost-by-type");
+		print_counters(o, h, l->n, l->count, true);
+		break;
+	}
+	case GS_REC_CU_HANDLES: {
+		const struct gs_rec_cu_handles *c = gs_cu_handles(h);
+
+		fprintf(o,
+			"# kernel-names-from-handles checked=%llu agreed=%llu disagreed=%llu "
+			"named=%llu rejected=%llu libs=%u off=%u\n",
+			(unsigned long long)(c->agree + c->disagree), (unsigned long long)c->agree,
+			(unsigned long long)c->disagree, (unsigned long long)c->named,
+			(unsigned long long)c->rejected, c->libs, c->libs_off);
+		break;
+	}
+	case GS_REC_PROC_EXIT: {
+		const struct gs_rec_exit *x = gs_proc_exit(h);
+
+		fprintf(o, "# exit pid=%u status=0x%x utime_ns=%llu stime_ns=%llu\n", h->tgid,
+			x->status, (unsigned long long)x->utime_ns,
+			(unsigned long long)x->stime_ns);
+		break;
+	}
+	case GS_REC_SAMPLER: {
+		const struct gs_rec_sampler *sa = gs_sampler(h);
+
+		fprintf(o, "# sampler %s freq=%u tick_ns=%llu period_ns=%llu\n",
+			sa->kind == GS_SAMPLER_TICK ? "tick" : "timer", sa->freq,
+			(unsigned long long)sa->tick_ns, (unsigned long long)sa->period_ns);
+		break;
+	}
+	case GS_REC_END:
+		fprintf(o, "# end events=%llu\n", (unsigned long long)gs_end(h)->events);
+		break;
+	case GS_REC_KSYM:
+		break; /* names kernel frames: printed with them */
+	case GS_REC_PERF_MAP:
+		fprintf(o, "# perf-map pid=%u part=%u bytes=%u\n", h->tgid, gs_perf_map(h)->seq,
+			gs_perf_map(h)->len);
+		break;
+	case GS_REC_GPU_ACT:
+		print_gpu_act(o, h);
+		break;
+	default:
+		fprintf(o, "# unknown record type %u size %u\n", h->type, h->size);
+	}
+}
+

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The report's CUPTI tier (reports/tiers.c) on a real simcuda recording of tracker-trim, whose
+# engine truth (simcuda's exact kernel intervals) is added to a copy of the trace as the CUPTI
+# collector would send it (tests/report/add_cupti.c: late batches, no launch records):
+#   - the gaps are CUPTI's: exactly the truth's idle windows of 1 ms or more, tier "cupti", and
+#     the device's busy time is the truth's kernel time (windows under 1 ms counted busy);
+#   - the agreement figures are the ones computed here from the API tier's own report of the
+#     original trace at --min-gap 0.25 (the windows the analysis compares);
+#   - the closers come from the API tier, and the cause is still malloc_trim via the tracker lock.
+# tracker-trim for its cause, starved for its many short gaps. Everything is compared within one
+# recording: nothing depends on the machine's speed.
+set -eu
+. "$GAPSCOPE_ROOT/tests/lib.sh"
+need_root "loads BPF programs and attaches uprobes"
+GS=$BUILD/gapscope
+ZK=$BUILD/zkengine
+CC=${CC:-cc}
+[ -x "$ZK" ] || die "$ZK not built"
+cd "$GAPSCOPE_ROOT"
+$CC -O2 -g -D_GNU_SOURCE -Ibpf -Iloader -o "$TMP/add_cupti" tests/report/add_cupti.c \
+	loader/trace.c -lz || die "cannot build add_cupti"
+
+cupti_case() {
+	local sc=$1
+	timeout 300 "$GS" record -o "$TMP/$sc.gsc" -- "$ZK" --device sim --scenario "$sc" \
+		--truth "$TMP/$sc.truth" >"$TMP/$sc.rec.out" 2>"$TMP/$sc.rec.err" ||
+		{ cat "$TMP/$sc.rec.err"; die "record $sc"; }
+	"$TMP/add_cupti" "$TMP/$sc.gsc" "$TMP/$sc.truth" "$TMP/$sc.c.gsc" || die "add_cupti"
+	"$GS" report "$TMP/$sc.c.gsc" -o "$TMP/$sc.c.rep" >"$TMP/$sc.c.txt" 2>"$TMP/$sc.c.err" ||
+		{ cat "$TMP/$sc.c.err"; die "$sc: report of the CUPTI trace"; }
+	[ -s "$TMP/$sc.c.err" ] && { cat "$TMP/$sc.c.err"; die "the report warned"; }
+	"$GS" report "$TMP/$sc.gsc" -o "$TMP/$sc.api.rep" --min-gap 0.25 >/dev/null 2>"$TMP/$sc.api.err" ||
+		{ cat "$TMP/$sc.api.err"; die "report of the original trace"; }
+	sed -n '1,/^root causes/p' "$TMP/$sc.c.txt"
+	grep -q '^device 0: busy .*CUPTI)$' "$TMP/$sc.c.txt" || die "summary.txt does not say the busy time is CUPTI's"
+	grep -q '^device 0: API-inferred gaps against CUPTI' "$TMP/$sc.c.txt" || die "no agreement line"
+
+	python3 tests/report/cupti_check.py "$sc" "$TMP/$sc.c.rep/summary.json" \
+		"$TMP/$sc.api.rep/summary.json" "$TMP/$sc.truth" || die "$sc: CUPTI tier"
+}
+
+for sc in tracker-trim starved; do
+	cupti_case "$sc"
+done
+python3 tests/report/report_check.py cause "$TMP/tracker-trim.c.rep/summary.json" malloc_trim \
+	--truth "$TMP/tracker-trim.truth" --lock tracker --root malloc_trim || die "tracker-trim under the CUPTI tier"
+echo "ok"
