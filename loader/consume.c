@@ -267,6 +267,7 @@ int consumer__poll(struct consumer *c, struct target *t, int sfd, double duratio
 		if (pfd[2].revents && read(tfd, &n, sizeof(n)) > 0) {
 			consumer__drain(c);
 			gpu_feeds__tick(c->out);
+			uprobes__retire_lookups(c->up);
 			ticks++;
 			if (ticks % 4 == 0)
 				trace_out__flush(c->out);

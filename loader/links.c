@@ -37,6 +37,16 @@ int links__add_fd(struct links *k, int fd)
 	return 0;
 }
 
+int links__close_fd(struct links *k, int fd)
+{
+	for (size_t i = 0; i < k->nfds; i++)
+		if (k->fds[i] == fd) {
+			k->fds[i] = k->fds[--k->nfds];
+			return close(fd) ? -errno : 0;
+		}
+	return -ENOENT;
+}
+
 struct detach_work {
 	struct links *k;
 	size_t next; /* atomic: links first, then fds */

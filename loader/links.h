@@ -18,6 +18,8 @@ struct links {
 int links__add(struct links *k, struct bpf_link *l);
 /* Keeps a link FD; -ENOMEM and FD closed when it cannot. */
 int links__add_fd(struct links *k, int fd);
+/* Detaches the link FD (one links__add_fd kept) now: 0, or -ENOENT when it is not kept. */
+int links__close_fd(struct links *k, int fd);
 /* Detaches everything, in parallel; the container stays usable (and empty). */
 void links__detach_all(struct links *k);
 void links__free(struct links *k);

@@ -28,6 +28,7 @@ enum {
 	OPT_PROBE = 0x100,
 	OPT_LOCK_HOLDS,
 	OPT_FOLLOW,
+	OPT_KEEP_LOOKUPS,
 	OPT_CUPTI,
 	OPT_NO_CUPTI,
 	OPT_NVML,
@@ -79,6 +80,10 @@ static const struct argp_option opts[] = {
 	  "pthread mutex hold times (uprobes on pthread_mutex_lock/unlock: three traps per pair)",
 	  0 },
 	{ "follow-children", OPT_FOLLOW, NULL, 0, "Also record processes the target forks", 0 },
+	{ "keep-lookups", OPT_KEEP_LOOKUPS, NULL, 0,
+	  "Keep probing cuKernelGetFunction after kernel handles have shown their names (by "
+	  "default retired then: one trap per launch)",
+	  0 },
 	{ "cupti", OPT_CUPTI, NULL, 0,
 	  "Exact kernel and copy times from CUPTI, injected into a launched command (the default "
 	  "there; warns when the driver or CUPTI cannot)",
@@ -166,6 +171,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->probes[o->nprobes++] = p;
 		break;
 	}
+	case OPT_KEEP_LOOKUPS:
+		o->keep_lookups = true;
+		break;
 	case OPT_FOLLOW:
 		o->follow_children = true;
 		break;

@@ -164,6 +164,7 @@ int cmd_record(int argc, char **argv)
 		.tgid = t.pid,
 		.pid = o.follow_children ? -1 : t.pid,
 		.lock_holds = o.lock_holds,
+		.keep_lookups = o.keep_lookups,
 		.specs = o.probes,
 		.nspecs = o.nprobes,
 	};

@@ -114,7 +114,8 @@ enum gs_probe_family {
 	GS_PROBE_KERNEL, /* tracepoints and the sampler: names = "kernel", section */
 };
 
-#define GS_PROBE_F_RET (1u << 0) /* has a return probe */
+#define GS_PROBE_F_RET	   (1u << 0) /* has a return probe */
+#define GS_PROBE_F_RETIRED (1u << 1) /* detached while recording, at h.ts (uprobes.h) */
 
 struct gs_rec_probe {
 	struct gs_hdr h; /* h.ts = live since (0 when the attach failed) */

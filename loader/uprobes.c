@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -36,9 +37,18 @@ struct pending {
 	__u32 family; /* enum gs_probe_family */
 	__u32 kind;   /* enum cu_kind */
 	bool ret;     /* with a return probe */
+	bool lookup;  /* a hot lookup, attached as a link of its own (uprobes__retire_lookups) */
 	__u64 offset;
 	char *sym;
 	int err;
+};
+
+/* A hot lookup's links, until it is retired (fds -1 after). */
+struct lookup_probe {
+	int fd[2]; /* entry, return: kept in u->links as well */
+	__u32 lib, id, kind;
+	__u64 offset;
+	char *lib_path, *sym;
 };
 
 struct file_probes {
@@ -95,6 +105,7 @@ static int cuda_sym(const struct elfx_sym *s, void *ctx)
 		return 0;
 	p->kind = d.kind;
 	p->ret = d.flags & CU_F_RET;
+	p->lookup = d.kind == CU_K_KERNEL_FUNCTION && fp->u->umulti && !fp->u->keep_lookups;
 	d.lib = fp->cu_lib;
 	p->err = bpf_map_update_elem(bpf_map__fd(fp->u->skel->maps.cu_fns), &p->id, &d, BPF_ANY);
 	return 0;
@@ -126,7 +137,7 @@ static void attach_batch(struct file_probes *fp, const char *path, struct bpf_pr
 		struct pending *p = &fp->p[i];
 
 		if (p->err || p->family == GS_PROBE_LOCK || (p->family == GS_PROBE_CUDA) != cuda ||
-		    (ret && !p->ret))
+		    (ret && !p->ret) || p->lookup)
 			continue;
 		offs[n] = p->offset;
 		cookies[n++] = p->id;
@@ -142,6 +153,86 @@ static void attach_batch(struct file_probes *fp, const char *path, struct bpf_pr
 	}
 	free(offs);
 	free(cookies);
+}
+
+/* Each hot lookup as links of its own (entry and return), kept to be retired. */
+static void attach_lookups(struct file_probes *fp, const char *path, const char *shown)
+{
+	struct uprobes *u = fp->u;
+
+	for (size_t i = 0; i < fp->n; i++) {
+		struct pending *p = &fp->p[i];
+		__u64 cookie = p->id;
+		struct lookup_probe *l;
+		int fd[2];
+
+		if (!p->lookup || p->err)
+			continue;
+		l = realloc(u->lookups, (u->nlookups + 1) * sizeof(*l));
+		if (!l) {
+			p->err = -ENOMEM;
+			continue;
+		}
+		u->lookups = l;
+		fd[0] = umulti__attach(bpf_program__fd(u->skel->progs.cu_entry), path, &p->offset,
+				       &cookie, 1, false, u->pid);
+		fd[1] = fd[0] < 0 ? fd[0] :
+				    umulti__attach(bpf_program__fd(u->skel->progs.cu_return), path,
+						   &p->offset, &cookie, 1, true, u->pid);
+		if (fd[1] < 0) {
+			p->err = fd[1];
+			if (fd[0] >= 0)
+				close(fd[0]);
+			continue;
+		}
+		/* Kept with the others too: the end of the recording detaches them all at once. */
+		if (links__add_fd(u->links, fd[0])) {
+			close(fd[1]);
+			p->err = -ENOMEM;
+			continue;
+		}
+		if (links__add_fd(u->links, fd[1])) {
+			links__close_fd(u->links, fd[0]);
+			p->err = -ENOMEM;
+			continue;
+		}
+		l = &u->lookups[u->nlookups++];
+		*l = (struct lookup_probe){ { fd[0], fd[1] }, fp->cu_lib,    p->id,	    p->kind,
+					    p->offset,	      strdup(shown), strdup(p->sym) };
+	}
+}
+
+void uprobes__retire_lookups(struct uprobes *u)
+{
+	for (size_t i = 0; i < u->nlookups; i++) {
+		struct lookup_probe *l = &u->lookups[i];
+		struct cu_handle_stats st;
+		struct meta_probe mp;
+		__u64 now;
+
+		if (l->fd[0] < 0 ||
+		    bpf_map_lookup_elem(bpf_map__fd(u->skel->maps.cu_libs), &l->lib, &st) ||
+		    st.off || st.agree < LOOKUP_TRUST)
+			continue;
+		/* Before: the breakpoints go at once, the close returns after an RCU grace period. */
+		now = clock__mono_ns();
+		links__close_fd(u->links, l->fd[0]);
+		links__close_fd(u->links, l->fd[1]);
+		l->fd[0] = l->fd[1] = -1;
+		mp = (struct meta_probe){
+			.id = l->id,
+			.family = GS_PROBE_CUDA,
+			.kind = l->kind,
+			.live_ns = now,
+			.offset = l->offset,
+			.flags = GS_PROBE_F_RET | GS_PROBE_F_RETIRED,
+			.tgid = u->tgid,
+			.pid = u->pid,
+			.lib = l->lib_path ? l->lib_path : "?",
+			.sym = l->sym ? l->sym : "?",
+		};
+		meta__probe(u->out, &mp);
+	}
 }
 
 /* --lock-holds: a program per function (lock entry and return, unlock entry). */
@@ -198,6 +289,7 @@ static void attach_pending(struct file_probes *fp, const char *path, const char 
 	if (u->umulti) {
 		attach_batch(fp, path, u->skel->progs.cu_entry, true, false);
 		attach_batch(fp, path, u->skel->progs.cu_return, true, true);
+		attach_lookups(fp, path, shown);
 		attach_batch(fp, path, u->skel->progs.probe_entry, false, false);
 		attach_batch(fp, path, u->skel->progs.probe_return, false, true);
 	} else {
@@ -376,4 +468,11 @@ void uprobes__free(struct uprobes *u)
 	free(u->files);
 	u->files = NULL;
 	u->nfiles = 0;
+	for (size_t i = 0; i < u->nlookups; i++) {
+		free(u->lookups[i].lib_path);
+		free(u->lookups[i].sym);
+	}
+	free(u->lookups);
+	u->lookups = NULL;
+	u->nlookups = 0;
 }

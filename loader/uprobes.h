@@ -29,12 +29,15 @@ struct uprobes {
 	bool lock_holds;
 	const struct probe_spec *specs; /* --probe */
 	int nspecs;
+	bool keep_lookups; /* --keep-lookups: cuKernelGetFunction probed the whole recording */
 
 	/* Kept while recording. */
 	struct probed_file *files;
 	size_t nfiles;
 	__u64 attach_failed;
 	__u64 cuda_probes;
+	struct lookup_probe *lookups; /* hot kernel-handle lookups, retired once names agree */
+	size_t nlookups;
 };
 
 /*
@@ -50,6 +53,16 @@ void uprobes__attach_predicted(struct uprobes *u, const char *exe);
 void uprobes__attach_mapped(struct uprobes *u, pid_t pid);
 /* Tells the mmap hook which library names to stop the target for (libcuda, libc, --probe). */
 void uprobes__watch(struct uprobes *u);
+/*
+ * One trap per hot call: PyTorch calls cuKernelGetFunction before every launch, so its probe
+ * (entry and return: two more traps a launch) is retired once the library's kernel handles have
+ * shown their names LOOKUP_TRUST times without a contradiction (bpf/cuda.bpf.c, calibrate()):
+ * from then on a launch of a function no lookup named reads the name from its handle, once. The
+ * trace gets the probe's record again, flagged GS_PROBE_F_RETIRED, at the time it went. Needs
+ * uprobe_multi links (the probe is its own link); called at every poll tick.
+ */
+#define LOOKUP_TRUST 16
+void uprobes__retire_lookups(struct uprobes *u);
 /* The libcuda files probed. */
 __u32 uprobes__cuda_libs(const struct uprobes *u);
 void uprobes__free(struct uprobes *u);

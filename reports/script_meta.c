@@ -40,7 +40,7 @@ static void print_probe_rec(FILE *o, const struct gs_rec_probe *p)
 		fprintf(o, " FAILED: %s\n", strerror((int)(0u - (__u32)p->err)));
 		return;
 	}
-	fprintf(o, " live-since=");
+	fprintf(o, (p->flags & GS_PROBE_F_RETIRED) ? " retired-at=" : " live-since=");
 	script__print_time(o, p->h.ts);
 	fprintf(o, "%s off=0x%llx\n", (p->flags & GS_PROBE_F_RET) ? " +return" : "",
 		(unsigned long long)p->offset);
@@ -171,4 +171,3 @@ void script__print_meta(FILE *o, const struct gs_hdr *h)
 		fprintf(o, "# unknown record type %u size %u\n", h->type, h->size);
 	}
 }
-

@@ -98,7 +98,7 @@ static int add_kernel(struct tiers *t, const struct gs_gpu_act *a)
 	struct run *r;
 
 	if (a->end < a->start || !a->start)
-		return 0; /* CUPTI gives 0 for a kernel it could not time */
+		return 0;      /* CUPTI gives 0 for a kernel it could not time */
 	if (a->device >= 64) { /* CUDA numbers devices from 0: a damaged record */
 		t->info.bad++;
 		return 0;
@@ -384,7 +384,8 @@ int tiers__devices(const struct tiers *t, __u64 t0, __u64 t1, struct device_summ
 		ds->busy_ns = 0;
 		/* Windows under min_gap are busy time, as in the API tier. */
 		for (size_t j = 0; j < d->runs.n; j++) {
-			__u64 s = r[j].start < t0 ? t0 : r[j].start, e = r[j].end > t1 ? t1 : r[j].end;
+			__u64 s = r[j].start < t0 ? t0 : r[j].start,
+			      e = r[j].end > t1 ? t1 : r[j].end;
 
 			if (e <= s)
 				continue;
