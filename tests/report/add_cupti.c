@@ -41,7 +41,8 @@ static void read_truth(const char *path)
 	while (fgets(line, sizeof(line), f)) {
 		struct kernel k;
 
-		if (sscanf(line, "{\"kind\":\"gpu_busy\",\"gpu\":%u,\"start_ns\":%llu,\"end_ns\":%llu}",
+		if (sscanf(line,
+			   "{\"kind\":\"gpu_busy\",\"gpu\":%u,\"start_ns\":%llu,\"end_ns\":%llu}",
 			   &k.gpu, &k.start, &k.end) != 3)
 			continue;
 		if (nkernels == cap) {
