@@ -331,6 +331,50 @@ static void test_overflow(void)
 	CHECK_EQ_U64(got[71].idx, 150);
 }
 
+/*
+ * Records early of the newest by a few places (put in place in the FIFO), by hundreds (the
+ * heap), and many on the same end: the order is the stable sort by end, whichever way each went.
+ */
+static int by_end_then_index(const void *x, const void *y)
+{
+	const struct spec *a = x, *b = y;
+
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+static void test_mixed(void)
+{
+	enum { N = 20000 };
+	static struct spec sp[N], sorted[N];
+	static struct got got[N];
+	struct oreader_stats st;
+	unsigned int seed = 12345;
+	char path[256];
+	size_t n;
+
+	for (int i = 0; i < N; i++) {
+		unsigned int r = rand_r(&seed) % 100;
+		/* 10 ns a record, ends on a 40 ns grid: runs of equal ends. */
+		__u64 back = r < 60 ? 0 : r < 90 ? rand_r(&seed) % 200 : rand_r(&seed) % 5000;
+
+		sp[i] = (struct spec){ GS_EV_SAMPLE, (100000 + 10ull * i - back) / 40 * 40, 0, i };
+	}
+	memcpy(sorted, sp, sizeof(sp));
+	qsort(sorted, N, sizeof(*sorted), by_end_then_index);
+	path_of(path, sizeof(path), "mixed.gsc");
+	write_specs(path, sp, N, 1000);
+	n = read_ordered(path, 10000, got, N, &st, NULL);
+	CHECK_EQ_U64(n, N);
+	CHECK_EQ_U64(st.late + st.forced, 0);
+	for (size_t i = 0; i < n; i++) {
+		CHECK(got[i].idx == sorted[i].tid, "position %zu: record %u, expected %u", i,
+		      got[i].idx, sorted[i].tid);
+		CHECK_EQ_U64(got[i].how, OREADER_IN_ORDER);
+	}
+}
+
 /* Short records, a corrupt chunk and a cut-off one: counted, the rest read in order. */
 static void test_damage(void)
 {
@@ -481,10 +525,11 @@ int main(void)
 	test_decoders();
 	test_order();
 	test_overflow();
+	test_mixed();
 	test_damage();
 	test_bounded();
-	for (const char *const *f =
-		     (const char *const[]){ "order.gsc", "late.gsc", "damage.gsc", NULL };
+	for (const char *const *f = (const char *const[]){ "order.gsc", "late.gsc", "mixed.gsc",
+							   "damage.gsc", NULL };
 	     *f; f++) {
 		path_of(path, sizeof(path), *f);
 		unlink(path);
