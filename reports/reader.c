@@ -188,11 +188,20 @@ const struct oreader_stats *oreader__stats(const struct ordered_reader *r)
 	return &r->st;
 }
 
-/* The earliest record still held; the file before it may be given back. */
+/*
+ * The earliest record in the file still held; the file before it may be given back. Not the
+ * FIFO's head: a record put in its place there went ahead of records read before it.
+ */
 static const void *oldest_held(const struct ordered_reader *r)
 {
-	const void *oldest = r->fifo_n ? (const void *)r->fifo[r->fifo_head].h : NULL;
+	const void *oldest = NULL;
 
+	for (size_t i = 0; i < r->fifo_n; i++) {
+		const void *h = r->fifo[(r->fifo_head + i) & (r->fifo_cap - 1)].h;
+
+		if (!oldest || h < oldest)
+			oldest = h;
+	}
 	for (size_t i = 0; i < r->heap_n; i++)
 		if (!oldest || (const void *)r->heap[i].h < oldest)
 			oldest = r->heap[i].h;
