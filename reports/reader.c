@@ -1,16 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The time-ordered reader (reader.h). The file is in end order but for the skew between CPUs,
- * so most records arrive no earlier than the last one: those go to a FIFO (a ring of entries,
- * already sorted), the few that arrive early of it to a binary heap; the next record out is the
- * smaller of the two heads. Both hold entries of 24 bytes pointing into the mapped file, in
- * arrays that grow to the most a window holds and are reused: no allocation per record.
+ * so most records arrive no earlier than the last one: those go to the end of a FIFO (a ring of
+ * entries, kept sorted). One that ended a little before the newest few is put in its place
+ * among them, moving at most FIFO_SHIFT_MAX entries; one that arrives earlier still goes to a
+ * binary heap. The next record out is the smaller of the two heads. A short move is cheaper than
+ * a heap's push and pop (a pop walks the heap's whole depth), and a trace where each interval
+ * holds a few instants (samples inside a synchronize) has one such record in three. Both hold
+ * entries of 24 bytes pointing into the mapped file, in arrays that grow to the most a window
+ * holds and are reused: no allocation per record.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "reader.h"
+
+/* The most FIFO entries moved to put an early record in its place; past it, it goes to the heap. */
+#define FIFO_SHIFT_MAX 32
 
 struct entry {
 	__u64 key; /* gs_rec_end, or (gs_rec_untimed) the highest end read before it */
@@ -55,29 +62,48 @@ static int grow(void **v, size_t *cap, size_t sz)
 	return 0;
 }
 
-static int fifo__push(struct ordered_reader *r, const struct entry *e)
+/* Room for one more entry in the FIFO. */
+static int fifo__reserve(struct ordered_reader *r)
 {
-	if (r->fifo_n == r->fifo_cap) {
-		size_t old = r->fifo_cap;
+	size_t old = r->fifo_cap;
 
-		if (grow((void **)&r->fifo, &r->fifo_cap, sizeof(*r->fifo)))
-			return -ENOMEM;
-		/* Unwrap: the entries from head to the old end move to the new end. */
-		if (r->fifo_head) {
-			size_t tail = old - r->fifo_head;
+	if (r->fifo_n < r->fifo_cap)
+		return 0;
+	if (grow((void **)&r->fifo, &r->fifo_cap, sizeof(*r->fifo)))
+		return -ENOMEM;
+	/* Unwrap: the entries from head to the old end move to the new end. */
+	if (r->fifo_head) {
+		size_t tail = old - r->fifo_head;
 
-			memmove(&r->fifo[r->fifo_cap - tail], &r->fifo[r->fifo_head],
-				tail * sizeof(*r->fifo));
-			r->fifo_head = r->fifo_cap - tail;
-		}
+		memmove(&r->fifo[r->fifo_cap - tail], &r->fifo[r->fifo_head],
+			tail * sizeof(*r->fifo));
+		r->fifo_head = r->fifo_cap - tail;
 	}
-	r->fifo[(r->fifo_head + r->fifo_n++) & (r->fifo_cap - 1)] = *e;
 	return 0;
 }
 
-static const struct entry *fifo__tail(const struct ordered_reader *r)
+/*
+ * Puts e (the newest arrival: the highest seq) after every FIFO entry whose key is not above its
+ * own, moving the later ones up by one. 1 when that takes more than FIFO_SHIFT_MAX moves: then
+ * nothing is changed.
+ */
+static int fifo__insert(struct ordered_reader *r, const struct entry *e)
 {
-	return r->fifo_n ? &r->fifo[(r->fifo_head + r->fifo_n - 1) & (r->fifo_cap - 1)] : NULL;
+	size_t mask, i = r->fifo_n, stop;
+
+	if (fifo__reserve(r))
+		return -ENOMEM;
+	mask = r->fifo_cap - 1;
+	stop = i > FIFO_SHIFT_MAX ? i - FIFO_SHIFT_MAX : 0;
+	while (i > stop && r->fifo[(r->fifo_head + i - 1) & mask].key > e->key)
+		i--;
+	if (i && r->fifo[(r->fifo_head + i - 1) & mask].key > e->key)
+		return 1;
+	for (size_t k = r->fifo_n; k > i; k--)
+		r->fifo[(r->fifo_head + k) & mask] = r->fifo[(r->fifo_head + k - 1) & mask];
+	r->fifo[(r->fifo_head + i) & mask] = *e;
+	r->fifo_n++;
+	return 0;
 }
 
 static int heap__push(struct ordered_reader *r, const struct entry *e)
@@ -162,11 +188,20 @@ const struct oreader_stats *oreader__stats(const struct ordered_reader *r)
 	return &r->st;
 }
 
-/* The earliest record still held; the file before it may be given back. */
+/*
+ * The earliest record in the file still held; the file before it may be given back. Not the
+ * FIFO's head: a record put in its place there went ahead of records read before it.
+ */
 static const void *oldest_held(const struct ordered_reader *r)
 {
-	const void *oldest = r->fifo_n ? (const void *)r->fifo[r->fifo_head].h : NULL;
+	const void *oldest = NULL;
 
+	for (size_t i = 0; i < r->fifo_n; i++) {
+		const void *h = r->fifo[(r->fifo_head + i) & (r->fifo_cap - 1)].h;
+
+		if (!oldest || h < oldest)
+			oldest = h;
+	}
 	for (size_t i = 0; i < r->heap_n; i++)
 		if (!oldest || (const void *)r->heap[i].h < oldest)
 			oldest = r->heap[i].h;
@@ -185,12 +220,12 @@ static int emit(struct ordered_reader *r, const struct entry *e, bool from_heap,
 	return OREADER_IN_ORDER;
 }
 
-/* Holds e in the FIFO when it keeps it sorted, else in the heap. */
+/* Holds e in its place in the FIFO when that is near its end, else in the heap. */
 static int hold(struct ordered_reader *r, const struct entry *e)
 {
-	const struct entry *tail = fifo__tail(r);
+	int rc = fifo__insert(r, e);
 
-	return !tail || tail->key <= e->key ? fifo__push(r, e) : heap__push(r, e);
+	return rc > 0 ? heap__push(r, e) : rc;
 }
 
 /* Takes one record from the file: 1 held, OREADER_LATE (*rec set), 0 skipped, -1 the end. */

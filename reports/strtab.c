@@ -103,20 +103,17 @@ void strtab__free(struct strtab *t)
 	free(t);
 }
 
-void *vec__push(struct vec *v, size_t elem)
+void *vec__grow_push(struct vec *v, size_t elem)
 {
+	size_t cap = v->cap ? v->cap * 2 : 16;
+	void *d = realloc(v->data, cap * elem);
 	char *p;
 
+	if (!d)
+		return NULL;
+	v->data = d;
+	v->cap = cap;
 	v->elem = elem;
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 16;
-		void *d = realloc(v->data, cap * elem);
-
-		if (!d)
-			return NULL;
-		v->data = d;
-		v->cap = cap;
-	}
 	p = (char *)v->data + v->n++ * elem;
 	memset(p, 0, elem);
 	return p;

@@ -17,7 +17,7 @@ $CC -O2 -g -D_GNU_SOURCE -Ibpf -Iloader -o "$TMP/decode_pass" tests/report/decod
 	loader/trace.c -lz
 $CC -O2 -g -D_GNU_SOURCE -Ibpf -Iloader -Ireports -o "$TMP/bench_analysis" \
 	tests/report/bench_analysis.c $(ls "$BUILD"/reports/*.o "$BUILD"/loader/*.o | grep -v '/gapscope\.o$') \
-	-lbpf -ldw -lelf -lz -pthread
+	-lbpf -ldw -lelf -lz -lstdc++ -pthread
 # measure CMD...: "cpu_seconds max_rss_kb" of one run.
 measure() {
 	/usr/bin/time -f '%U %S %M' -o "$TMP/time" "$@" >/dev/null
