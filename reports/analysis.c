@@ -25,6 +25,7 @@
 #include "strtab.h"
 #include "threads.h"
 #include "trace.h"
+#include "unwind.h"
 
 /* A gap is analysed once the trace has gone this far past its end (intervals that end later
  * but reach into it are then in), and history is kept this long before the oldest open gap. */
@@ -51,6 +52,7 @@ struct analysis_priv {
 	struct threads *th;
 	struct names *nm;
 	struct gputime *gt;
+	struct unwinder *uw;
 	struct vec probes; /* const char *, by probe id */
 };
 
@@ -124,8 +126,10 @@ static int feed(struct analysis *a, const struct gs_hdr *h, __u32 version)
 		note_probe(p, h);
 		return 0;
 	case GS_REC_MAP:
-		if (fixed > sizeof(struct gs_rec_map))
+		if (fixed > sizeof(struct gs_rec_map)) {
 			names__add_map(p->nm, (const void *)h);
+			unwinder__add_map(p->uw, (const void *)h);
+		}
 		return 0;
 	case GS_REC_KSYM:
 		if (fixed > sizeof(struct gs_rec_ksym)) {
@@ -466,12 +470,14 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 	p->th = p->strs && p->stacks ? threads__new(p->strs, p->stacks) : NULL;
 	p->nm = p->strs ? names__new(p->strs, !opts->no_file_symbols) : NULL;
 	p->gt = p->strs ? gputime__new(p->strs, opts->min_gap_ns) : NULL;
+	p->uw = p->nm ? unwinder__new(p->nm, !opts->no_file_symbols) : NULL;
 	p->rd = oreader__new(p->tr, NULL, OREADER_WINDOW_NS);
 	bl = p->th ? blame__new(p->th, p->nm, p->strs, opts->max_hops) : NULL;
-	if (!p->th || !p->nm || !p->gt || !p->rd || !bl)
+	if (!p->th || !p->nm || !p->gt || !p->uw || !p->rd || !bl)
 		goto oom;
 	version = trace__stats(p->tr)->version;
 	while ((ret = oreader__next(p->rd, &h)) > 0) {
+		h = unwinder__feed(p->uw, h);
 		if (feed(a, h, version))
 			goto oom;
 		if (h->type == GS_EV_CUDA)
@@ -496,6 +502,7 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 		a->gaps[i].id = i + 1;
 	blame__free(bl);
 	rank_causes(a);
+	a->stacks = *unwinder__counts(p->uw);
 	losses__reader(a, trace__stats(a->priv->tr));
 	return a;
 oom:
@@ -543,6 +550,7 @@ void analysis__free(struct analysis *a)
 	if (p) {
 		oreader__free(p->rd);
 		gputime__free(p->gt);
+		unwinder__free(p->uw);
 		names__free(p->nm);
 		threads__free(p->th);
 		stacktab__free(p->stacks);
