@@ -11,10 +11,10 @@
 #include "decode.h"
 #include "unwind.h"
 
-#define UW_MAX_FRAMES GS_USTACK_MAX /* as many as a record holds, as the BPF walk takes */
+#define UW_MAX_FRAMES GS_USTACK_MAX	      /* as many as a record holds, as the BPF walk takes */
 #define UW_EXPIRE_NS  (1000ull * 1000 * 1000) /* a snapshot whose event did not come by then */
-#define UW_STACK_SPAN (8ull << 20) /* above the snapshot, still the thread's stack */
-#define UW_ROOT_DEPTH 4		   /* outermost frames looked at for the thread's start */
+#define UW_STACK_SPAN (8ull << 20)	      /* above the snapshot, still the thread's stack */
+#define UW_ROOT_DEPTH 4 /* outermost frames looked at for the thread's start */
 
 enum uw_outcome { UW_COMPLETE, UW_TRUNCATED, UW_STOPPED };
 
@@ -57,7 +57,8 @@ struct unwinder {
 	const struct ustack_snap_event *snap;
 	__u8 stack[GS_SNAP_MAX]; /* its bytes, pending uretprobes' return addresses put back */
 	__u64 sp, len;
-	bool ran_off;
+	bool ran_off;	  /* a read past the snapshot's end failed */
+	bool read_failed; /* any read failed: the end libdwfl reports is not the outermost frame */
 	__u64 frames[UW_MAX_FRAMES];
 	unsigned int nframes;
 	/* The event rebuilt with the unwound frames. */
@@ -198,6 +199,7 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 	}
 	if (file_read(dwfl, addr, result))
 		return true;
+	u->read_failed = true;
 	/* Past a snapshot that was cut at the size asked for: the stack goes on, unread. */
 	if (addr >= u->sp + u->len && addr < u->sp + UW_STACK_SPAN && u->len >= u->snap->want)
 		u->ran_off = true;
@@ -290,8 +292,14 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 
 static bool is_root(const char *name)
 {
-	static const char *const roots[] = { "start_thread", "clone3", "__clone3", "clone",
-					     "__clone", "main", "_start", "__libc_start_main",
+	static const char *const roots[] = { "start_thread",
+					     "clone3",
+					     "__clone3",
+					     "clone",
+					     "__clone",
+					     "main",
+					     "_start",
+					     "__libc_start_main",
 					     "__libc_start_call_main" };
 
 	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
@@ -324,9 +332,11 @@ static void snapshot(struct unwinder *u, const struct gs_hdr *h)
 		u->npend--;
 	}
 	pe = &u->pend[u->npend];
-	*pe = (struct uw_pending){
-		.tid = h->tid, .type = s->of_type, .ts = h->ts, .end = s->end_ns, .outcome = UW_STOPPED
-	};
+	*pe = (struct uw_pending){ .tid = h->tid,
+				   .type = s->of_type,
+				   .ts = h->ts,
+				   .end = s->end_ns,
+				   .outcome = UW_STOPPED };
 	u->npend++;
 	p = proc_get(u, h->tgid);
 	u->cur_dwfl = p ? proc_dwfl(u, p) : NULL;
@@ -336,7 +346,7 @@ static void snapshot(struct unwinder *u, const struct gs_hdr *h)
 	u->cur_tid = h->tid;
 	u->sp = s->regs[GS_SNAP_REG_SP];
 	u->len = s->len;
-	u->ran_off = false;
+	u->ran_off = u->read_failed = false;
 	u->nframes = 0;
 	memcpy(u->stack, s + 1, s->len);
 	for (__u32 i = 0; i < s->nri && i < GS_SNAP_NRI; i++)
@@ -345,10 +355,14 @@ static void snapshot(struct unwinder *u, const struct gs_hdr *h)
 	rc = dwfl_getthread_frames(u->cur_dwfl, h->tid, frame_cb, u);
 	pe->n = u->nframes;
 	memcpy(pe->ip, u->frames, u->nframes * sizeof(u->frames[0]));
-	if (rc == 0 || reaches_root(u, h->tgid, pe->ip, pe->n))
+	/* An unreadable return address ends the walk as the outermost frame does: rc 0 alone
+	 * says little. */
+	if (reaches_root(u, h->tgid, pe->ip, pe->n))
 		pe->outcome = UW_COMPLETE;
 	else if (u->ran_off)
 		pe->outcome = UW_TRUNCATED;
+	else if (rc == 0 && !u->read_failed)
+		pe->outcome = UW_COMPLETE;
 }
 
 /* The event with the pending snapshot's frames for its user stack; NULL when out of memory. */
@@ -392,7 +406,8 @@ const struct gs_hdr *unwinder__feed(struct unwinder *u, const struct gs_hdr *h)
 	    (h->type != GS_EV_PROBE || !(h->flags & GS_F_RET)))
 		return h;
 	for (size_t i = 0; i < u->npend && !pe; i++)
-		if (u->pend[i].tid == h->tid && u->pend[i].type == h->type && u->pend[i].ts == h->ts)
+		if (u->pend[i].tid == h->tid && u->pend[i].type == h->type &&
+		    u->pend[i].ts == h->ts)
 			pe = &u->pend[i];
 	if (pe) {
 		u->counts.captured++;
