@@ -35,6 +35,20 @@ $(BUILD)/zkengine: $(ENGINE_OBJS)
 	$(call msg,LD,$(notdir $@))
 	$(Q)$(CC) $(ENGINE_CFLAGS) $^ -o $@ $(LDFLAGS) $(ENGINE_LIBS)
 
+# The same engine without frame pointers (whatever FP says), for DWARF unwinding's tests: found
+# next to zkengine, it loads the same simcuda.
+ENGINE_NOFP_OBJS := $(patsubst %.c,$(BUILD)/engine-nofp/%.o,$(ENGINE_SRCS))
+ENGINE_NOFP_CFLAGS := $(filter-out -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer,\
+	$(ENGINE_CFLAGS)) -fomit-frame-pointer
+all: $(BUILD)/zkengine-nofp
+$(ENGINE_NOFP_OBJS): $(BUILD)/engine-nofp/%.o: engine/%.c | $(BUILD)/engine-nofp/
+	$(call msg,CC,engine-nofp/$(notdir $@))
+	$(Q)$(CC) $(ENGINE_NOFP_CFLAGS) -c $< -o $@
+
+$(BUILD)/zkengine-nofp: $(ENGINE_NOFP_OBJS) $(BUILD)/engine/fatbin.o
+	$(call msg,LD,$(notdir $@))
+	$(Q)$(CC) $(ENGINE_NOFP_CFLAGS) $^ -o $@ $(LDFLAGS) $(ENGINE_LIBS)
+
 # For the GPU machine, which may lack GMP: GMP linked statically, glibc (and dlopen) dynamic.
 .PHONY: zkengine-portable
 zkengine-portable: $(BUILD)/zkengine-portable

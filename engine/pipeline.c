@@ -745,8 +745,12 @@ static void *tail_main(void *arg)
 	return NULL;
 }
 
-/* A lock taken by a GPU worker: a wait of 100 us or more is a stall of the given kind. */
-static void lock_timed(pthread_mutex_t *mu, enum stall k)
+/*
+ * A lock taken by a GPU worker: a wait of 100 us or more is a stall of the given kind. Inlined
+ * into every caller, so that a complete stack shows the wait in the function that takes the
+ * lock (gpu_lock_acquire, gpu_worker_main), which names a lock without a data symbol.
+ */
+static inline __attribute__((always_inline)) void lock_timed(pthread_mutex_t *mu, enum stall k)
 {
 	uint64_t t0 = now_ns(), d0 = run_delay_ns();
 	pthread_mutex_lock(mu);

@@ -12,6 +12,7 @@
 #include "analysis.h"
 #include "losses.h"
 #include "blame.h"
+#include "causes.h"
 #include "cuda.h"
 #include "futex.h"
 #include "gputime.h"
@@ -26,18 +27,13 @@
 #include "threads.h"
 #include "tiers.h"
 #include "trace.h"
+#include "unwind.h"
 
 /* A gap is analysed once the trace has gone this far past its end (intervals that end later
  * but reach into it are then in), and history is kept this long before the oldest open gap. */
 #define GAP_MARGIN_NS (200ull * 1000 * 1000)
 #define LOOKBACK_NS   (1000ull * 1000 * 1000)
 #define PRUNE_EVERY   65536
-
-struct kind_fn {
-	enum blame_kind kind;
-	const char *fn;
-	__u64 ns;
-};
 
 struct analysis_priv {
 	struct strtab *strs;
@@ -47,13 +43,14 @@ struct analysis_priv {
 	struct vec pending; /* struct gap: closed, waiting for GAP_MARGIN_NS */
 	__u64 next_due;	    /* when the first pending gap is due, UINT64_MAX: none */
 	struct vec gaps;    /* struct gap: analysed */
-	struct vec kind_fn; /* struct kind_fn: root causes over all gaps */
+	struct vec kind_fn; /* causes.h: root causes over all gaps */
 	__u32 seq;
 	struct threads *th;
 	struct names *nm;
 	struct gputime *gt;
 	struct tiers *tiers; /* CUPTI's timeline; NULL unless the trace is marked for it */
 	__u64 min_gap_ns;
+	struct unwinder *uw;
 	struct vec probes; /* const char *, by probe id */
 };
 
@@ -127,8 +124,10 @@ static int feed(struct analysis *a, const struct gs_hdr *h, __u32 version)
 		note_probe(p, h);
 		return 0;
 	case GS_REC_MAP:
-		if (fixed > sizeof(struct gs_rec_map))
+		if (fixed > sizeof(struct gs_rec_map)) {
 			names__add_map(p->nm, (const void *)h);
+			unwinder__add_map(p->uw, (const void *)h);
+		}
 		return 0;
 	case GS_REC_KSYM:
 		if (fixed > sizeof(struct gs_rec_ksym)) {
@@ -233,98 +232,6 @@ void analysis__note(struct analysis *a, const char *s)
 		a->notes[a->nnotes++] = strtab__intern(a->priv->strs, s);
 }
 
-/* A gap's roots into the totals by (kind, function or lock). */
-static void count_causes(struct analysis_priv *p, const struct gap *g)
-{
-	for (__u32 r = 0; r < g->nroots; r++) {
-		const struct gap_root *root = &g->roots[r];
-		const struct chain_link *l = &root->links[root->nlinks - 1];
-		const char *fn = l->lock ? l->lock : l->function;
-		struct kind_fn *e = NULL;
-
-		for (size_t i = 0; i < p->kind_fn.n && !e; i++) {
-			struct kind_fn *c = VEC_AT(&p->kind_fn, struct kind_fn, i);
-
-			if (c->kind == l->kind && c->fn == fn)
-				e = c;
-		}
-		if (!e && (e = vec__push(&p->kind_fn, sizeof(*e)))) {
-			e->kind = l->kind;
-			e->fn = fn;
-		}
-		if (e)
-			e->ns += root->ns;
-	}
-}
-
-/* Causes over all gaps, by kind; each names the function (or lock) explaining most of it. */
-static void rank_causes(struct analysis *a)
-{
-	struct analysis_priv *p = a->priv;
-	const char *best_fn[BK_MAX] = {};
-	__u64 best[BK_MAX] = {}, by_kind[BK_MAX] = {};
-
-	for (size_t i = 0; i < p->kind_fn.n; i++) {
-		const struct kind_fn *e = VEC_AT(&p->kind_fn, struct kind_fn, i);
-
-		by_kind[e->kind] += e->ns;
-		if (e->ns > best[e->kind]) {
-			best[e->kind] = e->ns;
-			best_fn[e->kind] = e->fn;
-		}
-	}
-	a->ncauses = 0;
-	for (int k = 0; k < BK_MAX; k++) {
-		if (!by_kind[k])
-			continue;
-		a->causes[a->ncauses].kind = k;
-		a->causes[a->ncauses].function = best_fn[k];
-		a->causes[a->ncauses].ns = by_kind[k];
-		a->causes[a->ncauses].share = a->gap_ns ? (double)by_kind[k] / a->gap_ns : 0;
-		a->ncauses++;
-	}
-	for (size_t i = 1; i < a->ncauses; i++) /* insertion sort, largest first */
-		for (size_t j = i; j && a->causes[j].ns > a->causes[j - 1].ns; j--) {
-			struct cause t = a->causes[j];
-
-			a->causes[j] = a->causes[j - 1];
-			a->causes[j - 1] = t;
-		}
-}
-
-/* A gap's roots by (kind, function), for summary.json: kept when the roots are dropped. */
-static void gap_kinds(struct gap *g)
-{
-	g->nkinds = 0;
-	g->kinds = calloc(g->nroots ? g->nroots : 1, sizeof(*g->kinds));
-	if (!g->kinds)
-		return;
-	for (__u32 r = 0; r < g->nroots; r++) {
-		const struct chain_link *l = &g->roots[r].links[g->roots[r].nlinks - 1];
-		const char *fn = l->lock ? l->lock : l->function;
-		__u32 k;
-
-		for (k = 0; k < g->nkinds; k++)
-			if (g->kinds[k].kind == l->kind && g->kinds[k].function == fn)
-				break;
-		if (k == g->nkinds) {
-			g->kinds[k].kind = l->kind;
-			g->kinds[k].function = fn;
-			g->nkinds++;
-		}
-		g->kinds[k].ns += g->roots[r].ns;
-	}
-	for (__u32 k = 0; k < g->nkinds; k++) {
-		g->kinds[k].share = (double)g->kinds[k].ns / (g->end_ns - g->start_ns);
-		for (__u32 j = k; j && g->kinds[j].ns > g->kinds[j - 1].ns; j--) {
-			struct cause t = g->kinds[j];
-
-			g->kinds[j] = g->kinds[j - 1];
-			g->kinds[j - 1] = t;
-		}
-	}
-}
-
 /* Blame a closed gap, hand it on, and keep of it what the summary needs. */
 static int complete_gap(struct analysis *a, struct blame *bl, const struct analysis_opts *o,
 			struct gap *g)
@@ -334,8 +241,8 @@ static int complete_gap(struct analysis *a, struct blame *bl, const struct analy
 	int err = blame__gap(bl, g);
 
 	g->seq = ++p->seq;
-	count_causes(p, g);
-	gap_kinds(g);
+	causes__count(&p->kind_fn, g);
+	causes__gap_kinds(g);
 	g->cause_ns = g->nroots ? g->roots[0].ns : 0;
 	a->gap_ns += g->end_ns - g->start_ns;
 	a->preempted_outside_ns += g->preempted_outside_ns;
@@ -504,12 +411,14 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 		goto out;
 	/* With CUPTI's timeline the API tier's windows down to a quarter of min_gap are compared. */
 	p->gt = p->strs ? gputime__new(p->strs, opts->min_gap_ns / (p->tiers ? 4 : 1)) : NULL;
+	p->uw = p->nm ? unwinder__new(p->nm, !opts->no_file_symbols) : NULL;
 	p->rd = oreader__new(p->tr, NULL, OREADER_WINDOW_NS);
 	bl = p->th ? blame__new(p->th, p->nm, p->strs, opts->max_hops) : NULL;
-	if (!p->th || !p->nm || !p->gt || !p->rd || !bl)
+	if (!p->th || !p->nm || !p->gt || !p->uw || !p->rd || !bl)
 		goto oom;
 	version = trace__stats(p->tr)->version;
 	while ((ret = oreader__next(p->rd, &h)) > 0) {
+		h = unwinder__feed(p->uw, h);
 		if (feed(a, h, version))
 			goto oom;
 		take_idle(a, h->type == GS_EV_CUDA);
@@ -536,7 +445,8 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 	for (size_t i = 0; i < a->ngaps; i++)
 		a->gaps[i].id = i + 1;
 	blame__free(bl);
-	rank_causes(a);
+	causes__rank(a, &p->kind_fn);
+	a->stacks = *unwinder__counts(p->uw);
 	losses__reader(a, trace__stats(a->priv->tr));
 	return a;
 oom:
@@ -586,6 +496,7 @@ void analysis__free(struct analysis *a)
 		oreader__free(p->rd);
 		gputime__free(p->gt);
 		tiers__free(p->tiers);
+		unwinder__free(p->uw);
 		names__free(p->nm);
 		threads__free(p->th);
 		stacktab__free(p->stacks);

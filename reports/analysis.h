@@ -125,6 +125,17 @@ struct cause {
 	double share; /* of all gap time */
 };
 
+/*
+ * How the user stacks of the events a snapshot is taken for were made: captured, unwound from a
+ * snapshot (complete: to the thread's or the program's start; truncated: unwinding ran off the
+ * snapshot's end; stopped: anywhere else); fp_only, frame pointers alone (fp_complete of them
+ * reaching the start by name).
+ */
+struct stack_counts {
+	__u64 captured, complete, truncated, stopped;
+	__u64 fp_only, fp_complete;
+};
+
 #define ANALYSIS_LOSS_MAX (GS_LOSS_MAX + 4)
 
 /* How far the API-inferred gaps of a device agree with CUPTI's (reports/tiers.h). */
@@ -160,6 +171,7 @@ struct analysis {
 	__u64 losses[ANALYSIS_LOSS_MAX];
 	size_t nlosses;
 	__u64 lost_events; /* sum of losses */
+	struct stack_counts stacks;
 	/* What the trace lacked, one line each (cut off, corrupt, no CUDA events, ...). */
 	const char *notes[16];
 	size_t nnotes;

@@ -378,8 +378,8 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 	}
 	k = syscall__kind(o->syscall);
 	if (k == BK_COND)
-		return follow(b, th, BK_COND, "futex", o->waker, o->waker_comm, false, STACK_NONE,
-			      s, e);
+		return follow(b, th, BK_COND, "futex", o->waker, o->waker_comm, false, o->stack, s,
+			      e);
 	n = kstack_names(b, o->stack, x, MAX_FRAMES - 1);
 	for (i = 0; i < n / 2; i++) {
 		const char *t = x[i];
@@ -408,7 +408,7 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 			int err;
 
 			push_link(b, th, TS_BLOCKED, k, NULL, fn,
-				  strtab__internf(b->strs, "woken by %s", w->comm), STACK_NONE);
+				  strtab__internf(b->strs, "woken by %s", w->comm), o->stack);
 			err = explain(b, w, s, e);
 			b->depth--;
 			return err;
@@ -418,7 +418,7 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 		return root(b, th, TS_BLOCKED, k, fn,
 			    o->waker_comm ? strtab__internf(b->strs, "woken by %s", o->waker_comm) :
 					    NULL,
-			    STACK_NONE, e - s, x, n);
+			    o->stack, e - s, x, n);
 	}
 }
 

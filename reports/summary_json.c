@@ -139,7 +139,14 @@ int summary_json__write(const struct analysis *a, FILE *out)
 		json_str(out, a->loss_names[i]);
 		fprintf(out, ":%" PRIu64, (uint64_t)a->losses[i]);
 	}
-	fprintf(out, "},\n\"notes\":[");
+	fprintf(out,
+		"},\n\"stacks\":{\"captured\":%" PRIu64 ",\"complete\":%" PRIu64
+		",\"truncated\":%" PRIu64 ",\"stopped\":%" PRIu64 ",\"fp_only\":%" PRIu64
+		",\"fp_complete\":%" PRIu64 "}",
+		(uint64_t)a->stacks.captured, (uint64_t)a->stacks.complete,
+		(uint64_t)a->stacks.truncated, (uint64_t)a->stacks.stopped,
+		(uint64_t)a->stacks.fp_only, (uint64_t)a->stacks.fp_complete);
+	fprintf(out, ",\n\"notes\":[");
 	for (size_t i = 0; i < a->nnotes; i++) {
 		fprintf(out, "%s", i ? "," : "");
 		json_str(out, a->notes[i]);

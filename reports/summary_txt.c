@@ -160,6 +160,12 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 	fprintf(out, "\nlosses: %" PRIu64 " events lost", (uint64_t)a->lost_events);
 	for (size_t i = 0; i < a->nlosses; i++)
 		fprintf(out, ", %s %" PRIu64, a->loss_names[i], (uint64_t)a->losses[i]);
-	fputc('\n', out);
+	/* Snapshots unwound with DWARF, and beside them what frame pointers alone gave. */
+	fprintf(out,
+		"\nstacks: %" PRIu64 " captured (%" PRIu64 " complete, %" PRIu64
+		" truncated, %" PRIu64 " stopped), %" PRIu64 " fp_only (%" PRIu64 " complete)\n",
+		(uint64_t)a->stacks.captured, (uint64_t)a->stacks.complete,
+		(uint64_t)a->stacks.truncated, (uint64_t)a->stacks.stopped,
+		(uint64_t)a->stacks.fp_only, (uint64_t)a->stacks.fp_complete);
 	return ferror(out) ? -1 : 0;
 }

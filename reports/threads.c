@@ -188,7 +188,7 @@ int threads__add_offcpu(struct threads *t, const struct gs_hdr *h, __u32 trace_v
 		memcpy(comm, e->waker_comm, GS_COMM_LEN);
 		o->waker_comm = strtab__intern(t->strs, comm[0] ? comm : "?");
 	}
-	o->stack = h->kstack_n ? stacktab__add(t->stacks, h) : STACK_NONE;
+	o->stack = h->kstack_n || h->ustack_n ? stacktab__add(t->stacks, h) : STACK_NONE;
 	return 0;
 }
 

@@ -33,7 +33,7 @@ struct th_off {
 	__u8 blocked;
 	__u8 in_futex;
 	const char *waker_comm;
-	__u32 stack; /* stacktab: its kernel stack */
+	__u32 stack; /* stacktab: its kernel stack, and user stack where a snapshot gave one */
 };
 
 struct th_futex {

@@ -14,6 +14,9 @@
  *   helper  hands each input to a helper thread and waits on a
  *           condition variable until the helper (computing on the
  *           CPU for PERIOD ms) signals it                           expected: on_cpu via cond
+ *   deep    recurses DEEP_FRAMES calls deep (deep_recurse, a 1 KiB
+ *           array in each frame) and sleeps PERIOD ms at the bottom
+ *           (deep_bottom): a stack far deeper than any snapshot     expected cause: sleep
  *
  * usage: feeder LIBCUDA MODE ITER PERIOD_MS [FILE]
  */
@@ -78,6 +81,28 @@ static __attribute__((noinline)) void compute_input(unsigned int ms)
 	sink = x;
 }
 
+/* deep mode: the stack a snapshot cannot hold. */
+#define DEEP_FRAMES 2000
+
+static __attribute__((noinline)) void deep_bottom(unsigned int ms)
+{
+	struct timespec ts = { 0, ms * 1000000l };
+
+	nanosleep(&ts, NULL);
+}
+
+static __attribute__((noinline)) uint64_t deep_recurse(int depth, unsigned int ms)
+{
+	volatile char pad[1024]; /* the frame's size: a snapshot holds few of them */
+	uint64_t r;
+
+	pad[depth % sizeof(pad)] = (char)depth;
+	if (depth == 0)
+		deep_bottom(ms);
+	r = depth ? deep_recurse(depth - 1, ms) : 0;
+	return r + pad[(depth * 7) % sizeof(pad)]; /* used after the call: no tail call */
+}
+
 static void *stream, *func;
 static struct fr_scale_args args;
 
@@ -124,7 +149,7 @@ int main(int argc, char **argv)
 
 	if (argc < 5) {
 		fprintf(stderr,
-			"usage: feeder LIBCUDA sleep|file|graph|helper ITER PERIOD_MS [FILE]\n");
+			"usage: feeder LIBCUDA sleep|file|graph|helper|deep ITER PERIOD_MS [FILE]\n");
 		return 2;
 	}
 	mode = argv[2];
@@ -180,6 +205,8 @@ int main(int argc, char **argv)
 				break;
 		} else if (!strcmp(mode, "graph")) {
 			compute_input(period);
+		} else if (!strcmp(mode, "deep")) {
+			sink += deep_recurse(DEEP_FRAMES, period);
 		} else {
 			pthread_mutex_lock(&mu);
 			while (!ready)
