@@ -83,7 +83,8 @@ static jit_fn inner, outer;
 /* Generates the two functions and names them in /tmp/perf-PID.map. */
 static void generate(void)
 {
-	uint8_t *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			     0);
 	int32_t rel = (INNER_OFF) - (OUTER_OFF + 9);
 	char path[64];
 	FILE *f;
