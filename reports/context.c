@@ -14,6 +14,7 @@
 #include "context.h"
 #include "decode.h"
 #include "idmap.h"
+#include "knames.h"
 #include "perfmap.h"
 #include "strtab.h"
 
@@ -35,13 +36,7 @@ struct gs_ctx {
 	struct vec probes;
 
 	/* Kernel names by handle: from lookups, and (trusted libraries only) from handles. */
-	struct idmap kernel_ids, hkernel_ids; /* handle -> names: struct kname */
-	struct vec names;
-
-	/* Successful unloads so far, and each module's (library's) last one: owner -> __u64. */
-	__u64 unloads;
-	struct idmap unload_ids;
-	struct vec unload_gens;
+	struct knames knames;
 
 	/* Libraries whose handle names a lookup contradicted; any: one whose library is unknown. */
 	struct vec distrust; /* const char * */
@@ -91,13 +86,9 @@ void ctx__free(struct gs_ctx *ctx)
 	perfmaps__free(ctx->perfmaps);
 	idmap__free(&ctx->comm_ids);
 	idmap__free(&ctx->probe_ids);
-	idmap__free(&ctx->kernel_ids);
-	idmap__free(&ctx->hkernel_ids);
-	idmap__free(&ctx->unload_ids);
-	vec__free(&ctx->unload_gens);
+	knames__free(&ctx->knames);
 	vec__free(&ctx->comms);
 	vec__free(&ctx->probes);
-	vec__free(&ctx->names);
 	vec__free(&ctx->distrust);
 	ksyms__free(ctx->ksyms);
 	free((void *)ctx->target.argv);
@@ -185,76 +176,10 @@ static void note_probe(struct gs_ctx *ctx, const struct gs_rec_probe *p)
 		*slot_p = cp;
 }
 
-/*
- * A kernel handle's name, with the module (library) it came from where known and how many
- * unloads the trace had shown when it was learned: an unload frees the handles of what it
- * unloads, which the driver may give out again for another kernel without a lookup we see.
- */
-struct kname {
-	const char *name;
-	__u64 owner; /* CUmodule / CUlibrary, 0: unknown (read from the handle) */
-	__u64 gen;   /* ctx->unloads when learned */
-};
-
-static void set_name(struct gs_ctx *ctx, struct idmap *ids, __u64 handle, const char *name,
-		     __u64 owner)
-{
-	struct kname *n = slot(ids, &ctx->names, sizeof(*n), handle);
-
-	if (n)
-		*n = (struct kname){ name, owner, ctx->unloads };
-}
-
-static const struct kname *get_name(const struct gs_ctx *ctx, const struct idmap *ids, __u64 handle)
-{
-	return find(ids, &ctx->names, handle);
-}
-
-/* Whether no unload since n was learned can have freed its handle. */
-static bool confirmed(const struct gs_ctx *ctx, const struct kname *n)
-{
-	const __u64 *last;
-
-	if (!n->owner)
-		return n->gen == ctx->unloads;
-	last = find(&ctx->unload_ids, &ctx->unload_gens, n->owner);
-	return !last || *last <= n->gen;
-}
-
-static void note_unload(struct gs_ctx *ctx, const struct cu_event *e)
-{
-	__u64 *last;
-
-	if (!(e->h.flags & GS_F_RET) || e->ret)
-		return;
-	ctx->unloads++;
-	last = slot(&ctx->unload_ids, &ctx->unload_gens, sizeof(*last), e->handle);
-	if (last)
-		*last = ctx->unloads;
-	else
-		ctx->unloads = ~0ull >> 1; /* out of memory: doubt every name from here on */
-}
-
 const char *ctx__kernel_name(const struct gs_ctx *ctx, __u64 handle, bool *by_handle,
 			     bool *unconfirmed)
 {
-	const struct kname *l = get_name(ctx, &ctx->kernel_ids, handle);
-	const struct kname *h = get_name(ctx, &ctx->hkernel_ids, handle);
-	const struct kname *n;
-
-	/* A lookup's name, unless an unload may have freed the handle since; then one read from
-	 * the handle since; failing both, the later learned of the two, in doubt. */
-	if (l && confirmed(ctx, l))
-		n = l;
-	else if (h && confirmed(ctx, h))
-		n = h;
-	else
-		n = l && (!h || l->gen >= h->gen) ? l : h;
-	if (by_handle)
-		*by_handle = n && n == h;
-	if (unconfirmed)
-		*unconfirmed = n && !confirmed(ctx, n);
-	return n ? n->name : NULL;
+	return knames__get(&ctx->knames, handle, by_handle, unconfirmed);
 }
 
 static bool distrusted(const struct gs_ctx *ctx, const char *lib)
@@ -317,31 +242,14 @@ static void note_cu_name(struct gs_ctx *ctx, const struct cu_name_event *e)
 			return;
 		name = ctx__str(ctx, e->name, len);
 		if (name)
-			set_name(ctx, &ctx->hkernel_ids, e->handle, name, 0);
+			knames__set(&ctx->knames, true, e->handle, name, 0);
 		return;
 	}
 	if (e->ret || !e->handle)
 		return;
 	name = ctx__str(ctx, e->name, len);
 	if (name)
-		set_name(ctx, &ctx->kernel_ids, e->handle, name, e->owner);
-}
-
-/* cuKernelGetFunction: the CUfunction of a CUkernel gets the CUkernel's name. */
-static void note_kernel_function(struct gs_ctx *ctx, const struct cu_event *e)
-{
-	const struct kname *n = get_name(ctx, &ctx->kernel_ids, e->aux);
-	struct kname k;
-
-	if (e->handle == e->aux)
-		return;
-	if (n) {
-		k = *n; /* copied: set_name may move the table */
-		set_name(ctx, &ctx->kernel_ids, e->handle, k.name, k.owner);
-	} else if ((n = get_name(ctx, &ctx->hkernel_ids, e->aux))) {
-		k = *n;
-		set_name(ctx, &ctx->hkernel_ids, e->handle, k.name, 0);
-	}
+		knames__set(&ctx->knames, false, e->handle, name, e->owner);
 }
 
 /* A perf map's lines; memory running out leaves code unnamed, nothing worse. */
@@ -556,10 +464,12 @@ void ctx__note(struct gs_ctx *ctx, const struct gs_hdr *h)
 		distrust(ctx, ctx, fn);
 	switch (h->type) {
 	case GS_EV_CUDA:
+		/* cuKernelGetFunction: the CUfunction of a CUkernel gets the CUkernel's name. */
 		if (gs_cuda(h)->kind == CU_K_KERNEL_FUNCTION)
-			note_kernel_function(ctx, gs_cuda(h));
-		else if (gs_cuda(h)->kind == CU_K_UNLOAD)
-			note_unload(ctx, gs_cuda(h));
+			knames__alias(&ctx->knames, gs_cuda(h)->handle, gs_cuda(h)->aux);
+		else if (gs_cuda(h)->kind == CU_K_UNLOAD && (h->flags & GS_F_RET) &&
+			 !gs_cuda(h)->ret)
+			knames__unload(&ctx->knames, gs_cuda(h)->handle);
 		break;
 	case GS_EV_CU_NAME:
 		note_cu_name(ctx, gs_cu_name(h));

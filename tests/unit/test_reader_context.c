@@ -17,6 +17,7 @@
 #include "idmap.c"
 #include "addrmaps.c"
 #include "perfmap.c"
+#include "knames.c"
 #include "context.c"
 #include "testlib.h"
 
