@@ -8,6 +8,8 @@
 #   make stress-scenarios  the scenario test 10 times beside two CPU-bound processes
 #   make vmlinux    regenerate vmlinux/<arch>/vmlinux.h from this kernel's BTF
 #   make format     format every C source with the repository's .clang-format
+#   make install    PREFIX=/usr/local DESTDIR=: gapscope, its CUPTI collector, man pages,
+#                   bash completion (dist/dist.mk); make uninstall removes exactly those
 #   V=1             show full commands
 #
 # Each directory owns a fragment (engine/engine.mk, bpf/bpf.mk, ...) included below.
@@ -50,6 +52,7 @@ override LDFLAGS += -pthread
 # Packages the project needs from Debian; CUDA comes from the toolkit at $(CUDA_HOME).
 DEB_PKGS = build-essential clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	   libzstd-dev liblzma-dev libbz2-dev libgmp-dev pkg-config python3 util-linux clang-format \
+	   help2man \
 	   $(BROWSER_DEB_PKGS)
 
 all:
@@ -63,11 +66,12 @@ include tests/tests.mk
 include tests/fuzz/fuzz.mk
 include reports/assets.mk
 include tests/browser/deps.mk
+include dist/dist.mk
 
 $(BUILD)/%/:
 	$(Q)mkdir -p $@
 
-.PHONY: all deps check demo bench vmlinux clean install stress-scenarios format
+.PHONY: all deps check demo bench vmlinux clean install uninstall man stress-scenarios format
 
 deps:
 	$(Q)missing=$$(for p in $(DEB_PKGS); do \
@@ -109,10 +113,6 @@ vmlinux:
 	$(call msg,GEN,vmlinux/$(ARCH)/vmlinux.h)
 	$(Q)mkdir -p vmlinux/$(ARCH)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/$(ARCH)/vmlinux.h
-
-PREFIX ?= /usr/local
-install: all
-	$(Q)install -D -m 0755 $(BUILD)/gapscope $(DESTDIR)$(PREFIX)/bin/gapscope
 
 clean:
 	$(Q)rm -rf $(BUILD)

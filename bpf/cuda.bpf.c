@@ -65,7 +65,10 @@ struct {
 /*
  * Kernel handles of the targets already seen, {tgid, handle} -> how they got their name (H_*):
  * a launch looks its handle up here (one hash lookup), and only a handle not here is read
- * (*(handle + 8), cuda.h), once.
+ * (*(handle + 8), cuda.h), once. Once per unload: a module or library unloaded frees its
+ * handles, which the driver may hand out again for another kernel, possibly through a call we
+ * do not see (cuModuleEnumerateFunctions); every mark older than the process's last unload
+ * counts as absent, so that the handle's name is read afresh at its next launch.
  */
 enum { H_LOOKUP = 1, H_LOOKUP_DISAGREED, H_BY_HANDLE, H_UNNAMED };
 
@@ -75,12 +78,25 @@ struct handle_key {
 	__u64 handle;
 };
 
+struct handle_mark {
+	__u32 how;
+	__u32 gen; /* the process's unload count when marked */
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, struct handle_key);
-	__type(value, __u32);
+	__type(value, struct handle_mark);
 } cu_handles SEC(".maps");
+
+/* Successful cuModuleUnload / cuLibraryUnload calls per target process (tgid). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u32);
+} cu_unloads SEC(".maps");
 
 /* Per attached libcuda (cu_fn_desc.lib): calibration counts and the off switch. */
 struct {
@@ -241,11 +257,40 @@ static __always_inline bool same_str(const char *a, const char *b)
 	return true;
 }
 
+static __always_inline __u32 unload_gen(__u32 tgid)
+{
+	__u32 *g = bpf_map_lookup_elem(&cu_unloads, &tgid);
+
+	return g ? *g : 0;
+}
+
+/* A module or library of the current process was unloaded: its names are all in doubt. */
+static __always_inline void note_unload(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, one = 1;
+	__u32 *g = bpf_map_lookup_elem(&cu_unloads, &tgid);
+
+	if (g)
+		__sync_fetch_and_add(g, 1);
+	else if (bpf_map_update_elem(&cu_unloads, &tgid, &one, BPF_NOEXIST) &&
+		 (g = bpf_map_lookup_elem(&cu_unloads, &tgid)))
+		__sync_fetch_and_add(g, 1); /* another thread inserted it first */
+}
+
+/* How the handle of k got its name since the last unload (H_*), 0: not named since. */
+static __always_inline __u32 handle_how(const struct handle_key *k)
+{
+	struct handle_mark *m = bpf_map_lookup_elem(&cu_handles, k);
+
+	return m && m->gen == unload_gen(k->tgid) ? m->how : 0;
+}
+
 static __always_inline void mark_handle(__u64 handle, __u32 how, __u64 flags)
 {
 	struct handle_key k = { .tgid = bpf_get_current_pid_tgid() >> 32, .handle = handle };
+	struct handle_mark m = { .how = how, .gen = unload_gen(k.tgid) };
 
-	bpf_map_update_elem(&cu_handles, &k, &how, flags);
+	bpf_map_update_elem(&cu_handles, &k, &m, flags);
 }
 
 /* A lookup's name against *(handle + 8): counted, and the first disagreement turns names from
@@ -275,14 +320,15 @@ static __always_inline __u32 name_by_handle(__u64 handle, __u32 lib, __u32 fn, _
 	struct handle_key k = { .tgid = bpf_get_current_pid_tgid() >> 32, .handle = handle };
 	struct cu_handle_stats *st;
 	struct cu_name_event *ev;
-	__u32 *how, v;
+	struct handle_mark m;
+	__u32 how;
 	long n;
 
 	if (!handle)
 		return 0;
-	how = bpf_map_lookup_elem(&cu_handles, &k);
+	how = handle_how(&k);
 	if (how)
-		return *how;
+		return how;
 	st = bpf_map_lookup_elem(&cu_libs, &lib);
 	if (!st || st->off)
 		return 0;
@@ -300,16 +346,20 @@ static __always_inline __u32 name_by_handle(__u64 handle, __u32 lib, __u32 fn, _
 	ev->pad = 0;
 	n = handle_str(handle, ev->name);
 	if (n > 0 && symbol_like(ev->name, n)) {
-		v = H_BY_HANDLE;
+		m.how = H_BY_HANDLE;
 		__sync_fetch_and_add(&st->named, 1);
 		submit(ev);
 	} else {
-		v = H_UNNAMED;
+		m.how = H_UNNAMED;
 		__sync_fetch_and_add(&st->rejected, 1);
 		bpf_ringbuf_discard(ev, BPF_RB_NO_WAKEUP);
 	}
-	bpf_map_update_elem(&cu_handles, &k, &v, BPF_NOEXIST);
-	return v;
+	/* Not over a lookup's mark made meanwhile by another thread; over one from before the
+	 * last unload. */
+	m.gen = unload_gen(k.tgid);
+	if (bpf_map_update_elem(&cu_handles, &k, &m, BPF_NOEXIST) && !handle_how(&k))
+		bpf_map_update_elem(&cu_handles, &k, &m, BPF_ANY);
+	return m.how;
 }
 
 static __always_inline int name_entry(struct pt_regs *regs, const struct cu_fn_desc *d, __u32 fn,
@@ -385,14 +435,14 @@ static __always_inline __u16 kernel_function(__u64 out, __u64 kernel, __u32 fn, 
 	const struct cu_fn_desc *d = bpf_map_lookup_elem(&cu_fns, &fn);
 	struct two_names *t;
 	__u64 func = 0;
-	__u32 zero = 0, *how, lib;
+	__u32 zero = 0, how, lib;
 	__u16 flags = 0;
 
 	if (!d || bpf_probe_read_user(&func, sizeof(func), (void *)out) || !func)
 		return 0;
 	lib = d->lib;
-	how = bpf_map_lookup_elem(&cu_handles, &k);
-	if (how && *how == H_LOOKUP) {
+	how = handle_how(&k);
+	if (how == H_LOOKUP) {
 		t = bpf_map_lookup_elem(&name_pair, &zero);
 		if (!t)
 			return 0;
@@ -401,7 +451,7 @@ static __always_inline __u16 kernel_function(__u64 out, __u64 kernel, __u32 fn, 
 		mark_handle(func, H_LOOKUP, BPF_ANY);
 		return flags;
 	}
-	if (how && *how == H_LOOKUP_DISAGREED) {
+	if (how == H_LOOKUP_DISAGREED) {
 		/* Counted already: the kernel's own name was contradicted. */
 		mark_handle(func, H_LOOKUP, BPF_ANY);
 		return 0;
@@ -479,6 +529,8 @@ int BPF_KRETPROBE(cu_return)
 		return name_return(ctx, fn, now);
 	if (s->ev.kind == CU_K_KERNEL_FUNCTION && s->out && !PT_REGS_RC(ctx))
 		cal_flags = kernel_function(s->out, s->ev.aux, fn, now);
+	if (s->ev.kind == CU_K_UNLOAD && !PT_REGS_RC(ctx))
+		note_unload();
 
 	/* The stack at return starts at the caller's return address with the caller's frame
 	 * pointer restored: a complete frame-pointer chain, no frame missing. */

@@ -38,6 +38,7 @@ enum cu_kind {
 	CU_K_KERNEL_FUNCTION, /* handle = returned CUfunction, aux = CUkernel */
 	CU_K_CAPTURE_BEGIN,   /* stream: launches into it are recorded into a graph, not run */
 	CU_K_CAPTURE_END,     /* stream */
+	CU_K_UNLOAD,	      /* handle = CUmodule / CUlibrary freed, with its kernel handles */
 	CU_K_MAX
 };
 

@@ -176,7 +176,8 @@ int bpf_setup__attach_tracepoints(struct record_bpf *skel, struct links *links, 
 		int err;
 
 		if (bpf_program__fd(prog) < 0 || strncmp(sec, "tp", 2) ||
-		    prog == skel->progs.tick_sample || prog == skel->progs.tick_taken)
+		    prog == skel->progs.tick_sample || prog == skel->progs.tick_taken ||
+		    prog == skel->progs.sigfwd_kill)
 			continue;
 		l = bpf_program__attach(prog);
 		err = l ? links__add(links, l) : -errno;

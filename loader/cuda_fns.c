@@ -222,6 +222,9 @@ static const struct cu_fn fns[] = {
 	{ "cuLibraryGetKernel",
 	  { .kind = CU_K_GET_KERNEL, RET, .a_out = 1, .a_aux = 2, .a_name = 3 } },
 	{ "cuKernelGetFunction", { .kind = CU_K_KERNEL_FUNCTION, RET, .a_out = 1, .a_aux = 2 } },
+	/* Their end: the handles they gave may be handed out again for other kernels. */
+	{ "cuModuleUnload", { .kind = CU_K_UNLOAD, RET, .a_handle = 1 } },
+	{ "cuLibraryUnload", { .kind = CU_K_UNLOAD, RET, .a_handle = 1 } },
 };
 
 static const struct cu_fn *find(const char *name, size_t len)

@@ -33,8 +33,13 @@ static struct {
 	__u64 kernels, copies, memsets, launches, dropped, bad;
 } cr = { .fd = -1, .child_fd = -1 };
 
+/*
+ * The collector: GAPSCOPE_CUPTI_LIB, else next to the binary (build/), else in ../lib/gapscope/
+ * of the binary's directory (make install). The first that exists; the last tried if none.
+ */
 static const char *collector_path(char *buf, size_t len)
 {
+	static const char *const dirs[] = { "", "/../lib/gapscope" };
 	const char *env = getenv("GAPSCOPE_CUPTI_LIB");
 	char exe[PATH_MAX], *slash;
 	ssize_t n;
@@ -49,9 +54,17 @@ static const char *collector_path(char *buf, size_t len)
 	if (!slash)
 		return NULL;
 	*slash = 0;
-	if ((size_t)snprintf(buf, len, "%.*s/%s", (int)(len - sizeof(GS_CUPTI_LIB) - 1), exe,
-			     GS_CUPTI_LIB) >= len)
-		return NULL;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		char cand[PATH_MAX];
+
+		if ((size_t)snprintf(cand, sizeof(cand), "%s%s/%s", exe, dirs[i], GS_CUPTI_LIB) >=
+		    sizeof(cand))
+			return NULL;
+		/* The target is told the path without "..", as a user would write it. */
+		if (len >= PATH_MAX && realpath(cand, buf))
+			return buf;
+		snprintf(buf, len, "%s", cand);
+	}
 	return buf;
 }
 
@@ -65,7 +78,9 @@ bool cupti_recv__start(bool asked)
 	lib = collector_path(path, sizeof(path));
 	if (!lib || access(lib, R_OK)) {
 		if (asked)
-			fprintf(stderr, "gapscope: warning: --cupti: no %s next to gapscope\n",
+			fprintf(stderr,
+				"gapscope: warning: --cupti: no %s next to gapscope or in "
+				"../lib/gapscope\n",
 				GS_CUPTI_LIB);
 		return false;
 	}

@@ -150,7 +150,16 @@ void privs__drop_for_exec(void)
 	/*
 	 * Ambient capabilities (setpriv --ambient-caps, capsh --addamb) would pass CAP_BPF and
 	 * CAP_PERFMON on to the program we start: it runs with what the user has without them.
-	 * A root target stays root: its uid is not ours to change.
+	 * Inheritable ones too, which a program with file capabilities (setcap cap_bpf+ei) would
+	 * gain. Permitted and effective ones do not pass an exec of a non-root user's program. A
+	 * root target stays root: its uid is not ours to change.
 	 */
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2] = {};
+
 	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	if (!syscall(SYS_capget, &hdr, data)) {
+		data[0].inheritable = data[1].inheritable = 0;
+		syscall(SYS_capset, &hdr, data);
+	}
 }

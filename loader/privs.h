@@ -35,7 +35,10 @@ bool privs__check_record(void);
  */
 int privs__may_trace(pid_t pid);
 
-/* In a launched target before exec: it gets none of the capabilities granted for recording. */
+/*
+ * In a launched target before exec: it gets none of the capabilities granted for recording
+ * (ambient and inheritable ones cleared).
+ */
 void privs__drop_for_exec(void);
 
 #endif

@@ -506,6 +506,7 @@ const char *trace__cu_kind_name(__u32 kind)
 		[CU_K_KERNEL_FUNCTION] = "kernel_function",
 		[CU_K_CAPTURE_BEGIN] = "capture_begin",
 		[CU_K_CAPTURE_END] = "capture_end",
+		[CU_K_UNLOAD] = "unload",
 	};
 
 	return kind < CU_K_MAX && names[kind] ? names[kind] : "cuda";

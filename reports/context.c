@@ -14,6 +14,7 @@
 #include "context.h"
 #include "decode.h"
 #include "idmap.h"
+#include "knames.h"
 #include "perfmap.h"
 #include "strtab.h"
 
@@ -35,8 +36,7 @@ struct gs_ctx {
 	struct vec probes;
 
 	/* Kernel names by handle: from lookups, and (trusted libraries only) from handles. */
-	struct idmap kernel_ids, hkernel_ids; /* handle -> names: const char * */
-	struct vec names;
+	struct knames knames;
 
 	/* Libraries whose handle names a lookup contradicted; any: one whose library is unknown. */
 	struct vec distrust; /* const char * */
@@ -86,11 +86,9 @@ void ctx__free(struct gs_ctx *ctx)
 	perfmaps__free(ctx->perfmaps);
 	idmap__free(&ctx->comm_ids);
 	idmap__free(&ctx->probe_ids);
-	idmap__free(&ctx->kernel_ids);
-	idmap__free(&ctx->hkernel_ids);
+	knames__free(&ctx->knames);
 	vec__free(&ctx->comms);
 	vec__free(&ctx->probes);
-	vec__free(&ctx->names);
 	vec__free(&ctx->distrust);
 	ksyms__free(ctx->ksyms);
 	free((void *)ctx->target.argv);
@@ -178,33 +176,10 @@ static void note_probe(struct gs_ctx *ctx, const struct gs_rec_probe *p)
 		*slot_p = cp;
 }
 
-static void set_name(struct gs_ctx *ctx, struct idmap *ids, __u64 handle, const char *name)
+const char *ctx__kernel_name(const struct gs_ctx *ctx, __u64 handle, bool *by_handle,
+			     bool *unconfirmed)
 {
-	const char **n = slot(ids, &ctx->names, sizeof(*n), handle);
-
-	if (n)
-		*n = name;
-}
-
-static const char *get_name(const struct gs_ctx *ctx, const struct idmap *ids, __u64 handle)
-{
-	const char *const *n = find(ids, &ctx->names, handle);
-
-	return n ? *n : NULL;
-}
-
-const char *ctx__kernel_name(const struct gs_ctx *ctx, __u64 handle, bool *by_handle)
-{
-	const char *name = get_name(ctx, &ctx->kernel_ids, handle);
-
-	if (by_handle)
-		*by_handle = false;
-	if (name)
-		return name;
-	name = get_name(ctx, &ctx->hkernel_ids, handle);
-	if (name && by_handle)
-		*by_handle = true;
-	return name;
+	return knames__get(&ctx->knames, handle, by_handle, unconfirmed);
 }
 
 static bool distrusted(const struct gs_ctx *ctx, const char *lib)
@@ -267,27 +242,14 @@ static void note_cu_name(struct gs_ctx *ctx, const struct cu_name_event *e)
 			return;
 		name = ctx__str(ctx, e->name, len);
 		if (name)
-			set_name(ctx, &ctx->hkernel_ids, e->handle, name);
+			knames__set(&ctx->knames, true, e->handle, name, 0);
 		return;
 	}
 	if (e->ret || !e->handle)
 		return;
 	name = ctx__str(ctx, e->name, len);
 	if (name)
-		set_name(ctx, &ctx->kernel_ids, e->handle, name);
-}
-
-/* cuKernelGetFunction: the CUfunction of a CUkernel gets the CUkernel's name. */
-static void note_kernel_function(struct gs_ctx *ctx, const struct cu_event *e)
-{
-	const char *name = get_name(ctx, &ctx->kernel_ids, e->aux);
-
-	if (e->handle == e->aux)
-		return;
-	if (name)
-		set_name(ctx, &ctx->kernel_ids, e->handle, name);
-	else if ((name = get_name(ctx, &ctx->hkernel_ids, e->aux)))
-		set_name(ctx, &ctx->hkernel_ids, e->handle, name);
+		knames__set(&ctx->knames, false, e->handle, name, e->owner);
 }
 
 /* A perf map's lines; memory running out leaves code unnamed, nothing worse. */
@@ -502,8 +464,12 @@ void ctx__note(struct gs_ctx *ctx, const struct gs_hdr *h)
 		distrust(ctx, ctx, fn);
 	switch (h->type) {
 	case GS_EV_CUDA:
+		/* cuKernelGetFunction: the CUfunction of a CUkernel gets the CUkernel's name. */
 		if (gs_cuda(h)->kind == CU_K_KERNEL_FUNCTION)
-			note_kernel_function(ctx, gs_cuda(h));
+			knames__alias(&ctx->knames, gs_cuda(h)->handle, gs_cuda(h)->aux);
+		else if (gs_cuda(h)->kind == CU_K_UNLOAD && (h->flags & GS_F_RET) &&
+			 !gs_cuda(h)->ret)
+			knames__unload(&ctx->knames, gs_cuda(h)->handle);
 		break;
 	case GS_EV_CU_NAME:
 		note_cu_name(ctx, gs_cu_name(h));

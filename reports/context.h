@@ -9,7 +9,8 @@
  *   kernel symbols    ksym records
  *   probes            probe records: id -> family, CUDA kind, library, symbol, live since
  *   kernel names      of CUDA launches: handle -> name from lookups (cuModuleGetFunction,
- *                     cuLibraryGetKernel, cuKernelGetFunction) and, where trusted, from handles
+ *                     cuLibraryGetKernel, cuKernelGetFunction) and, where trusted, from handles;
+ *                     in doubt after an unload that may have freed the handle
  *   recorder state    clock, sampler, losses, lost events by type, handle-name calibration,
  *                     the target's exit, the end record
  *
@@ -73,9 +74,13 @@ const struct ctx_probe *ctx__probe(const struct gs_ctx *ctx, __u32 id);
 
 /*
  * The kernel name of a CUfunction or CUkernel handle, NULL if unknown. *by_handle (may be NULL)
- * says it was read from the handle rather than seen at a lookup.
+ * says it was read from the handle rather than seen at a lookup; *unconfirmed (may be NULL) that
+ * it was learned before an unload that may have freed the handle (cuModuleUnload of the module
+ * it was looked up in; any unload for a name read from the handle), and no lookup or read of the
+ * handle since confirmed it: the handle may now be another kernel's.
  */
-const char *ctx__kernel_name(const struct gs_ctx *ctx, __u64 handle, bool *by_handle);
+const char *ctx__kernel_name(const struct gs_ctx *ctx, __u64 handle, bool *by_handle,
+			     bool *unconfirmed);
 
 /* Whether names read from handles through CUDA probe fn are used (see above). */
 bool ctx__handle_names_trusted(const struct gs_ctx *ctx, __u32 fn);

@@ -415,13 +415,19 @@ static void on_cuda(struct tl *t, const struct cu_event *e)
 	__u64 end = h->ts + ((h->flags & GS_F_RET) ? e->dur_ns : 0);
 	const struct ctx_probe *p;
 	const char *sym, *kernel;
-	char name[320], hex[24];
+	char name[320], hex[24], kbuf[CU_NAME_LEN + 2];
+	bool unconfirmed = false;
 
 	if (!keep(t, h->ts, end)) /* names looked up only for what is written */
 		return;
 	p = ctx__probe(t->ctx, e->fn);
 	sym = p ? p->sym : trace__cu_kind_name(e->kind);
-	kernel = e->kind == CU_K_LAUNCH ? ctx__kernel_name(t->ctx, e->handle, NULL) : NULL;
+	kernel = e->kind == CU_K_LAUNCH ? ctx__kernel_name(t->ctx, e->handle, NULL, &unconfirmed) :
+					  NULL;
+	if (kernel && unconfirmed) { /* the handle may be another kernel's since an unload */
+		snprintf(kbuf, sizeof(kbuf), "%s?", kernel);
+		kernel = kbuf;
+	}
 	snprintf(name, sizeof(name), "%s%s%s", sym, kernel ? " " : "", kernel ?: "");
 	tl__slice(t, h->tgid, h->tid, h->ts, end, "cuda", name, 0, false);
 	tl__arg_str(t, true, "call", sym);

@@ -174,10 +174,12 @@ static const char *cuda_sym(const struct script *s, __u32 fn, __u32 kind)
 
 static void print_kernel_name(FILE *o, const struct script *s, __u64 handle)
 {
-	bool by_handle;
-	const char *name = ctx__kernel_name(s->ctx, handle, &by_handle);
+	bool by_handle, unconfirmed;
+	const char *name = ctx__kernel_name(s->ctx, handle, &by_handle, &unconfirmed);
 
-	fprintf(o, "%s%s", name ? name : "?", by_handle ? "(handle)" : "");
+	/* NAME?: learned before an unload that may have given the handle to another kernel. */
+	fprintf(o, "%s%s%s", name ? name : "?", by_handle ? "(handle)" : "",
+		unconfirmed ? "?" : "");
 }
 
 static void print_cuda(const struct script *s, const struct cu_event *e)
@@ -219,6 +221,9 @@ static void print_cuda(const struct script *s, const struct cu_event *e)
 		break;
 	case CU_K_CTX_CREATE:
 		fprintf(o, " device=%llu", (unsigned long long)e->aux);
+		break;
+	case CU_K_UNLOAD: /* the module or library, as the lookups' owner= */
+		fprintf(o, " owner=0x%llx", (unsigned long long)e->handle);
 		break;
 	case CU_K_KERNEL_FUNCTION:
 		fprintf(o, " func=0x%llx kernel=0x%llx name=", (unsigned long long)e->handle,

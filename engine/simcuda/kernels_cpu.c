@@ -75,3 +75,13 @@ const struct sim_kernel *sim_kernel__find(const char *name)
 			return &kernels[i];
 	return NULL;
 }
+
+unsigned int sim_kernel__count(void)
+{
+	return sizeof(kernels) / sizeof(kernels[0]);
+}
+
+const struct sim_kernel *sim_kernel__at(unsigned int i)
+{
+	return i < sim_kernel__count() ? &kernels[i] : NULL;
+}

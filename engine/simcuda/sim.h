@@ -17,5 +17,8 @@ struct sim_kernel {
 };
 
 const struct sim_kernel *sim_kernel__find(const char *name);
+/* The table: sim_kernel__count() kernels, in engine/kernels.h's order. */
+unsigned int sim_kernel__count(void);
+const struct sim_kernel *sim_kernel__at(unsigned int i);
 
 #endif

@@ -194,7 +194,9 @@ struct CUmod_st {
 /*
  * The kernel's name pointer at offset 8 mirrors driver 580's CUfunction layout (see
  * tests/gpu/handle-layout-h200), so gapscope's naming of kernels from their handles (record -p
- * after the lookups) is exercised without a GPU.
+ * after the lookups) is exercised without a GPU; SIMCUDA_HANDLE_NAMES=0 leaves it NULL, as a
+ * driver of another layout would. Freed functions are handed out again, the most recently freed
+ * first, as a slab allocator does: a handle of an unloaded module comes back for another kernel.
  */
 struct CUfunc_st {
 	uint32_t magic;
@@ -221,6 +223,8 @@ static struct {
 	int trace_fd;
 	const char *fault;
 	double time_scale;
+	bool hide_handle_names;
+	struct CUfunc_st *free_funcs; /* next-linked */
 } sim = { .mu = PTHREAD_MUTEX_INITIALIZER, .trace_fd = -1 };
 
 static __thread struct CUctx_st *tls_ctx;
@@ -828,6 +832,8 @@ API CUresult cuInit(unsigned int flags)
 	const char *trace = getenv("SIMCUDA_TRACE");
 	if (trace && *trace)
 		sim.trace_fd = open(trace, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	const char *names = getenv("SIMCUDA_HANDLE_NAMES");
+	sim.hide_handle_names = names && !strcmp(names, "0");
 	const char *fault = getenv("SIMCUDA_FAULT");
 	sim.fault = fault && *fault ? strdup(fault) : NULL;
 	__atomic_store_n(&sim.initialized, true, __ATOMIC_RELEASE);
@@ -1495,12 +1501,43 @@ API CUresult cuModuleUnload(CUmodule m)
 	if (!live_is(m, MAGIC_MODULE) || !live_del(m))
 		return CUDA_ERROR_INVALID_HANDLE;
 	ctx_drain(m->ctx);
+	pthread_mutex_lock(&sim.mu);
 	for (struct CUfunc_st *f = m->funcs, *next; f; f = next) {
 		next = f->next;
 		live_del(f);
-		free(f);
+		memset(f, 0, sizeof(*f));
+		f->next = sim.free_funcs;
+		sim.free_funcs = f;
 	}
+	pthread_mutex_unlock(&sim.mu);
 	free(m);
+	return CUDA_SUCCESS;
+}
+
+/* A new function of module m for kernel k, a freed one if any. */
+static CUresult func_new(CUmodule m, const struct sim_kernel *k, CUfunction *pf)
+{
+	pthread_mutex_lock(&sim.mu);
+	struct CUfunc_st *f = sim.free_funcs;
+	if (f)
+		sim.free_funcs = f->next;
+	pthread_mutex_unlock(&sim.mu);
+	if (!f && !(f = calloc(1, sizeof(*f))))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	f->magic = MAGIC_FUNC;
+	f->name = sim.hide_handle_names ? NULL : k->name;
+	f->mod = m;
+	f->k = k;
+	if (!live_add(f)) {
+		free(f);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	/* the module's list is only walked by unload, after the module left the live set */
+	pthread_mutex_lock(&sim.mu);
+	f->next = m->funcs;
+	m->funcs = f;
+	pthread_mutex_unlock(&sim.mu);
+	*pf = f;
 	return CUDA_SUCCESS;
 }
 
@@ -1514,23 +1551,45 @@ API CUresult cuModuleGetFunction(CUfunction *pf, CUmodule m, const char *name)
 	const struct sim_kernel *k = sim_kernel__find(name);
 	if (!k)
 		return CUDA_ERROR_NOT_FOUND;
-	struct CUfunc_st *f = calloc(1, sizeof(*f));
-	if (!f)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	f->magic = MAGIC_FUNC;
-	f->name = k->name;
-	f->mod = m;
-	f->k = k;
-	if (!live_add(f)) {
-		free(f);
-		return CUDA_ERROR_OUT_OF_MEMORY;
+	return func_new(m, k, pf);
+}
+
+/* Every image holds every kernel of the table. */
+API CUresult cuModuleGetFunctionCount(unsigned int *count, CUmodule m)
+{
+	CHECK_CTX();
+	if (!count)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!live_is(m, MAGIC_MODULE))
+		return CUDA_ERROR_INVALID_HANDLE;
+	*count = sim_kernel__count();
+	return CUDA_SUCCESS;
+}
+
+/* The module's functions in table order, as handles without a lookup by name. */
+API CUresult cuModuleEnumerateFunctions(CUfunction *fs, unsigned int n, CUmodule m)
+{
+	CHECK_CTX();
+	if (!fs || n > sim_kernel__count())
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!live_is(m, MAGIC_MODULE))
+		return CUDA_ERROR_INVALID_HANDLE;
+	for (unsigned int i = 0; i < n; i++) {
+		CUresult rc = func_new(m, sim_kernel__at(i), &fs[i]);
+		if (rc != CUDA_SUCCESS)
+			return rc;
 	}
-	/* the module's list is only walked by unload, after the module left the live set */
-	pthread_mutex_lock(&sim.mu);
-	f->next = m->funcs;
-	m->funcs = f;
-	pthread_mutex_unlock(&sim.mu);
-	*pf = f;
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuFuncGetName(const char **name, CUfunction f)
+{
+	CHECK_INIT();
+	if (!name)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!live_is(f, MAGIC_FUNC))
+		return CUDA_ERROR_INVALID_HANDLE;
+	*name = f->k->name;
 	return CUDA_SUCCESS;
 }
 

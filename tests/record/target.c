@@ -92,9 +92,14 @@ static void burn(double seconds)
 			x = x * 6364136223846793005ull + 1442695040888963407ull;
 }
 
+static volatile int sigterms;
+
 static void on_sigint(int sig)
 {
-	sigints++;
+	if (sig == SIGINT)
+		sigints++;
+	else
+		sigterms++;
 }
 
 int main(int argc, char **argv)
@@ -102,7 +107,7 @@ int main(int argc, char **argv)
 	const char *lib_path = NULL;
 	int launches = 0, trims = 0, syncs = 0, exit_code = 0;
 	double burn_s = 0;
-	bool contend = false, wait_sigint = false;
+	bool contend = false, wait_sigint = false, then_sigterm = false;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--dlopen") && i + 1 < argc)
@@ -121,6 +126,8 @@ int main(int argc, char **argv)
 			contend = true;
 		else if (!strcmp(argv[i], "--wait-sigint"))
 			wait_sigint = true;
+		else if (!strcmp(argv[i], "--then-sigterm"))
+			then_sigterm = true;
 		else {
 			fprintf(stderr, "target: unknown argument %s\n", argv[i]);
 			return 2;
@@ -190,11 +197,24 @@ int main(int argc, char **argv)
 		sigset_t none;
 
 		signal(SIGINT, on_sigint);
+		signal(SIGTERM, on_sigint);
 		printf("ready\n");
 		fflush(stdout);
 		sigemptyset(&none);
 		while (!sigints)
 			sigsuspend(&none);
+		/*
+		 * --then-sigterm: then until a SIGTERM, sent to the recorder alone once we said so,
+		 * is passed on. A signal to our group reaches the recorder no later than us, and it
+		 * takes its pending signals lowest number first: a second SIGINT that it passed on
+		 * would be here before that SIGTERM.
+		 */
+		if (then_sigterm) {
+			printf("sigint\n");
+			fflush(stdout);
+			while (!sigterms)
+				sigsuspend(&none);
+		}
 		printf("sigints=%d\n", sigints);
 		fflush(stdout);
 		return 42;

@@ -21,6 +21,7 @@
 #include "idmap.c"
 #include "addrmaps.c"
 #include "perfmap.c"
+#include "knames.c"
 #include "context.c"
 #include "reader.c"
 #include "testlib.h"

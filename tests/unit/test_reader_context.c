@@ -17,6 +17,7 @@
 #include "idmap.c"
 #include "addrmaps.c"
 #include "perfmap.c"
+#include "knames.c"
 #include "context.c"
 #include "testlib.h"
 
@@ -246,10 +247,11 @@ static void name_ev(struct gs_ctx *ctx, struct trace_writer *w, __u32 fn, __u64 
 static const char *kname(struct gs_ctx *ctx, __u64 handle)
 {
 	static char buf[300];
-	bool by_handle;
-	const char *n = ctx__kernel_name(ctx, handle, &by_handle);
+	bool by_handle, unconfirmed;
+	const char *n = ctx__kernel_name(ctx, handle, &by_handle, &unconfirmed);
 
-	snprintf(buf, sizeof(buf), "%s%s", n ? n : "?", by_handle ? "(handle)" : "");
+	snprintf(buf, sizeof(buf), "%s%s%s", n ? n : "?", by_handle ? "(handle)" : "",
+		 unconfirmed ? "?" : "");
 	return buf;
 }
 
@@ -318,10 +320,75 @@ static void test_kernel_names(void)
 	rmdir(dir);
 }
 
+static void lookup(struct gs_ctx *ctx, __u64 handle, __u64 owner, const char *name)
+{
+	union rec *r = rec(GS_EV_CU_NAME, sizeof(struct cu_name_event), 50);
+
+	r->h.flags = GS_F_RET;
+	r->name.fn = 1;
+	r->name.handle = handle;
+	r->name.owner = owner;
+	strcpy(r->name.name, name);
+	ctx__note(ctx, &r->h);
+}
+
+static void unload(struct gs_ctx *ctx, __u64 owner, int ret)
+{
+	union rec *r = rec(GS_EV_CUDA, sizeof(struct cu_event), 50);
+
+	r->h.flags = GS_F_RET;
+	r->cu.fn = 3;
+	r->cu.kind = CU_K_UNLOAD;
+	r->cu.handle = owner;
+	r->cu.ret = ret;
+	ctx__note(ctx, &r->h);
+}
+
+/* An unload puts the names of the handles it may have freed in doubt, until confirmed again. */
+static void test_unloads(void)
+{
+	struct gs_ctx *ctx = ctx__new();
+	union rec *r;
+
+	probe(ctx, NULL, 1, "/drv/libcuda.so.1", "cuModuleGetFunction");
+	probe(ctx, NULL, 2, "/drv/libcuda.so.1", "cuKernelGetFunction");
+	lookup(ctx, 0xa1, 0x100, "k_a");
+	lookup(ctx, 0xb1, 0x200, "k_b");
+	name_ev(ctx, NULL, 1, 0xc1, "k_c", CU_NF_BY_HANDLE, 0);
+	/* cuKernelGetFunction: 0xa2 comes from 0xa1, so from module 0x100 too. */
+	r = rec(GS_EV_CUDA, sizeof(struct cu_event), 50);
+	r->cu.fn = 2;
+	r->cu.kind = CU_K_KERNEL_FUNCTION;
+	r->cu.handle = 0xa2;
+	r->cu.aux = 0xa1;
+	ctx__note(ctx, &r->h);
+	unload(ctx, 0x100, 400); /* failed (CUDA_ERROR_INVALID_HANDLE): nothing freed */
+	CHECK_STR(kname(ctx, 0xa1), "k_a");
+	CHECK_STR(kname(ctx, 0xc1), "k_c(handle)");
+	unload(ctx, 0x100, 0);
+	CHECK_STR(kname(ctx, 0xa1), "k_a?");
+	CHECK_STR(kname(ctx, 0xa2), "k_a?");
+	CHECK_STR(kname(ctx, 0xb1), "k_b");	     /* its module is still loaded */
+	CHECK_STR(kname(ctx, 0xc1), "k_c(handle)?"); /* its module is unknown */
+	/* Read from the handle since: the handle's name now; a lookup since: that one. */
+	name_ev(ctx, NULL, 1, 0xa1, "k_new", CU_NF_BY_HANDLE, 0);
+	CHECK_STR(kname(ctx, 0xa1), "k_new(handle)");
+	lookup(ctx, 0xa2, 0x100, "k_again"); /* module 0x100 loaded again at the same address */
+	CHECK_STR(kname(ctx, 0xa2), "k_again");
+	name_ev(ctx, NULL, 1, 0xc1, "k_c", CU_NF_BY_HANDLE, 0);
+	CHECK_STR(kname(ctx, 0xc1), "k_c(handle)");
+	unload(ctx, 0x200, 0);
+	CHECK_STR(kname(ctx, 0xb1), "k_b?");
+	CHECK_STR(kname(ctx, 0xa2), "k_again");
+	CHECK_STR(kname(ctx, 0xa1), "k_new(handle)?");
+	ctx__free(ctx);
+}
+
 int main(void)
 {
 	test_maps();
 	test_ksyms_comms();
 	test_kernel_names();
+	test_unloads();
 	TEST_PASS();
 }
