@@ -34,8 +34,8 @@ static const void *kn_find(const struct idmap *ids, const struct vec *v, __u64 k
 
 void knames__set(struct knames *k, bool by_handle, __u64 handle, const char *name, __u64 owner)
 {
-	struct kname *n = kn_slot(by_handle ? &k->handle_ids : &k->lookup_ids, &k->names, sizeof(*n),
-			       handle);
+	struct kname *n = kn_slot(by_handle ? &k->handle_ids : &k->lookup_ids, &k->names,
+				  sizeof(*n), handle);
 
 	if (n)
 		*n = (struct kname){ name, by_handle ? 0 : owner, k->unloads };

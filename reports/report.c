@@ -24,6 +24,7 @@ struct report_env {
 	bool json;
 	double min_gap_ms;
 	unsigned int top;
+	bool api_only;
 };
 
 static const struct argp_option opts[] = {
@@ -31,6 +32,8 @@ static const struct argp_option opts[] = {
 	{ "force", 'f', NULL, 0, "Write into DIR even if it exists", 0 },
 	{ "min-gap", 'g', "MS", 0, "Shortest idle window reported as a gap (default 1 ms)", 0 },
 	{ "top", 't', "N", 0, "Longest gaps listed with their chains (default 10)", 0 },
+	{ "api-only", 'A', NULL, 0,
+	  "The API-inferred GPU timeline alone, also where the trace has CUPTI's kernel times", 0 },
 	{ "format", 'F', "text|json", 0, "What to print: summary.txt (default) or summary.json",
 	  0 },
 	{},
@@ -39,7 +42,7 @@ static const struct argp_option opts[] = {
 static const char doc[] =
 	"Find the GPU's idle windows in a gapscope trace and the chain of waits behind each.\n"
 	"\n"
-	"USAGE: gapscope report FILE [-o DIR] [-f] [--min-gap MS] [--top N] "
+	"USAGE: gapscope report FILE [-o DIR] [-f] [--min-gap MS] [--top N] [--api-only] "
 	"[--format text|json]\n"
 	"\n"
 	"Writes into DIR: summary.txt (also printed), summary.json, index.html (open it from the\n"
@@ -62,6 +65,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'f':
 		env->force = true;
+		break;
+	case 'A':
+		env->api_only = true;
 		break;
 	case 'g':
 		errno = 0;
@@ -167,6 +173,7 @@ int cmd_report(int argc, char **argv)
 	if (argp_parse(&argp, argc, argv, 0, NULL, &env))
 		return 2;
 	aopts.min_gap_ns = (__u64)(env.min_gap_ms * 1e6);
+	aopts.api_only = env.api_only;
 	oopts.top = env.top;
 	if (env.dir)
 		snprintf(dir, sizeof(dir), "%s", env.dir);

@@ -35,6 +35,17 @@ cupti_case() {
 	grep -q '^device 0: busy .*CUPTI)$' "$TMP/$sc.c.txt" || die "summary.txt does not say the busy time is CUPTI's"
 	grep -q '^device 0: API-inferred gaps against CUPTI' "$TMP/$sc.c.txt" || die "no agreement line"
 
+	# --api-only: CUPTI's records left aside, the same gaps as the trace without them.
+	"$GS" report --api-only "$TMP/$sc.c.gsc" -o "$TMP/$sc.a.rep" >/dev/null 2>&1 ||
+		die "$sc: report --api-only"
+	"$GS" report "$TMP/$sc.gsc" -o "$TMP/$sc.o.rep" >/dev/null 2>&1 || die "$sc: report"
+	python3 - "$TMP/$sc.a.rep/summary.json" "$TMP/$sc.o.rep/summary.json" <<'PY' ||
+import json, sys
+a, o = (json.load(open(p)) for p in sys.argv[1:3])
+key = lambda s: [(g["start_ns"], g["end_ns"], g["tier"], g["closer"]["tid"]) for g in s["gaps"]]
+sys.exit(0 if key(a) == key(o) and "cupti" not in a else "api-only gaps differ")
+PY
+		die "$sc: --api-only"
 	python3 tests/report/cupti_check.py "$sc" "$TMP/$sc.c.rep/summary.json" \
 		"$TMP/$sc.api.rep/summary.json" "$TMP/$sc.truth" || die "$sc: CUPTI tier"
 }
