@@ -29,7 +29,7 @@
 
 static struct {
 	int fd, child_fd;
-	bool asked, on, flushed;
+	bool asked, on, flushed, marked;
 	__u64 kernels, copies, memsets, launches, dropped, bad;
 } cr = { .fd = -1, .child_fd = -1 };
 
@@ -68,7 +68,7 @@ static const char *collector_path(char *buf, size_t len)
 	return buf;
 }
 
-bool cupti_recv__start(bool asked)
+void cupti_recv__start(bool asked)
 {
 	const char *prev = getenv("CUDA_INJECTION64_PATH"), *lib;
 	char path[PATH_MAX], num[16];
@@ -82,18 +82,18 @@ bool cupti_recv__start(bool asked)
 				"gapscope: warning: --cupti: no %s next to gapscope or in "
 				"../lib/gapscope\n",
 				GS_CUPTI_LIB);
-		return false;
+		return;
 	}
 	if (prev && *prev && strcmp(prev, lib)) {
 		if (asked)
 			fprintf(stderr,
 				"gapscope: warning: --cupti: CUDA_INJECTION64_PATH is %s already\n",
 				prev);
-		return false;
+		return;
 	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
 		fprintf(stderr, "gapscope: warning: CUPTI: socketpair: %s\n", strerror(errno));
-		return false;
+		return;
 	}
 	/* Root may go past net.core.rmem_max; anyone else gets what the system allows. */
 	if (setsockopt(sv[0], SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big)))
@@ -103,13 +103,12 @@ bool cupti_recv__start(bool asked)
 	if (cr.child_fd < 0 || fcntl(sv[0], F_SETFL, O_NONBLOCK)) {
 		fprintf(stderr, "gapscope: warning: CUPTI: %s\n", strerror(errno));
 		close(sv[0]);
-		return false;
+		return;
 	}
 	cr.fd = sv[0];
 	snprintf(num, sizeof(num), "%d", cr.child_fd);
 	setenv(GS_CUPTI_FD_ENV, num, 1);
 	setenv("CUDA_INJECTION64_PATH", lib, 1);
-	return true;
 }
 
 static void on_status(const struct gs_gpu_act *a)
@@ -134,6 +133,7 @@ static void on_status(const struct gs_gpu_act *a)
 
 static void on_record(struct trace_out *out, const struct gs_gpu_act *a)
 {
+	int err;
 	struct {
 		struct gs_hdr h;
 		_Alignas(8) char a[sizeof(struct gs_gpu_act) + GS_GPU_ACT_TEXT];
@@ -156,6 +156,12 @@ static void on_record(struct trace_out *out, const struct gs_gpu_act *a)
 		cr.dropped += a->bytes;
 		break;
 	case GS_ACT_STATUS:
+		/* The collector runs: the report is to look for its records (TRACE_F_GPU_ACT). */
+		if (!cr.marked && out->tw && (err = trace__set_flags(out->tw, TRACE_F_GPU_ACT)))
+			fprintf(stderr,
+				"gapscope: warning: %s: cannot mark the trace for CUPTI: %s\n",
+				out->path, strerror(-err));
+		cr.marked = true;
 		on_status(a);
 		break;
 	}
@@ -216,21 +222,13 @@ void cupti_recv__finish(struct trace_out *out)
 	cr.fd = -1;
 }
 
-void gpu_feeds__start(const struct record_opts *o, struct trace_out *out)
+void gpu_feeds__start(const struct record_opts *o)
 {
-	int err;
-
-	if (o->cupti && o->cmd) {
-		/* The flag tells a report to look for activity records (trace.h, TRACE_F_GPU_ACT). */
-		if (cupti_recv__start(o->cupti > 0) && out->tw &&
-		    (err = trace__set_flags(out->tw, TRACE_F_GPU_ACT)))
-			fprintf(stderr,
-				"gapscope: warning: %s: cannot mark the trace for CUPTI: %s\n",
-				out->path, strerror(-err));
-	} else if (o->cupti > 0) {
+	if (o->cupti && o->cmd)
+		cupti_recv__start(o->cupti > 0);
+	else if (o->cupti > 0)
 		fprintf(stderr, "gapscope: warning: --cupti needs a launched command (the driver "
 				"loads it at cuInit): API-inferred timeline only\n");
-	}
 	if (o->nvml)
 		nvml__start();
 }

@@ -5,7 +5,7 @@
  * recorder (nvml.c). Both are optional and both fail soft: one warning line, and the recording
  * goes on with the API-inferred timeline. One recording per process: the state is file-local.
  *
- *	gpu_feeds__start(&o, out);	before the target is launched (its environment)
+ *	gpu_feeds__start(&o);		before the target is launched (its environment)
  *	gpu_feeds__tick(out);		every 50 ms of the poll loop
  *	gpu_feeds__finish(out);		after the last drain, before the end record
  */
@@ -18,16 +18,16 @@ struct record_opts;
 struct trace_out;
 
 /*
- * Sets up what O asks for (and CUPTI by default for a launched command), and marks OUT's file
- * for CUPTI's records where the collector goes into the target. Never fails.
+ * Sets up what O asks for (and CUPTI by default for a launched command). Never fails. The trace
+ * is marked for CUPTI's records (TRACE_F_GPU_ACT) once the collector speaks.
  */
-void gpu_feeds__start(const struct record_opts *o, struct trace_out *out);
+void gpu_feeds__start(const struct record_opts *o);
 void gpu_feeds__tick(struct trace_out *out);
 /* The last of the activity, a line on what was collected, and every resource given back. */
 void gpu_feeds__finish(struct trace_out *out);
 
 /* The parts. */
-bool cupti_recv__start(bool asked); /* whether the collector goes into the target */
+void cupti_recv__start(bool asked);
 void cupti_recv__poll(struct trace_out *out);
 void cupti_recv__finish(struct trace_out *out);
 void nvml__start(void);

@@ -150,7 +150,7 @@ int cmd_record(int argc, char **argv)
 		err = -EINVAL;
 		goto cleanup;
 	}
-	gpu_feeds__start(&o, &out); /* CUPTI: the target's environment */
+	gpu_feeds__start(&o); /* CUPTI: the target's environment */
 	err = o.cmd ? target__launch(&t, o.cmd, &orig_mask) : target__attach(&t, o.pid);
 	if (err || (err = bpf_setup__watch_tgid(skel, t.pid)) || (err = consumer__open(&c)))
 		goto cleanup;

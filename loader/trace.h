@@ -45,9 +45,9 @@ struct trace_file_hdr {
 };
 
 /*
- * The CUPTI collector was injected into the target: GS_REC_GPU_ACT records may follow, written
- * long after the events of their time (reports/gpuact.c reads them in a pass of their own, only
- * in the files that have this flag). Older files have no flags set.
+ * The CUPTI collector ran in the target (set in place once it spoke): GS_REC_GPU_ACT records
+ * follow, written long after the events of their time (reports/tiers.c reads them in a pass of
+ * their own, only in the files that have this flag). Older files have no flags set.
  */
 #define TRACE_F_GPU_ACT 0x1
 

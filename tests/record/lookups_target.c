@@ -23,8 +23,7 @@ typedef int (*lib_get_kernel_fn)(void **k, void *lib, const char *name);
 typedef int (*kernel_get_function_fn)(void **f, void *k);
 typedef int (*launch_ex_fn)(const void *cfg, void *f, void **params, void **extra);
 
-static const char *const names[] = { "lk_alpha", "lk_beta", "lk_gamma", "lk_delta",
-				     "lk_epsilon" };
+static const char *const names[] = { "lk_alpha", "lk_beta", "lk_gamma", "lk_delta", "lk_epsilon" };
 
 static lib_get_kernel_fn get_kernel;
 static kernel_get_function_fn get_function;

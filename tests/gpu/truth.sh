@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# GPU truth on the GPU machine, in one run (carry build/gapscope-portable, build/zkengine-portable
+# and build/libgapscope-cupti.so):   OUT=DIR tests/gpu/truth.sh
+#
+# 1. Every zkengine scenario recorded in launch mode, where CUPTI is on by default: the report
+#    under the CUPTI tier and, from the same trace, with --api-only; the agreement of the API
+#    tier's gaps with CUPTI's (recall, precision, edge error p50/p99), the top cause and share
+#    under each tier, and how complete the stacks on the chains are.
+# 2. A PyTorch training-like loop whose feeder stalls on a lock held during malloc_trim (ctypes),
+#    attached with -p once it runs: its report's top cause (and the same with python -X perf:
+#    Python function names from the perf map in the trace).
+# 3. Overhead, interleaved reps: an empty-kernel launch loop unrecorded, recorded with and
+#    without CUPTI, and under a uprobe event on cuLaunchKernel with no program (the bare trap);
+#    a launch-bound PyTorch loop unrecorded, recorded (cuKernelGetFunction retired: one trap a
+#    launch), recorded with --keep-lookups (the probe kept: three traps), and with CUPTI;
+#    zkengine fixed unrecorded and recorded, with and without CUPTI.
+# A short table last. OUT gets table.txt, log.txt and summaries.tgz (every report's summary.txt
+# and summary.json, the traces' record logs); the traces themselves stay in WORK.
+set -u
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+RESULTS=${OUT:-$BUILD/gpu-truth}
+OUT=${WORK:-$(mktemp -d)}
+mkdir -p "$RESULTS"
+GS=$PWD/$BUILD/gapscope-portable
+ZK=$PWD/$BUILD/zkengine-portable
+DEVICE=${DEVICE:-cuda} # sim: a dry run of part 1 on a machine without a GPU
+REPS=${REPS:-3}
+mkdir -p "$OUT"
+exec > >(tee "$OUT/log.txt") 2>&1
+T=/sys/kernel/tracing
+[ -d $T/events ] || mount -t tracefs nodev $T || true
+table=$OUT/table.txt
+: >"$table"
+say() { echo "$*" | tee -a "$table"; }
+say "== $(uname -r), $(nproc) CPUs, $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
+export GAPSCOPE_CUPTI_LIB=$PWD/$BUILD/libgapscope-cupti.so
+
+# 1. Scenarios, both tiers.
+row() { # row NAME: one line from NAME.cupti/summary.json and NAME.api/summary.json
+	python3 - "$OUT/$1.cupti/summary.json" "$OUT/$1.api/summary.json" "$1" <<'PY' | tee -a "$table"
+import json, sys
+c, a = (json.load(open(p)) for p in sys.argv[1:3])
+def top(s):
+    t = s["causes"][0] if s["causes"] else {"kind": "-", "function": "", "share": 0}
+    return "%s %s %.2f" % (t["kind"], (t.get("function") or "")[:20], t["share"])
+cu = c.get("cupti") or {}
+ag = (cu.get("agreement") or [{}])[0]
+st = c.get("stacks", {})
+busy = lambda s: s["devices"][0]["busy_pct"] if s["devices"] else 0
+print("%-14s cupti %s k=%s drop=%s | gaps cupti %s api %s | recall %.3f precision %.3f | "
+      "start p50/p99 %.3f/%.3f ms end p50/p99 %.3f/%.3f ms | busy %.1f%%/%.1f%% | top cupti: %s"
+      " | top api: %s | stacks %s" % (
+    sys.argv[3], cu.get("on"), cu.get("kernels"), cu.get("dropped"), ag.get("cupti_gaps"),
+    ag.get("api_gaps"), ag.get("recall", 0), ag.get("precision", 0),
+    ag.get("start_err_p50_ns", 0) / 1e6, ag.get("start_err_p99_ns", 0) / 1e6,
+    ag.get("end_err_p50_ns", 0) / 1e6, ag.get("end_err_p99_ns", 0) / 1e6, busy(c), busy(a),
+    top(c), top(a), json.dumps(st, separators=(",", ":"))))
+PY
+}
+for s in ${SCENARIOS:-fixed tracker-trim gpu-lock-wide starved pageable oversubscribed}; do
+	timeout 120 "$GS" record -f -o "$OUT/$s.gsc" -- "$ZK" --device "$DEVICE" --scenario "$s" \
+		--log2n "${LOG2N:-22}" --partitions "${PARTITIONS:-16}" --truth "$OUT/$s.truth" >"$OUT/$s.engine" 2>&1
+	"$GS" report -f "$OUT/$s.gsc" -o "$OUT/$s.cupti" >"$OUT/$s.cupti.txt" 2>&1
+	"$GS" report -f --api-only "$OUT/$s.gsc" -o "$OUT/$s.api" >"$OUT/$s.api.txt" 2>&1
+	row "$s"
+done
+
+# 2. PyTorch, attached: a lock held during malloc_trim stalls the feeder.
+torch_case() { # torch_case NAME PYTHON-ARGS...
+	local name=$1 pid line
+	shift
+	coproc TORCH { exec python3 "$@" tests/gpu/progs/torch_trim.py 40; }
+	pid=$TORCH_PID
+	read -r -t 120 line <&"${TORCH[0]}" || line=
+	case $line in ready*) ;; *) say "$name: the loop did not start"; kill $pid; return ;; esac
+	timeout 60 "$GS" record -f -o "$OUT/$name.gsc" -p "$pid" --duration 10 \
+		>"$OUT/$name.record.txt" 2>&1
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	"$GS" report -f "$OUT/$name.gsc" -o "$OUT/$name.report" >"$OUT/$name.txt" 2>&1
+	python3 - "$OUT/$name.report/summary.json" "$name" <<'PY' | tee -a "$table"
+import json, sys
+s = json.load(open(sys.argv[1]))
+t = s["causes"][:3]
+print("%-14s busy %.1f%% gaps %d | causes %s | stacks %s" % (
+    sys.argv[2], s["devices"][0]["busy_pct"] if s["devices"] else 0, len(s["gaps"]),
+    "; ".join("%s %s %.2f" % (c["kind"], c.get("function") or "", c["share"]) for c in t),
+    json.dumps(s.get("stacks", {}), separators=(",", ":"))))
+PY
+	"$GS" script "$OUT/$name.gsc" >"$OUT/$name.script" 2>/dev/null
+	say "$name: script frames named py:: $(grep -c 'py::' "$OUT/$name.script")," \
+		"perf-map records $(grep -c '^# perf-map' "$OUT/$name.script")"
+}
+if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+	torch_case torch-trim
+	torch_case torch-trim-xperf -X perf
+else
+	say "torch: no PyTorch with CUDA here"
+fi
+
+# 3. Overhead, interleaved.
+nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+"$nvcc" -O2 -arch=sm_90 tests/gpu/progs/empty_loop.cu -o "$OUT/empty_loop" || exit 1
+N=100000 TN=20000
+"$GS" record -f -o "$OUT/e.gsc" -- "$OUT/empty_loop" 1000 >/dev/null 2>&1
+"$GS" script "$OUT/e.gsc" >"$OUT/e.script" 2>/dev/null
+lib=$(sed -n 's/^# probe [0-9]* cuda \(.*\):cuLaunchKernel live-since=.* off=\(0x[0-9a-f]*\)$/\1 \2/p' \
+	"$OUT/e.script" | head -1)
+per() { sed -n 's/^per_launch_us \([0-9.]*\)$/\1/p' "$1" | tail -1; }
+rec() { "$GS" record -f -o "$OUT/r.gsc" "$@" 2>>"$OUT/record.err"; }
+trap_only() { # the bare trap: a uprobe event with no program on cuLaunchKernel
+	[ -n "$lib" ] || return 1
+	echo "p:gsbench/launch ${lib% *}:${lib#* }" >>$T/uprobe_events &&
+		echo 1 >$T/events/gsbench/launch/enable || return 1
+	"$@"
+	echo 0 >$T/events/gsbench/launch/enable
+	echo "-:gsbench/launch" >>$T/uprobe_events
+}
+wall() { /usr/bin/time -f '%e' -o "$1" "${@:2}" >/dev/null 2>&1; }
+for r in $(seq "$REPS"); do
+	"$OUT/empty_loop" $N >"$OUT/e.plain.$r"
+	rec -- "$OUT/empty_loop" $N >"$OUT/e.cupti.$r"
+	rec --no-cupti -- "$OUT/empty_loop" $N >"$OUT/e.rec.$r"
+	trap_only "$OUT/empty_loop" $N >"$OUT/e.trap.$r"
+	python3 tests/gpu/progs/torch_launch.py $TN >"$OUT/t.plain.$r"
+	rec --no-cupti -- python3 tests/gpu/progs/torch_launch.py $TN >"$OUT/t.rec.$r"
+	rec --no-cupti --keep-lookups -- python3 tests/gpu/progs/torch_launch.py $TN \
+		>"$OUT/t.keep.$r"
+	rec -- python3 tests/gpu/progs/torch_launch.py $TN >"$OUT/t.cupti.$r"
+	wall "$OUT/z.plain.$r" "$ZK" --device cuda --scenario fixed --partitions 8 --log2n 22
+	wall "$OUT/z.rec.$r" "$GS" record -f -o "$OUT/z.gsc" --no-cupti -- "$ZK" --device cuda \
+		--scenario fixed --partitions 8 --log2n 22
+	wall "$OUT/z.cupti.$r" "$GS" record -f -o "$OUT/z.gsc" -- "$ZK" --device cuda \
+		--scenario fixed --partitions 8 --log2n 22
+done
+med() { sort -g | awk '{v[NR]=$1} END {print (NR ? v[int((NR+1)/2)] : "?")}'; }
+m() { for r in $(seq "$REPS"); do $1 "$OUT/$2.$r"; done | med; }
+last() { tail -1 "$1"; }
+say ""
+say "$(printf '%-44s %10s' 'overhead (median of '"$REPS"' interleaved reps)' value)"
+ep=$(m per e.plain) ec=$(m per e.cupti) er=$(m per e.rec) et=$(m per e.trap)
+tp=$(m per t.plain) tr=$(m per t.rec) tk=$(m per t.keep) tc=$(m per t.cupti)
+zp=$(m last z.plain) zr=$(m last z.rec) zc=$(m last z.cupti)
+d() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.2f", b - a }'; }
+q() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
+say "$(printf '%-44s %10s' 'empty kernel, us/launch unrecorded' "$ep")"
+say "$(printf '%-44s %10s' '  + bare uprobe trap (no program), us' "$(d "$ep" "$et")")"
+say "$(printf '%-44s %10s' '  + recorded, no CUPTI, us' "$(d "$ep" "$er")")"
+say "$(printf '%-44s %10s' '  + recorded with CUPTI, us' "$(d "$ep" "$ec")")"
+say "$(printf '%-44s %10s' '  recorded / bare trap cost' \
+	"$(awk -v p="$ep" -v r="$er" -v t="$et" 'BEGIN { printf "%.2f", (r - p) / (t - p) }')")"
+say "$(printf '%-44s %10s' 'pytorch loop, us/launch unrecorded' "$tp")"
+say "$(printf '%-44s %10s' '  + recorded (lookups retired), us' "$(d "$tp" "$tr")")"
+say "$(printf '%-44s %10s' '  + recorded --keep-lookups, us' "$(d "$tp" "$tk")")"
+say "$(printf '%-44s %10s' '  + recorded with CUPTI, us' "$(d "$tp" "$tc")")"
+say "$(printf '%-44s %10s' 'zkengine fixed x8, s unrecorded' "$zp")"
+say "$(printf '%-44s %10s' '  throughput recorded/unrecorded, no CUPTI' "$(q "$zp" "$zr")")"
+say "$(printf '%-44s %10s' '  throughput recorded/unrecorded, CUPTI' "$(q "$zp" "$zc")")"
+"$GS" record -f -o "$OUT/tl.gsc" --no-cupti -- python3 tests/gpu/progs/torch_launch.py 2000 \
+	>/dev/null 2>&1
+"$GS" script "$OUT/tl.gsc" >"$OUT/tl.script" 2>/dev/null
+say "pytorch 8000 launches: cuKernelGetFunction in trace $(grep -c 'cuda:cuKernelGetFunction ' "$OUT/tl.script"), launches $(grep -c 'cuda:cuLaunchKernel' "$OUT/tl.script"), unnamed $(grep -c 'cuda:cuLaunchKernel[A-Za-z_]* kernel=? ' "$OUT/tl.script"), retired: $(grep -c 'cuKernelGetFunction retired-at' "$OUT/tl.script")"
+(cd "$OUT" && tar czf "$RESULTS/summaries.tgz" --ignore-failed-read ./*/summary.txt \
+	./*/summary.json ./*.txt ./*.engine ./record.err 2>/dev/null)
+cp "$table" "$OUT/log.txt" "$RESULTS/"
+echo
+cat "$table"
