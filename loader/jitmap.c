@@ -110,6 +110,11 @@ void jitmap__write_all(struct trace_out *o, const struct map_records *m, pid_t t
 			break;
 		seen_target |= tgid == target;
 		k = jitmap__write(o, tgid, "/tmp");
+		/* The report then reads the maps first (trace.h, TRACE_F_PERF_MAP). */
+		if (k > 0 && o->tw && trace__set_flags(o->tw, TRACE_F_PERF_MAP))
+			fprintf(stderr,
+				"gapscope: warning: %s: cannot mark the trace's perf maps\n",
+				o->path);
 		if (k > 0)
 			fprintf(stderr,
 				"gapscope: /tmp/perf-%d.map: %ld symbols of generated code kept\n",

@@ -49,7 +49,9 @@ struct trace_file_hdr {
  * follow, written long after the events of their time (reports/tiers.c reads them in a pass of
  * their own, only in the files that have this flag). Older files have no flags set.
  */
-#define TRACE_F_GPU_ACT 0x1
+#define TRACE_F_GPU_ACT	 0x1
+/* GS_REC_PERF_MAP records at the end: a report that names frames as it goes reads them first. */
+#define TRACE_F_PERF_MAP 0x2
 
 struct trace_chunk_hdr {
 	__u32 magic;

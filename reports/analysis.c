@@ -18,6 +18,7 @@
 #include "gputime.h"
 #include "names.h"
 #include "offcpu.h"
+#include "perfmap.h"
 #include "probe.h"
 #include "reader.h"
 #include "proc.h"
@@ -51,7 +52,8 @@ struct analysis_priv {
 	struct tiers *tiers; /* CUPTI's timeline; NULL unless the trace is marked for it */
 	__u64 min_gap_ns;
 	struct unwinder *uw;
-	struct vec probes; /* const char *, by probe id */
+	struct perfmaps *perfmaps; /* JITs' names, read first where the trace is marked for them */
+	struct vec probes;	   /* const char *, by probe id */
 };
 
 static const char *probe_name(struct analysis_priv *p, __u32 id)
@@ -412,6 +414,9 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 	/* With CUPTI's timeline the API tier's windows down to a quarter of min_gap are compared. */
 	p->gt = p->strs ? gputime__new(p->strs, opts->min_gap_ns / (p->tiers ? 4 : 1)) : NULL;
 	p->uw = p->nm ? unwinder__new(p->nm, !opts->no_file_symbols) : NULL;
+	if (p->nm && (trace__stats(p->tr)->flags & TRACE_F_PERF_MAP) &&
+	    (p->perfmaps = perfmaps__new()) && !perfmaps__scan(p->perfmaps, path))
+		names__set_perfmaps(p->nm, p->perfmaps);
 	p->rd = oreader__new(p->tr, NULL, OREADER_WINDOW_NS);
 	bl = p->th ? blame__new(p->th, p->nm, p->strs, opts->max_hops) : NULL;
 	if (!p->th || !p->nm || !p->gt || !p->uw || !p->rd || !bl)
@@ -497,6 +502,7 @@ void analysis__free(struct analysis *a)
 		gputime__free(p->gt);
 		tiers__free(p->tiers);
 		unwinder__free(p->uw);
+		perfmaps__free(p->perfmaps);
 		names__free(p->nm);
 		threads__free(p->th);
 		stacktab__free(p->stacks);

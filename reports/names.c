@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "names.h"
+#include "perfmap.h"
 #include "symbols.h"
 
 struct ksym {
@@ -30,6 +31,7 @@ struct names {
 	bool ksyms_sorted;
 	struct cache_ent *cache;
 	bool file_symbols;
+	struct perfmaps *perfmaps; /* generated code's names, not owned; NULL: none */
 };
 
 struct names *names__new(struct strtab *strs, bool file_symbols)
@@ -48,6 +50,11 @@ struct names *names__new(struct strtab *strs, bool file_symbols)
 		return NULL;
 	}
 	return n;
+}
+
+void names__set_perfmaps(struct names *n, struct perfmaps *p)
+{
+	n->perfmaps = p;
 }
 
 void names__free(struct names *n)
@@ -118,9 +125,19 @@ static bool is_libc_module(const char *m)
 static const char *resolve(struct names *n, __u32 tgid, __u64 addr, bool leaf, bool *libc)
 {
 	struct sym_frame f[8];
-	int k = symbolizer__resolve(n->sym, tgid, leaf ? addr : addr - 1, f, 8);
+	const char *jit;
+	__u64 off;
+	int k;
 
 	*libc = false;
+	/*
+	 * A JIT's perf map first: it names code it wrote where a file the trace saw mapped may have
+	 * been before (the dynamic loader's ld.so.cache, unmapped, its range reused).
+	 */
+	jit = perfmaps__find(n->perfmaps, tgid, leaf ? addr : addr - 1, &off);
+	if (jit)
+		return strtab__intern(n->strs, jit);
+	k = symbolizer__resolve(n->sym, tgid, leaf ? addr : addr - 1, f, 8);
 	if (k <= 0)
 		return strtab__internf(n->strs, "[unknown] 0x%llx", (unsigned long long)addr);
 	*libc = is_libc_module(f[k - 1].module);

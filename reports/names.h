@@ -22,6 +22,9 @@ struct names;
  */
 struct names *names__new(struct strtab *strs, bool file_symbols);
 void names__free(struct names *n);
+struct perfmaps;
+/* Names for code no mapped file holds, from the perf maps the trace kept (perfmap.h). */
+void names__set_perfmaps(struct names *n, struct perfmaps *p);
 
 void names__add_map(struct names *n, const struct gs_rec_map *m);
 void names__add_ksym(struct names *n, __u64 addr, const char *name);

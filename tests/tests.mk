@@ -34,3 +34,16 @@ $(SYMTEST_DIR)/libsymcpp.so: tests/symbols/symcpp.cc | $(SYMTEST_DIR)/
 	$(call msg,CXX,tests/symbols/libsymcpp.so)
 	$(Q)$(CXX) -O2 -g -fPIC -shared $(FPFLAGS) $< -o $@
 $(BUILD)/tests/test_symbols: $(SYMTEST_DIR)/libsymcpp.so
+
+# A count-only uprobe, the baseline of the recorder's cost per probed call (tests/gpu/truth.sh):
+# build/bench/trapcount, libbpf and libelf linked statically to run on the GPU machine too.
+$(BUILD)/bench/trapcount.bpf.o: tests/bench/trapcount.bpf.c | $(BUILD)/bench/
+	$(call msg,BPF,$(notdir $@))
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+$(BUILD)/bench/trapcount.skel.h: $(BUILD)/bench/trapcount.bpf.o
+	$(call msg,GEN-SKEL,$(notdir $@))
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+$(BUILD)/bench/trapcount: tests/bench/trapcount.c $(BUILD)/bench/trapcount.skel.h
+	$(call msg,CC,bench/trapcount)
+	$(Q)$(CC) $(TEST_CFLAGS) -I$(BUILD)/bench $< -o $@ $(LDFLAGS) $(PORTABLE_LIBS)
+all: $(BUILD)/bench/trapcount
