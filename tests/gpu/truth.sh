@@ -9,12 +9,13 @@
 # 2. A PyTorch training-like loop whose feeder stalls on a lock held during malloc_trim (ctypes),
 #    attached with -p once it runs: its report's top cause (and the same with python -X perf:
 #    Python function names from the perf map in the trace).
-# 3. Overhead, interleaved reps: an empty-kernel launch loop unrecorded, recorded with and
-#    without CUPTI, and under a uprobe event on cuLaunchKernel with no program (the bare trap);
-#    a launch-bound PyTorch loop unrecorded, recorded (cuKernelGetFunction retired: one trap a
-#    launch), recorded with --keep-lookups (the probe kept: three traps), and with CUPTI;
+# 3. Overhead, interleaved reps: an empty-kernel launch loop unrecorded, under a count-only BPF
+#    uprobe on cuLaunchKernel (tests/bench/trapcount.c: the trap's own cost), recorded without
+#    and with CUPTI; a launch-bound PyTorch loop of 256x256 matmuls (cuBLASLt: a
+#    cuKernelGetFunction before each cuLaunchKernelEx) likewise, recorded with that lookup's
+#    probe retired (the default: one trap a launch) and kept (--keep-lookups: three);
 #    zkengine fixed unrecorded and recorded, with and without CUPTI.
-# A short table last. OUT gets table.txt, log.txt and summaries.tgz (every report's summary.txt
+# PARTS (default "1 2 3") picks the parts. A short table last. OUT gets table.txt, log.txt and summaries.tgz (every report's summary.txt
 # and summary.json, the traces' record logs); the traces themselves stay in WORK.
 set -u
 cd "$(dirname "$0")/../.."
@@ -58,7 +59,9 @@ print("%-14s cupti %s k=%s drop=%s | gaps cupti %s api %s | recall %.3f precisio
     top(c), top(a), json.dumps(st, separators=(",", ":"))))
 PY
 }
+case " ${PARTS:-1 2 3} " in *" 1 "*) ;; *) SCENARIOS=none ;; esac
 for s in ${SCENARIOS:-fixed tracker-trim gpu-lock-wide starved pageable oversubscribed}; do
+	[ "$s" = none ] && break
 	timeout 120 "$GS" record -f -o "$OUT/$s.gsc" -- "$ZK" --device "$DEVICE" --scenario "$s" \
 		--log2n "${LOG2N:-22}" --partitions "${PARTITIONS:-16}" --truth "$OUT/$s.truth" >"$OUT/$s.engine" 2>&1
 	"$GS" report -f "$OUT/$s.gsc" -o "$OUT/$s.cupti" >"$OUT/$s.cupti.txt" 2>&1
@@ -89,10 +92,13 @@ print("%-14s busy %.1f%% gaps %d | causes %s | stacks %s" % (
     json.dumps(s.get("stacks", {}), separators=(",", ":"))))
 PY
 	"$GS" script "$OUT/$name.gsc" >"$OUT/$name.script" 2>/dev/null
-	say "$name: script frames named py:: $(grep -c 'py::' "$OUT/$name.script")," \
-		"perf-map records $(grep -c '^# perf-map' "$OUT/$name.script")"
+	say "$name: report gap stacks with Python names $(grep -c 'py::' "$OUT/$name.report/gaps/all.folded")," \
+		"script frames $(grep -c "py::" "$OUT/$name.script"), perf-map records $(grep -c "^# perf-map" "$OUT/$name.script")"
 }
-if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+case " ${PARTS:-1 2 3} " in *" 2 "*) torch=yes ;; *) torch=no ;; esac
+if [ $torch = no ]; then
+	:
+elif python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 	torch_case torch-trim
 	torch_case torch-trim-xperf -X perf
 else
@@ -100,34 +106,28 @@ else
 fi
 
 # 3. Overhead, interleaved.
+overhead() {
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 "$nvcc" -O2 -arch=sm_90 tests/gpu/progs/empty_loop.cu -o "$OUT/empty_loop" || exit 1
-N=100000 TN=20000
-"$GS" record -f -o "$OUT/e.gsc" -- "$OUT/empty_loop" 1000 >/dev/null 2>&1
-"$GS" script "$OUT/e.gsc" >"$OUT/e.script" 2>/dev/null
-lib=$(sed -n 's/^# probe [0-9]* cuda \(.*\):cuLaunchKernel live-since=.* off=\(0x[0-9a-f]*\)$/\1 \2/p' \
-	"$OUT/e.script" | head -1)
-per() { sed -n 's/^per_launch_us \([0-9.]*\)$/\1/p' "$1" | tail -1; }
+N=100000 TN=${TN:-20000}
+libcuda=$(ldconfig -p | sed -n 's/^\s*libcuda.so.1 .* => //p' | head -1)
+per() { sed -n 's/^per_\(launch\|step\)_us \([0-9.]*\)$/\2/p' "$1" | tail -1; }
 rec() { "$GS" record -f -o "$OUT/r.gsc" "$@" 2>>"$OUT/record.err"; }
-trap_only() { # the bare trap: a uprobe event with no program on cuLaunchKernel
-	[ -n "$lib" ] || return 1
-	echo "p:gsbench/launch ${lib% *}:${lib#* }" >>$T/uprobe_events &&
-		echo 1 >$T/events/gsbench/launch/enable || return 1
-	"$@"
-	echo 0 >$T/events/gsbench/launch/enable
-	echo "-:gsbench/launch" >>$T/uprobe_events
-}
+trap_only() { "$PWD/$BUILD/bench/trapcount" "$libcuda" "$1" "${@:2}" 2>>"$OUT/trap.err"; }
 wall() { /usr/bin/time -f '%e' -o "$1" "${@:2}" >/dev/null 2>&1; }
+TL="python3 tests/gpu/progs/torch_launch.py $TN 256 mm"
 for r in $(seq "$REPS"); do
 	"$OUT/empty_loop" $N >"$OUT/e.plain.$r"
-	rec -- "$OUT/empty_loop" $N >"$OUT/e.cupti.$r"
+	trap_only cuLaunchKernel "$OUT/empty_loop" $N >"$OUT/e.trap.$r"
 	rec --no-cupti -- "$OUT/empty_loop" $N >"$OUT/e.rec.$r"
-	trap_only "$OUT/empty_loop" $N >"$OUT/e.trap.$r"
-	python3 tests/gpu/progs/torch_launch.py $TN >"$OUT/t.plain.$r"
-	rec --no-cupti -- python3 tests/gpu/progs/torch_launch.py $TN >"$OUT/t.rec.$r"
-	rec --no-cupti --keep-lookups -- python3 tests/gpu/progs/torch_launch.py $TN \
-		>"$OUT/t.keep.$r"
-	rec -- python3 tests/gpu/progs/torch_launch.py $TN >"$OUT/t.cupti.$r"
+	rec -- "$OUT/empty_loop" $N >"$OUT/e.cupti.$r"
+	$TL >"$OUT/t.plain.$r"
+	trap_only cuLaunchKernelEx $TL >"$OUT/t.trap.$r"
+	rec --no-cupti -- $TL >"$OUT/t.rec.$r"
+	rec --no-cupti --keep-lookups -- $TL >"$OUT/t.keep.$r"
+	rec -- $TL >"$OUT/t.cupti.$r"
+done
+for r in $(seq "$REPS"); do
 	wall "$OUT/z.plain.$r" "$ZK" --device cuda --scenario fixed --partitions 8 --log2n 22
 	wall "$OUT/z.rec.$r" "$GS" record -f -o "$OUT/z.gsc" --no-cupti -- "$ZK" --device cuda \
 		--scenario fixed --partitions 8 --log2n 22
@@ -138,29 +138,41 @@ med() { sort -g | awk '{v[NR]=$1} END {print (NR ? v[int((NR+1)/2)] : "?")}'; }
 m() { for r in $(seq "$REPS"); do $1 "$OUT/$2.$r"; done | med; }
 last() { tail -1 "$1"; }
 say ""
-say "$(printf '%-44s %10s' 'overhead (median of '"$REPS"' interleaved reps)' value)"
-ep=$(m per e.plain) ec=$(m per e.cupti) er=$(m per e.rec) et=$(m per e.trap)
-tp=$(m per t.plain) tr=$(m per t.rec) tk=$(m per t.keep) tc=$(m per t.cupti)
+say "$(printf '%-48s %10s' "overhead (median of $REPS interleaved reps)" value)"
+ep=$(m per e.plain) et=$(m per e.trap) er=$(m per e.rec) ec=$(m per e.cupti)
+tp=$(m per t.plain) tt=$(m per t.trap) tr=$(m per t.rec) tk=$(m per t.keep) tc=$(m per t.cupti)
 zp=$(m last z.plain) zr=$(m last z.rec) zc=$(m last z.cupti)
 d() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.2f", b - a }'; }
 q() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
-say "$(printf '%-44s %10s' 'empty kernel, us/launch unrecorded' "$ep")"
-say "$(printf '%-44s %10s' '  + bare uprobe trap (no program), us' "$(d "$ep" "$et")")"
-say "$(printf '%-44s %10s' '  + recorded, no CUPTI, us' "$(d "$ep" "$er")")"
-say "$(printf '%-44s %10s' '  + recorded with CUPTI, us' "$(d "$ep" "$ec")")"
-say "$(printf '%-44s %10s' '  recorded / bare trap cost' \
-	"$(awk -v p="$ep" -v r="$er" -v t="$et" 'BEGIN { printf "%.2f", (r - p) / (t - p) }')")"
-say "$(printf '%-44s %10s' 'pytorch loop, us/launch unrecorded' "$tp")"
-say "$(printf '%-44s %10s' '  + recorded (lookups retired), us' "$(d "$tp" "$tr")")"
-say "$(printf '%-44s %10s' '  + recorded --keep-lookups, us' "$(d "$tp" "$tk")")"
-say "$(printf '%-44s %10s' '  + recorded with CUPTI, us' "$(d "$tp" "$tc")")"
-say "$(printf '%-44s %10s' 'zkengine fixed x8, s unrecorded' "$zp")"
-say "$(printf '%-44s %10s' '  throughput recorded/unrecorded, no CUPTI' "$(q "$zp" "$zr")")"
-say "$(printf '%-44s %10s' '  throughput recorded/unrecorded, CUPTI' "$(q "$zp" "$zc")")"
-"$GS" record -f -o "$OUT/tl.gsc" --no-cupti -- python3 tests/gpu/progs/torch_launch.py 2000 \
+x() { awk -v p="$1" -v r="$2" -v t="$3" 'BEGIN { printf "%.2f", (r - p) / (t - p) }'; }
+# Launches and lookups per step, from a recorded run of the same loop.
+"$GS" record -f -o "$OUT/tl.gsc" --no-cupti -- python3 tests/gpu/progs/torch_launch.py 2000 256 mm \
 	>/dev/null 2>&1
 "$GS" script "$OUT/tl.gsc" >"$OUT/tl.script" 2>/dev/null
-say "pytorch 8000 launches: cuKernelGetFunction in trace $(grep -c 'cuda:cuKernelGetFunction ' "$OUT/tl.script"), launches $(grep -c 'cuda:cuLaunchKernel' "$OUT/tl.script"), unnamed $(grep -c 'cuda:cuLaunchKernel[A-Za-z_]* kernel=? ' "$OUT/tl.script"), retired: $(grep -c 'cuKernelGetFunction retired-at' "$OUT/tl.script")"
+"$GS" record -f -o "$OUT/tk.gsc" --no-cupti --keep-lookups -- \
+	python3 tests/gpu/progs/torch_launch.py 2000 256 mm >/dev/null 2>&1
+"$GS" script "$OUT/tk.gsc" >"$OUT/tk.script" 2>/dev/null
+c() { grep -c "$1" "$2"; }
+say "$(printf '%-48s %10s' 'empty kernel, us/launch unrecorded' "$ep")"
+say "$(printf '%-48s %10s' '  + count-only BPF uprobe (trapcount), us' "$(d "$ep" "$et")")"
+say "$(printf '%-48s %10s' '  + recorded, no CUPTI, us' "$(d "$ep" "$er")")"
+say "$(printf '%-48s %10s' '  + recorded with CUPTI, us' "$(d "$ep" "$ec")")"
+say "$(printf '%-48s %10s' '  recorded (no CUPTI) / count-only cost' "$(x "$ep" "$er" "$et")")"
+say "$(printf '%-48s %10s' 'pytorch 256x256 mm, us/step unrecorded' "$tp")"
+say "$(printf '%-48s %10s' '  + count-only uprobe on cuLaunchKernelEx, us' "$(d "$tp" "$tt")")"
+say "$(printf '%-48s %10s' '  + recorded (lookups retired), us' "$(d "$tp" "$tr")")"
+say "$(printf '%-48s %10s' '  + recorded --keep-lookups, us' "$(d "$tp" "$tk")")"
+say "$(printf '%-48s %10s' '  + recorded with CUPTI, us' "$(d "$tp" "$tc")")"
+say "$(printf '%-48s %10s' '  recorded (retired) / count-only cost' "$(x "$tp" "$tr" "$tt")")"
+say "$(printf '%-48s %10s' '  recorded --keep-lookups / count-only cost' "$(x "$tp" "$tk" "$tt")")"
+say "  2000 steps recorded: launches $(c 'cuda:cuLaunchKernel' "$OUT/tl.script"), cuKernelGetFunction $(c 'cuda:cuKernelGetFunction ' "$OUT/tl.script") (retired: $(c 'cuKernelGetFunction retired-at' "$OUT/tl.script")), unnamed launches $(c 'cuda:cuLaunchKernel[A-Za-z_]* kernel=? ' "$OUT/tl.script"); with --keep-lookups: cuKernelGetFunction $(c 'cuda:cuKernelGetFunction ' "$OUT/tk.script")"
+say "$(printf '%-48s %10s' 'zkengine fixed x8, s unrecorded' "$zp")"
+say "$(printf '%-48s %10s' '  throughput recorded/unrecorded, no CUPTI' "$(q "$zp" "$zr")")"
+say "$(printf '%-48s %10s' '  throughput recorded/unrecorded, CUPTI' "$(q "$zp" "$zc")")"
+say "  zkengine raw s: plain $(for r in $(seq "$REPS"); do last "$OUT/z.plain.$r"; done | xargs) | no CUPTI $(for r in $(seq "$REPS"); do last "$OUT/z.rec.$r"; done | xargs) | CUPTI $(for r in $(seq "$REPS"); do last "$OUT/z.cupti.$r"; done | xargs)"
+}
+case " ${PARTS:-1 2 3} " in *" 3 "*) overhead ;; esac
+rm -f "$OUT"/*.gsc
 (cd "$OUT" && tar czf "$RESULTS/summaries.tgz" --ignore-failed-read ./*/summary.txt \
 	./*/summary.json ./*.txt ./*.engine ./record.err 2>/dev/null)
 cp "$table" "$OUT/log.txt" "$RESULTS/"

@@ -1,17 +1,29 @@
-# A launch-bound PyTorch loop: tiny tensors, many elementwise and matmul launches, one
-# synchronize at the end; prints the wall time per launch (4 launches a step).
+# A launch-bound PyTorch loop: small tensors, many launches, one synchronize at the end; prints
+# the wall time per step. With SIZE 8 (the default) elementwise kernels and a small matmul; with
+# SIZE 256 and "mm" the matmuls alone, through cuBLASLt, which calls cuKernelGetFunction before
+# each cuLaunchKernelEx.   usage: torch_launch.py STEPS [SIZE] [mm]
 import sys, time
 import torch
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
-x = torch.randn(8, 8, device="cuda")
-w = torch.randn(8, 8, device="cuda")
+size = int(sys.argv[2]) if len(sys.argv) > 2 else 8
+mm_only = len(sys.argv) > 3 and sys.argv[3] == "mm"
+x = torch.randn(size, size, device="cuda")
+w = torch.randn(size, size, device="cuda")
+
+
+def step():
+    if mm_only:
+        return x @ w
+    return torch.relu(x @ w) * 0.5 + x
+
+
 for _ in range(100):
-    y = torch.relu(x @ w) + x
+    y = step()
 torch.cuda.synchronize()
 t0 = time.monotonic()
 for _ in range(n):
-    y = torch.relu(x @ w) * 0.5 + x
+    y = step()
 torch.cuda.synchronize()
 t1 = time.monotonic()
-print("per_launch_us %.3f" % ((t1 - t0) * 1e6 / (4 * n)), flush=True)
+print("per_step_us %.3f" % ((t1 - t0) * 1e6 / n), flush=True)
