@@ -167,6 +167,12 @@ void script__print_meta(FILE *o, const struct gs_hdr *h)
 	case GS_REC_GPU_ACT:
 		print_gpu_act(o, h);
 		break;
+	case GS_REC_NVML:
+		fprintf(o, "# nvml device=%u gpu=%u%% mem=%u%% at=", gs_nvml(h)->device,
+			gs_nvml(h)->gpu_pct, gs_nvml(h)->mem_pct);
+		script__print_time(o, h->ts);
+		fputc('\n', o);
+		break;
 	default:
 		fprintf(o, "# unknown record type %u size %u\n", h->type, h->size);
 	}
