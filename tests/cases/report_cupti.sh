@@ -7,7 +7,9 @@
 #   - the agreement figures are the ones computed here from the API tier's own report of the
 #     original trace at --min-gap 0.25 (the windows the analysis compares);
 #   - the closers come from the API tier, and the cause is still malloc_trim via the tracker lock.
-# tracker-trim for its cause, starved for its many short gaps. Everything is compared within one
+# tracker-trim for its cause, starved for its many short gaps, and tracker-trim on two simulated
+# devices: each device's gaps and busy time are its own (the API tier tells the devices apart by
+# the context->device mapping the probes record; the CUPTI tier by the records' device). Everything is compared within one
 # recording: nothing depends on the machine's speed.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
@@ -20,9 +22,10 @@ cd "$GAPSCOPE_ROOT"
 $CC -O2 -g -D_GNU_SOURCE -Ibpf -Iloader -o "$TMP/add_cupti" tests/report/add_cupti.c \
 	loader/trace.c -lz || die "cannot build add_cupti"
 
-cupti_case() {
-	local sc=$1
-	timeout 300 "$GS" record -o "$TMP/$sc.gsc" -- "$ZK" --device sim --scenario "$sc" \
+cupti_case() { # cupti_case NAME SCENARIO [ENGINE-ARGS...]
+	local sc=$1 scenario=$2
+	shift 2
+	timeout 300 "$GS" record -o "$TMP/$sc.gsc" -- "$ZK" --device sim --scenario "$scenario" "$@" \
 		--truth "$TMP/$sc.truth" >"$TMP/$sc.rec.out" 2>"$TMP/$sc.rec.err" ||
 		{ cat "$TMP/$sc.rec.err"; die "record $sc"; }
 	"$TMP/add_cupti" "$TMP/$sc.gsc" "$TMP/$sc.truth" "$TMP/$sc.c.gsc" || die "add_cupti"
@@ -46,13 +49,28 @@ key = lambda s: [(g["start_ns"], g["end_ns"], g["tier"], g["closer"]["tid"]) for
 sys.exit(0 if key(a) == key(o) and "cupti" not in a else "api-only gaps differ")
 PY
 		die "$sc: --api-only"
-	python3 tests/report/cupti_check.py "$sc" "$TMP/$sc.c.rep/summary.json" \
-		"$TMP/$sc.api.rep/summary.json" "$TMP/$sc.truth" || die "$sc: CUPTI tier"
+	for d in $(python3 -c 'import json, sys; print(" ".join(str(d["id"]) for d in
+		json.load(open(sys.argv[1]))["devices"]))' "$TMP/$sc.c.rep/summary.json"); do
+		python3 tests/report/cupti_check.py "$sc" "$TMP/$sc.c.rep/summary.json" \
+			"$TMP/$sc.api.rep/summary.json" "$TMP/$sc.truth" "$d" || die "$sc: CUPTI tier"
+	done
 }
 
-for sc in tracker-trim starved; do
-	cupti_case "$sc"
-done
+cupti_case tracker-trim tracker-trim
+cupti_case starved starved
+cupti_case two-gpus tracker-trim --gpus 2
+python3 - "$TMP/two-gpus.api.rep/summary.json" "$TMP/two-gpus.c.rep/summary.json" <<'PY' ||
+import json, sys
+# Both tiers see both devices (each device's CUPTI gaps were checked exactly above).
+for p in sys.argv[1:]:
+    s = json.load(open(p))
+    ids = sorted(d["id"] for d in s["devices"])
+    print("%s: devices %s, gaps on %s" % (p.split("/")[-2], ids,
+                                          sorted({g["device"] for g in s["gaps"]})))
+    if ids != [0, 1] or any(d["busy_ns"] <= 0 for d in s["devices"]):
+        sys.exit("expected two devices, each busy")
+PY
+	die "two devices"
 python3 tests/report/report_check.py cause "$TMP/tracker-trim.c.rep/summary.json" malloc_trim \
 	--truth "$TMP/tracker-trim.truth" --lock tracker --root malloc_trim || die "tracker-trim under the CUPTI tier"
 echo "ok"

@@ -3,7 +3,9 @@
 against the engine's truth (TRUTH, whose gpu_busy intervals are those kernels) and the API tier's
 report of the original trace at --min-gap 0.25 (API_SUMMARY).
 
-  cupti_check.py SCENARIO SUMMARY API_SUMMARY TRUTH
+  cupti_check.py SCENARIO SUMMARY API_SUMMARY TRUTH [DEVICE]
+
+for DEVICE (default 0; the CUPTI block's kernel count is over every device):
 
 The gaps are exactly the truth's idle windows of 1 ms or more (windows under a quarter ms
 merged, as the tier merges them), all of tier "cupti", each with a closer; the device's busy
@@ -13,14 +15,17 @@ agreement figures are the ones computed here from the API tier's windows.
 import json
 import sys
 sc, summary, api_summary, truth = sys.argv[1:5]
+dev = int(sys.argv[5]) if len(sys.argv) > 5 else 0
 MS = 1000000
 s = json.load(open(summary))
 api = json.load(open(api_summary))
-busy = []
+busy, nbusy = [], 0
 for line in open(truth):
     r = json.loads(line)
-    if r["kind"] == "gpu_busy" and r["gpu"] == 0:
-        busy.append((r["start_ns"], r["end_ns"]))
+    if r["kind"] == "gpu_busy":
+        nbusy += 1
+        if r["gpu"] == dev:
+            busy.append((r["start_ns"], r["end_ns"]))
 busy.sort()
 # The truth's windows as the tier merges them: under a quarter ms bridged.
 runs = []
@@ -33,9 +38,9 @@ windows = [(runs[i - 1][1], runs[i][0]) for i in range(1, len(runs))]
 truth_gaps = [w for w in windows if w[1] - w[0] >= MS]
 
 c = s.get("cupti")
-if not c or not c["on"] or not c["flushed"] or c["kernels"] != len(busy):
-    sys.exit("cupti block: %s (truth %d kernels)" % (c, len(busy)))
-gaps = [(g["start_ns"], g["end_ns"]) for g in s["gaps"] if g["device"] == 0]
+if not c or not c["on"] or not c["flushed"] or c["kernels"] != nbusy:
+    sys.exit("cupti block: %s (truth %d kernels)" % (c, nbusy))
+gaps = [(g["start_ns"], g["end_ns"]) for g in s["gaps"] if g["device"] == dev]
 if any(g["tier"] != "cupti" for g in s["gaps"]):
     sys.exit("a gap not of the CUPTI tier")
 if sorted(gaps) != truth_gaps:
@@ -55,12 +60,12 @@ for a, b in runs:
     else:
         merged.append([a, b])
 want = sum(b - a for a, b in merged)
-dev = [d for d in s["devices"] if d["id"] == 0][0]
-if dev["busy_ns"] != want:
-    sys.exit("busy_ns %d, the truth's kernels give %d" % (dev["busy_ns"], want))
+ds = [d for d in s["devices"] if d["id"] == dev][0]
+if ds["busy_ns"] != want:
+    sys.exit("busy_ns %d, the truth's kernels give %d" % (ds["busy_ns"], want))
 
 # Agreement, from the API tier's windows of a quarter ms or more.
-aw = [(g["start_ns"], g["end_ns"]) for g in api["gaps"] if g["device"] == 0]
+aw = [(g["start_ns"], g["end_ns"]) for g in api["gaps"] if g["device"] == dev]
 ov = lambda a, b: max(0, min(a[1], b[1]) - max(a[0], b[0]))
 recalled, se, ee = 0, [], []
 for g in truth_gaps:
@@ -73,12 +78,12 @@ for g in truth_gaps:
 api_gaps = [w for w in aw if w[1] - w[0] >= MS]
 precise = sum(1 for w in api_gaps if any(ov(w, x) for x in windows))
 q = lambda v, p: sorted(v)[min(len(v) - 1, int(p * (len(v) - 1) + 0.5))] if v else 0
-ag = [x for x in c["agreement"] if x["device"] == 0][0]
+ag = [x for x in c["agreement"] if x["device"] == dev][0]
 want = {"cupti_gaps": len(truth_gaps), "api_gaps": len(api_gaps), "recalled": recalled,
         "precise": precise, "start_err_p50_ns": q(se, 0.5), "start_err_p99_ns": q(se, 0.99),
         "end_err_p50_ns": q(ee, 0.5), "end_err_p99_ns": q(ee, 0.99)}
 got = {k: ag[k] for k in want}
 if got != want:
     sys.exit("agreement %s, expected %s" % (got, want))
-print(sc + ": CUPTI tier: %d gaps as the truth's windows, busy %.3f s; agreement %s" %
-      (len(gaps), dev["busy_ns"] / 1e9, got))
+print(sc + ": device %d: CUPTI tier: %d gaps as the truth's windows, busy %.3f s; agreement %s" %
+      (dev, len(gaps), ds["busy_ns"] / 1e9, got))
