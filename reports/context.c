@@ -101,22 +101,6 @@ static const char *ctx__str(struct gs_ctx *ctx, const char *s, size_t n)
 	return strtab__internf(ctx->strs, "%.*s", (int)n, s);
 }
 
-/* The element of key in v (indexed through ids), a zeroed new one if none; NULL on ENOMEM. */
-static void *slot(struct idmap *ids, struct vec *v, size_t elem, __u64 key)
-{
-	long i = idmap__get(ids, key);
-	void *e;
-
-	if (i >= 0)
-		return (char *)v->data + i * elem;
-	e = vec__push(v, elem);
-	if (e && idmap__set(ids, key, v->n - 1)) {
-		v->n--;
-		return NULL;
-	}
-	return e;
-}
-
 /* The element of key, NULL if none. */
 static void *find(const struct idmap *ids, const struct vec *v, __u64 key)
 {
@@ -130,7 +114,7 @@ static void *find(const struct idmap *ids, const struct vec *v, __u64 key)
 /* Names tid with the first (at most max) bytes of name, up to a NUL. */
 static void set_comm(struct gs_ctx *ctx, __u32 tid, const char *name, size_t max)
 {
-	struct comm *c = slot(&ctx->comm_ids, &ctx->comms, sizeof(*c), tid);
+	struct comm *c = idmap__elem(&ctx->comm_ids, &ctx->comms, sizeof(*c), tid);
 	size_t len = strnlen(name, max < GS_COMM_LEN ? max : GS_COMM_LEN);
 
 	if (!c)
@@ -171,7 +155,7 @@ static void note_probe(struct gs_ctx *ctx, const struct gs_rec_probe *p)
 
 	cp.lib = ctx__str(ctx, p->names, ll);
 	cp.sym = ctx__str(ctx, sym, gs_rec_strlen(h, sym));
-	slot_p = slot(&ctx->probe_ids, &ctx->probes, sizeof(*slot_p), p->id);
+	slot_p = idmap__elem(&ctx->probe_ids, &ctx->probes, sizeof(*slot_p), p->id);
 	if (cp.lib && cp.sym && slot_p)
 		*slot_p = cp;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "idmap.h"
+#include "strtab.h"
 
 static size_t idmap__slot(const struct idmap *m, __u64 key)
 {
@@ -71,4 +72,19 @@ void idmap__free(struct idmap *m)
 	free(m->keys);
 	free(m->vals);
 	*m = (struct idmap){};
+}
+
+void *idmap__elem(struct idmap *m, struct vec *v, size_t elem, __u64 key)
+{
+	long i = idmap__get(m, key);
+	void *e;
+
+	if (i >= 0)
+		return (char *)v->data + i * elem;
+	e = vec__push(v, elem);
+	if (e && idmap__set(m, key, v->n - 1)) {
+		v->n--;
+		return NULL;
+	}
+	return e;
 }

@@ -21,4 +21,8 @@ long idmap__get(const struct idmap *m, __u64 key);
 int idmap__set(struct idmap *m, __u64 key, __u32 index);
 void idmap__free(struct idmap *m);
 
+struct vec;
+/* The element of key in v (v's indexes kept in m), a zeroed new one if none; NULL on ENOMEM. */
+void *idmap__elem(struct idmap *m, struct vec *v, size_t elem, __u64 key);
+
 #endif

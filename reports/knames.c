@@ -10,21 +10,6 @@ struct kname {
 	__u64 gen;   /* k->unloads when learned */
 };
 
-static void *kn_slot(struct idmap *ids, struct vec *v, size_t elem, __u64 key)
-{
-	long i = idmap__get(ids, key);
-	void *e;
-
-	if (i >= 0)
-		return (char *)v->data + i * elem;
-	e = vec__push(v, elem);
-	if (e && idmap__set(ids, key, v->n - 1)) {
-		v->n--;
-		return NULL;
-	}
-	return e;
-}
-
 static const void *kn_find(const struct idmap *ids, const struct vec *v, __u64 key)
 {
 	long i = idmap__get(ids, key);
@@ -34,8 +19,8 @@ static const void *kn_find(const struct idmap *ids, const struct vec *v, __u64 k
 
 void knames__set(struct knames *k, bool by_handle, __u64 handle, const char *name, __u64 owner)
 {
-	struct kname *n = kn_slot(by_handle ? &k->handle_ids : &k->lookup_ids, &k->names,
-				  sizeof(*n), handle);
+	struct kname *n = idmap__elem(by_handle ? &k->handle_ids : &k->lookup_ids, &k->names,
+				      sizeof(*n), handle);
 
 	if (n)
 		*n = (struct kname){ name, by_handle ? 0 : owner, k->unloads };
@@ -62,7 +47,7 @@ void knames__unload(struct knames *k, __u64 owner)
 	__u64 *last;
 
 	k->unloads++;
-	last = kn_slot(&k->unload_ids, &k->unload_gens, sizeof(*last), owner);
+	last = idmap__elem(&k->unload_ids, &k->unload_gens, sizeof(*last), owner);
 	if (last)
 		*last = k->unloads;
 	else
