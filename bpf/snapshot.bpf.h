@@ -12,8 +12,11 @@
  *
  * How: the stack is read page by page from the stack pointer up, so that a stack ending within
  * the size asked for (the main thread's, near its top) gives what is there rather than nothing;
- * into a per-CPU scratch slot (one for process context, one for interrupts: a sample can
- * interrupt a snapshot in progress), then out to the ring buffer at the size read.
+ * into a per-CPU scratch slot, then out to the ring buffer at the size read. A CPU has
+ * SNAP_SLOTS of them: the last for interrupts (a sample can interrupt a snapshot in progress),
+ * the others for process context, where a program runs preemptibly (a uprobe's, a system call
+ * exit's) and another task's may take a snapshot on the same CPU meanwhile: each takes the first
+ * free one.
  */
 #ifndef GAPSCOPE_SNAPSHOT_BPF_H
 #define GAPSCOPE_SNAPSHOT_BPF_H
@@ -27,10 +30,10 @@ struct snap_slot {
 	__u8 stack[GS_SNAP_MAX + 4096]; /* room for a last partial page past GS_SNAP_MAX */
 };
 
-/* Two slots per CPU, cpu * 2 + (interrupt context): sized by the recorder. */
+/* SNAP_SLOTS slots per CPU, cpu * SNAP_SLOTS + i: sized by the recorder (snapshot.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, SNAP_SLOTS);
 	__type(key, __u32);
 	__type(value, struct snap_slot);
 } snap_bufs SEC(".maps") __weak;
@@ -125,15 +128,24 @@ static __always_inline void snap_take(__u32 of_type, __u64 ts, __u64 end, __s32 
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	if (!regs || !BPF_CORE_READ(task, mm))
 		return;
-	key = bpf_get_smp_processor_id() * 2 + irq;
-	slot = bpf_map_lookup_elem(&snap_bufs, &key);
-	if (!slot)
-		return;
-	if (slot->busy) {
-		count_loss(GS_LOSS_USNAP);
+	key = bpf_get_smp_processor_id() * SNAP_SLOTS;
+	slot = NULL;
+	if (irq) {
+		key += SNAP_SLOTS - 1;
+		slot = bpf_map_lookup_elem(&snap_bufs, &key);
+		if (slot && __sync_val_compare_and_swap(&slot->busy, 0, 1))
+			slot = NULL;
+	} else {
+		for (int i = 0; i < SNAP_SLOTS - 1 && !slot; i++, key++) {
+			slot = bpf_map_lookup_elem(&snap_bufs, &key);
+			if (slot && __sync_val_compare_and_swap(&slot->busy, 0, 1))
+				slot = NULL;
+		}
+	}
+	if (!slot) {
+		count_loss(GS_LOSS_USNAP); /* every slot of this CPU is being filled */
 		return;
 	}
-	slot->busy = 1;
 	ev = &slot->ev;
 	id = bpf_get_current_pid_tgid();
 	want = cfg->bytes < GS_SNAP_MAX ? cfg->bytes : GS_SNAP_MAX;

@@ -13,6 +13,8 @@
 #include "gapscope.h"
 
 #define GS_SNAP_MAX	  (64 << 10) /* the most stack bytes a snapshot holds */
+/* Scratch slots per CPU (snapshot.bpf.h): three for process context, one for interrupts. */
+#define SNAP_SLOTS	  4
 #define GS_SNAP_DEFAULT	  (16 << 10) /* --stack-snapshot */
 #define GS_SNAP_MIN_BLOCK 1000000    /* --snapshot-min-block, ns */
 #define GS_SNAP_NREGS	  17	     /* x86-64 DWARF registers 0-16: rax .. r15, rip */

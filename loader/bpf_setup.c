@@ -99,6 +99,7 @@ static void configure(struct record_bpf *skel, const struct record_opts *o, bool
 			"gapscope: no uprobe_multi links (Linux < 6.6): one link per probe\n");
 	}
 	skel->rodata->follow_children = o->follow_children;
+	skel->rodata->launch_stacks = o->launch_stacks;
 	skel->rodata->stop_for_attach = o->cmd != NULL;
 	/* What this recording will not attach is not loaded (each program is verified: ~15-40 ms). */
 	if (o->sampler == GS_SAMPLER_TIMER) {
@@ -111,9 +112,10 @@ static void configure(struct record_bpf *skel, const struct record_opts *o, bool
 		bpf_program__set_autoload(skel->progs.unlock_entry, false);
 	}
 	bpf_map__set_max_entries(skel->maps.events, o->ringbuf_mb << 20);
-	/* Snapshot slots: two per CPU (process and interrupt context), ~70 KiB each. */
+	/* Snapshot slots: SNAP_SLOTS per CPU (snapshot.h), ~70 KiB each. */
 	if (o->snap_bytes && libbpf_num_possible_cpus() > 0)
-		bpf_map__set_max_entries(skel->maps.snap_bufs, 2 * libbpf_num_possible_cpus());
+		bpf_map__set_max_entries(skel->maps.snap_bufs,
+					 SNAP_SLOTS * libbpf_num_possible_cpus());
 	/*
 	 * Per-thread maps that only calls of rare functions fill (an executable mmap, a probed
 	 * libc or CUDA call with a return probe) allocate their elements when used: preallocated,

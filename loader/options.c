@@ -29,6 +29,7 @@ enum {
 	OPT_LOCK_HOLDS,
 	OPT_FOLLOW,
 	OPT_KEEP_LOOKUPS,
+	OPT_LAUNCH_STACKS,
 	OPT_CUPTI,
 	OPT_NO_CUPTI,
 	OPT_NVML,
@@ -80,6 +81,10 @@ static const struct argp_option opts[] = {
 	  "pthread mutex hold times (uprobes on pthread_mutex_lock/unlock: three traps per pair)",
 	  0 },
 	{ "follow-children", OPT_FOLLOW, NULL, 0, "Also record processes the target forks", 0 },
+	{ "launch-stacks", OPT_LAUNCH_STACKS, NULL, 0,
+	  "User stacks of launches and other entry-only CUDA calls too (by default their caller's "
+	  "address alone: the walk is a third of a launch probe's cost)",
+	  0 },
 	{ "keep-lookups", OPT_KEEP_LOOKUPS, NULL, 0,
 	  "Keep probing cuKernelGetFunction after kernel handles have shown their names (by "
 	  "default retired then: one trap per launch)",
@@ -171,6 +176,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->probes[o->nprobes++] = p;
 		break;
 	}
+	case OPT_LAUNCH_STACKS:
+		o->launch_stacks = true;
+		break;
 	case OPT_KEEP_LOOKUPS:
 		o->keep_lookups = true;
 		break;

@@ -20,7 +20,8 @@ struct record_opts {
 	struct probe_spec probes[MAX_USER_PROBES];
 	int nprobes;
 	bool lock_holds;
-	bool keep_lookups; /* --keep-lookups (uprobes.h: uprobes__retire_lookups) */
+	bool keep_lookups;  /* --keep-lookups (uprobes.h: uprobes__retire_lookups) */
+	bool launch_stacks; /* --launch-stacks: user stacks of entry-only CUDA calls */
 	bool follow_children;
 	pid_t pid;  /* -p */
 	char **cmd; /* or the command to launch */
