@@ -27,14 +27,14 @@ struct archive_file {
 
 /* Kept always: CFI, symbols, the build-id and the debug link (SHT_NOTE/.gnu_debuglink). */
 static const char *const base_sections[] = {
-	".eh_frame", ".eh_frame_hdr", ".debug_frame", ".symtab",	    ".strtab",
-	".dynsym",   ".dynstr",	      ".gnu_debuglink", ".note.gnu.build-id", ".gnu_debugdata",
+	".eh_frame", ".eh_frame_hdr",  ".debug_frame",	     ".symtab",	       ".strtab", ".dynsym",
+	".dynstr",   ".gnu_debuglink", ".note.gnu.build-id", ".gnu_debugdata",
 };
 
 /* Kept under ARCHIVE_DWARF_CAP: what file:line and inlined frames are read from. */
 static const char *const dwarf_sections[] = {
-	".debug_info",	   ".debug_abbrev",  ".debug_line",	".debug_str",
-	".debug_line_str", ".debug_rnglists", ".debug_ranges",	".debug_loclists",
+	".debug_info",	   ".debug_abbrev",   ".debug_line",	    ".debug_str",
+	".debug_line_str", ".debug_rnglists", ".debug_ranges",	    ".debug_loclists",
 	".debug_loc",	   ".debug_addr",     ".debug_str_offsets", ".debug_aranges",
 };
 
@@ -84,7 +84,9 @@ void archive__note(struct archive *a, pid_t tgid, __u64 start, __u64 end, const 
 		a->cap = cap;
 	}
 	f = &a->v[a->n];
-	*f = (struct archive_file){ .fd = fd, .tgid = tgid, .path = strdup(path), .bid_len = bid_len };
+	*f = (struct archive_file){
+		.fd = fd, .tgid = tgid, .path = strdup(path), .bid_len = bid_len
+	};
 	memcpy(f->bid, bid, bid_len);
 	if (f->path)
 		a->n++;
@@ -284,7 +286,8 @@ size_t archive__write_all(struct archive *a, struct trace_out *o)
 	}
 	/* The report then reads them first (trace.h, TRACE_F_ARCHIVE). */
 	if (files && o->tw && trace__set_flags(o->tw, TRACE_F_ARCHIVE))
-		fprintf(stderr, "gapscope: warning: %s: cannot mark the trace's archive\n", o->path);
+		fprintf(stderr, "gapscope: warning: %s: cannot mark the trace's archive\n",
+			o->path);
 	fprintf(stderr, "gapscope: archive: %zu files, %.1f MB kept in the trace", files,
 		bytes / 1e6);
 	if (no_dwarf)

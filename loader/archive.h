@@ -25,7 +25,7 @@ struct trace_out;
 /* DWARF (.debug_line, .debug_info, ...) is kept only while the reduced file stays this small. */
 #define ARCHIVE_DWARF_CAP (16u << 20)
 /* A file whose reduced form is larger still (huge symbol tables) is not kept, and said. */
-#define ARCHIVE_FILE_MAX (256u << 20)
+#define ARCHIVE_FILE_MAX  (256u << 20)
 #define ARCHIVE_MAX_FILES 1024
 
 struct archive_file;
