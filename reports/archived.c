@@ -19,7 +19,7 @@ struct ar_file {
 	__u64 total, got; /* bytes of the file, and put together so far */
 	__u32 next_seq, crc;
 	bool damaged;
-	__u8 *buf; /* NULL once written out */
+	__u8 *buf;  /* NULL once written out */
 	char *file; /* in the folder, once written */
 	bool used;
 };
@@ -85,7 +85,8 @@ int report_archive__add(struct report_archive *a, const struct gs_hdr *h)
 	/* The parts of one file, in order, agreeing on its size and CRC, within the record. */
 	if (!r->path_len || r->path_len > room || r->len > room - r->path_len || !r->total ||
 	    r->total > ARCHIVE_READ_MAX || r->seq != f->next_seq || r->offset != f->got ||
-	    r->len > r->total - r->offset || (f->total && (f->total != r->total || f->crc != r->crc))) {
+	    r->len > r->total - r->offset ||
+	    (f->total && (f->total != r->total || f->crc != r->crc))) {
 		f->damaged = true;
 		free(f->buf);
 		f->buf = NULL;
