@@ -44,7 +44,8 @@ static void add_file(struct report_archive *a, __u8 bid, bool flip, bool skip_pa
 	__u32 crc = crc32(0, content, FILE_BYTES), seq = 0;
 
 	for (__u64 off = 0; off < FILE_BYTES; off += GS_ARCHIVE_CHUNK, seq++) {
-		__u32 len = FILE_BYTES - off < GS_ARCHIVE_CHUNK ? FILE_BYTES - off : GS_ARCHIVE_CHUNK;
+		__u32 len = FILE_BYTES - off < GS_ARCHIVE_CHUNK ? FILE_BYTES - off :
+								  GS_ARCHIVE_CHUNK;
 		size_t size;
 		struct gs_rec_archive *r = part(bid, seq, off, len, crc, &size);
 
