@@ -14,6 +14,7 @@
 #include "cuda.h"
 #include "proc.h"
 #include "record.skel.h"
+#include "archive.h"
 #include "clock.h"
 #include "elfx.h"
 #include "metadata.h"
@@ -357,6 +358,9 @@ void map_records__scan(struct map_records *m, struct trace_out *o, pid_t tgid)
 				 (unsigned long long)e.start, (unsigned long long)e.end);
 			rec->build_id_len = elfx__build_id(mf, rec->build_id,
 							   sizeof(rec->build_id));
+			if (m->archive && (e.prot & PROCMAPS_X))
+				archive__note(m->archive, tgid, e.start, e.end, e.path,
+					      rec->build_id, rec->build_id_len);
 		}
 		trace_out__append(o, rec, sizeof(*rec) + plen);
 		free(rec);

@@ -15,6 +15,7 @@
 
 #include "gapscope.h"
 
+struct archive;
 struct record_bpf;
 struct trace_writer;
 
@@ -76,6 +77,7 @@ __u64 meta__count_losses(struct record_bpf *skel, __u64 attach_failed, __u64 *by
 struct map_records {
 	struct map_seen *v;
 	size_t n, cap;
+	struct archive *archive; /* --archive: the files of executable mappings (archive.h) */
 };
 
 /* Writes a GS_REC_MAP (with its build-id) for each mapping of TGID not written before. */

@@ -95,7 +95,9 @@ static const struct argp_option opts[] = {
 	  0 },
 	{ "no-cupti", OPT_NO_CUPTI, NULL, 0, "No CUPTI", 0 },
 	{ "nvml", OPT_NVML, NULL, 0, "NVML GPU utilization samples, 20 a second", 0 },
-	{ "archive", OPT_ARCHIVE, NULL, 0, "Keep binaries for offline reports (not yet supported)",
+	{ "archive", OPT_ARCHIVE, NULL, 0,
+	  "Keep what naming and unwinding need of every mapped ELF file (CFI, symbols, DWARF up "
+	  "to 16 MiB a file) in the trace, for reports where the files are gone or rebuilt",
 	  0 },
 	{ "ringbuf-mb", OPT_RINGBUF, "MB", 0, "Ring buffer size in MiB (default 32)", 0 },
 	{ "stack-snapshot", OPT_SNAP, "BYTES", 0,
@@ -198,8 +200,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->nvml = true;
 		break;
 	case OPT_ARCHIVE:
-		fprintf(stderr, "gapscope: warning: %s is not supported yet, ignored\n",
-			state->argv[state->next - 1]);
+		o->archive = true;
 		break;
 	case ARGP_KEY_ARG:
 		/* The command and everything after it belong to the target. */

@@ -11,6 +11,7 @@
  *   uprobes.c    uprobes on libcuda, libc and --probe libraries
  *   consume.c    the poll loop and each event on its way to the trace
  *   metadata.c   the recorder's own records (clock, probes, maps, losses, end)
+ *   archive.c    --archive: the mapped ELF files, reduced, at the end
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include <bpf/libbpf.h>
 
 #include "record.skel.h"
+#include "archive.h"
 #include "bpf_setup.h"
 #include "clock.h"
 #include "consume.h"
@@ -64,6 +66,8 @@ static int finish(struct consumer *c, struct links *links, struct sampler *s, st
 	consumer__drain(c);
 	jitmap__write_all(out, c->maps, t->pid); /* JITs' perf maps, as the processes left them */
 	gpu_feeds__finish(out);
+	if (c->maps->archive)
+		archive__write_all(c->maps->archive, out); /* the mapped files, reduced */
 	sampler__write(s, c->skel, out, t->pid, clock__mono_ns() - start_ns);
 	meta__losses(out, c->skel, t->pid, c->up->attach_failed, uprobes__cuda_libs(c->up));
 	meta__end(out, t->pid, c->events);
@@ -106,6 +110,7 @@ int cmd_record(int argc, char **argv)
 	struct target t;
 	struct trace_out out = {};
 	struct map_records maps = {};
+	struct archive archive = {};
 	struct links links = {};
 	struct sampler sampler = {};
 	struct record_bpf *skel = NULL;
@@ -122,6 +127,7 @@ int cmd_record(int argc, char **argv)
 	if (record_opts__parse(argc, argv, &o))
 		return 1;
 	bpf_setup__libbpf_output(o.verbose);
+	maps.archive = o.archive ? &archive : NULL;
 	/* lstat: a link at the path exists too, even one that points nowhere. */
 	if (!o.force && !lstat(o.output, &st)) {
 		fprintf(stderr, "gapscope: %s exists (use -f to overwrite)\n", o.output);
@@ -197,6 +203,7 @@ int cmd_record(int argc, char **argv)
 cleanup:
 	/* In the reverse order of the above. */
 	map_records__free(&maps);
+	archive__free(&archive);
 	uprobes__free(&up);
 	links__free(&links);
 	sampler__close(&sampler);

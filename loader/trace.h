@@ -27,7 +27,8 @@
 /*
  * 2: offcpu_event.syscall. 3: user stack snapshots (GS_EV_USTACK_SNAP, bpf/snapshot.h), the
  * ustack_snap loss counter, GS_REC_GPU_ACT (CUPTI activity), GS_REC_NVML (utilization samples)
- * and GS_REC_PERF_MAP (a JIT's perf map); a reader of an older file simply finds none of them.
+ * GS_REC_PERF_MAP (a JIT's perf map) and GS_REC_ARCHIVE (record --archive's reduced ELF files); a
+ * reader of an older file simply finds none of them.
  */
 #define TRACE_VERSION	   3
 #define TRACE_VERSION_MIN  1	       /* the oldest a reader reads (offcpu.h: offcpu_syscall) */
@@ -52,6 +53,8 @@ struct trace_file_hdr {
 #define TRACE_F_GPU_ACT	 0x1
 /* GS_REC_PERF_MAP records at the end: a report that names frames as it goes reads them first. */
 #define TRACE_F_PERF_MAP 0x2
+/* GS_REC_ARCHIVE records at the end (record --archive): a report reads them first. */
+#define TRACE_F_ARCHIVE	 0x4
 
 struct trace_chunk_hdr {
 	__u32 magic;
@@ -85,6 +88,7 @@ enum gs_rec_type {
 	GS_REC_GPU_ACT,	      /* struct gs_rec_gpu_act: CUPTI activity (v3) */
 	GS_REC_NVML,	      /* struct gs_rec_nvml: an NVML utilization sample (v3) */
 	GS_REC_PERF_MAP,      /* struct gs_rec_perf_map: a JIT's /tmp/perf-PID.map (v3) */
+	GS_REC_ARCHIVE,	      /* struct gs_rec_archive: part of a reduced ELF file (v3) */
 };
 
 struct gs_rec_clock {
@@ -242,6 +246,31 @@ struct gs_rec_perf_map {
 	__u32 len;	 /* bytes of text */
 	__u32 seq;	 /* 0, 1, ...: the records of one map, in order */
 	char text[];
+};
+
+/*
+ * A mapped ELF file reduced to what unwinding and naming need (loader/archive.h: ELF and program
+ * headers as in the file, CFI, symbol tables, build-id note, debug link, DWARF under a cap), kept
+ * by record --archive for reports where the file is missing or another build. One file is several
+ * records in order (seq 0, 1, ...; offset: the bytes of it before this one's), of up to
+ * GS_ARCHIVE_CHUNK bytes each, every one naming the build-id and the path mapped. Written after
+ * every event: a reader that names frames as it goes collects them in a pass of its own.
+ */
+#define GS_ARCHIVE_CHUNK   (60 << 10)
+#define GS_ARCHIVE_F_DWARF 0x1 /* the DWARF of lines and inlines is in it */
+
+struct gs_rec_archive {
+	struct gs_hdr h; /* h.tgid: a process that mapped it */
+	__u64 total;	 /* bytes of the reduced file */
+	__u64 offset;	 /* of these bytes in it */
+	__u32 len;	 /* bytes of the file in this record */
+	__u32 seq;	 /* 0, 1, ...: the records of one file, in order */
+	__u32 crc;	 /* crc32 (zlib) of the whole reduced file */
+	__u32 flags;	 /* GS_ARCHIVE_F_* */
+	__u32 path_len;	 /* bytes of the path, its NUL included */
+	__u32 build_id_len;
+	__u8 build_id[32];
+	char data[]; /* the path, then len bytes of the file */
 };
 
 /* Writer. */

@@ -19,6 +19,7 @@
 #include "names.h"
 #include "offcpu.h"
 #include "perfmap.h"
+#include "archived.h"
 #include "probe.h"
 #include "reader.h"
 #include "proc.h"
@@ -53,7 +54,8 @@ struct analysis_priv {
 	__u64 min_gap_ns;
 	struct unwinder *uw;
 	struct perfmaps *perfmaps; /* JITs' names, read first where the trace is marked for them */
-	struct vec probes;	   /* const char *, by probe id */
+	struct report_archive *archive; /* record --archive's files, read first where marked */
+	struct vec probes;		/* const char *, by probe id */
 };
 
 static const char *probe_name(struct analysis_priv *p, __u32 id)
@@ -226,6 +228,11 @@ static int feed(struct analysis *a, const struct gs_hdr *h, __u32 version)
 		a->end_ns = end;
 	a->events++;
 	return 0;
+}
+
+struct report_archive *analysis__archive(const struct analysis *a)
+{
+	return a->priv ? a->priv->archive : NULL;
 }
 
 void analysis__note(struct analysis *a, const char *s)
@@ -417,6 +424,23 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 	if (p->nm && (trace__stats(p->tr)->flags & TRACE_F_PERF_MAP) &&
 	    (p->perfmaps = perfmaps__new()) && !perfmaps__scan(p->perfmaps, path))
 		names__set_perfmaps(p->nm, p->perfmaps);
+	if (p->uw && !opts->no_file_symbols && (trace__stats(p->tr)->flags & TRACE_F_ARCHIVE) &&
+	    (p->archive = report_archive__new())) {
+		/* A folder that cannot be made leaves the files unused, and the report goes on. */
+		if (report_archive__scan(p->archive, path))
+			analysis__note(a, "the archived files could not be put together: not used");
+		names__set_archive(p->nm, p->archive);
+		unwinder__set_archive(p->uw, p->archive);
+		a->archive = report_archive__stats(p->archive);
+		if (a->archive->bad) {
+			char line[128];
+
+			snprintf(line, sizeof(line), "%llu archived file(s) damaged: not used",
+				 (unsigned long long)a->archive->bad);
+			analysis__note(a, line);
+			report_archive__warn(p->archive, path, stderr);
+		}
+	}
 	p->rd = oreader__new(p->tr, NULL, OREADER_WINDOW_NS);
 	bl = p->th ? blame__new(p->th, p->nm, p->strs, opts->max_hops) : NULL;
 	if (!p->th || !p->nm || !p->gt || !p->uw || !p->rd || !bl)
@@ -504,6 +528,7 @@ void analysis__free(struct analysis *a)
 		unwinder__free(p->uw);
 		perfmaps__free(p->perfmaps);
 		names__free(p->nm);
+		report_archive__free(p->archive);
 		threads__free(p->th);
 		stacktab__free(p->stacks);
 		vec__free(&p->probes);

@@ -172,6 +172,8 @@ struct analysis {
 	size_t nlosses;
 	__u64 lost_events; /* sum of losses */
 	struct stack_counts stacks;
+	/* record --archive's files (archived.h), counted as they are used; NULL: none archived. */
+	const struct archive_stats *archive;
 	/* What the trace lacked, one line each (cut off, corrupt, no CUDA events, ...). */
 	const char *notes[16];
 	size_t nnotes;
@@ -197,6 +199,8 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 void analysis__free(struct analysis *a);
 /* One line of what the trace lacked, kept in a->notes (up to 16). */
 void analysis__note(struct analysis *a, const char *s);
+/* record --archive's files, for other readers' names (archived.h); NULL: none. */
+struct report_archive *analysis__archive(const struct analysis *a);
 
 /* Outputs (summary_txt.c, summary_json.c, folded_out.c). */
 struct report_out_opts {

@@ -85,6 +85,8 @@ static inline size_t gs_rec_min_size(__u32 type)
 		return sizeof(struct gs_rec_sampler);
 	case GS_REC_PERF_MAP:
 		return sizeof(struct gs_rec_perf_map);
+	case GS_REC_ARCHIVE:
+		return sizeof(struct gs_rec_archive);
 	case GS_REC_GPU_ACT:
 		return sizeof(struct gs_rec_gpu_act);
 	case GS_REC_NVML:
@@ -150,6 +152,7 @@ GS_DECODER(gs_lost_types, GS_REC_LOST_TYPES, struct gs_rec_lost_types)
 GS_DECODER(gs_cu_handles, GS_REC_CU_HANDLES, struct gs_rec_cu_handles)
 GS_DECODER(gs_sampler, GS_REC_SAMPLER, struct gs_rec_sampler)
 GS_DECODER(gs_perf_map, GS_REC_PERF_MAP, struct gs_rec_perf_map)
+GS_DECODER(gs_archive, GS_REC_ARCHIVE, struct gs_rec_archive)
 GS_DECODER(gs_nvml, GS_REC_NVML, struct gs_rec_nvml)
 
 /* A CUPTI activity record whose own size fits in the record (its text NUL-terminated). */

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "archived.h"
 #include "names.h"
 #include "perfmap.h"
 #include "symbols.h"
@@ -55,6 +56,23 @@ struct names *names__new(struct strtab *strs, bool file_symbols)
 void names__set_perfmaps(struct names *n, struct perfmaps *p)
 {
 	n->perfmaps = p;
+}
+
+static const char *archived_file(void *ctx, const __u8 *bid, __u32 len)
+{
+	return report_archive__file(ctx, bid, len);
+}
+
+static void archived_used(void *ctx, const char *file)
+{
+	report_archive__used(ctx, file);
+}
+
+void names__set_archive(struct names *n, struct report_archive *a)
+{
+	struct sym_fallback f = { archived_file, archived_used, a };
+
+	symbolizer__set_fallback(n->sym, &f);
 }
 
 void names__free(struct names *n)

@@ -26,6 +26,10 @@ struct perfmaps;
 /* Names for code no mapped file holds, from the perf maps the trace kept (perfmap.h). */
 void names__set_perfmaps(struct names *n, struct perfmaps *p);
 
+struct report_archive;
+/* Files record --archive kept, for mapped files missing here or of another build (archived.h). */
+void names__set_archive(struct names *n, struct report_archive *a);
+
 void names__add_map(struct names *n, const struct gs_rec_map *m);
 void names__add_ksym(struct names *n, __u64 addr, const char *name);
 

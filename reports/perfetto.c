@@ -285,6 +285,8 @@ int timeline__write(FILE *out, const char *path, const struct analysis *a,
 	t.ctx = ctx__new();
 	t.strs = strtab__new();
 	t.nm = t.strs ? names__new(t.strs, !(o && o->no_file_symbols)) : NULL;
+	if (t.nm && analysis__archive(a))
+		names__set_archive(t.nm, analysis__archive(a));
 	t.th = calloc(t.thcap, sizeof(*t.th));
 	if (!t.ctx || !t.nm || !t.th || tl__index_gaps(&t)) {
 		snprintf(err, errlen, "out of memory");

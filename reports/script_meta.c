@@ -47,6 +47,22 @@ static void print_probe_rec(FILE *o, const struct gs_rec_probe *p)
 }
 
 /* A CUPTI activity record, as the collector sent it (loader/gpu_act.h). */
+/* A part of an archived file: its place in the file, the build-id and the path mapped. */
+static void print_archive(FILE *o, const struct gs_hdr *h)
+{
+	const struct gs_rec_archive *r = gs_archive(h);
+	size_t room = gs_fixed_size(h) - sizeof(*r);
+	bool ok = r->path_len && r->path_len <= room && !r->data[r->path_len - 1] &&
+		  r->len <= room - r->path_len && r->build_id_len <= sizeof(r->build_id);
+
+	fprintf(o, "# archive pid=%u part=%u bytes=%u at=%llu of=%llu%s build-id=", h->tgid, r->seq,
+		r->len, (unsigned long long)r->offset, (unsigned long long)r->total,
+		r->flags & GS_ARCHIVE_F_DWARF ? " dwarf" : "");
+	for (__u32 i = 0; ok && i < r->build_id_len; i++)
+		fprintf(o, "%02x", r->build_id[i]);
+	fprintf(o, " %s\n", ok ? r->data : "(damaged)");
+}
+
 static void print_gpu_act(FILE *o, const struct gs_hdr *h)
 {
 	const struct gs_gpu_act *a = gs_gpu_act(h);
@@ -163,6 +179,9 @@ void script__print_meta(FILE *o, const struct gs_hdr *h)
 	case GS_REC_PERF_MAP:
 		fprintf(o, "# perf-map pid=%u part=%u bytes=%u\n", h->tgid, gs_perf_map(h)->seq,
 			gs_perf_map(h)->len);
+		break;
+	case GS_REC_ARCHIVE:
+		print_archive(o, h);
 		break;
 	case GS_REC_GPU_ACT:
 		print_gpu_act(o, h);

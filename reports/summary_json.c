@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "analysis.h"
+#include "archived.h"
 
 static void json_str(FILE *out, const char *s)
 {
@@ -146,6 +147,12 @@ int summary_json__write(const struct analysis *a, FILE *out)
 		(uint64_t)a->stacks.captured, (uint64_t)a->stacks.complete,
 		(uint64_t)a->stacks.truncated, (uint64_t)a->stacks.stopped,
 		(uint64_t)a->stacks.fp_only, (uint64_t)a->stacks.fp_complete);
+	if (a->archive)
+		fprintf(out,
+			",\n\"archive\":{\"files\":%" PRIu64 ",\"used\":%" PRIu64
+			",\"damaged\":%" PRIu64 "}",
+			(uint64_t)a->archive->files, (uint64_t)a->archive->used,
+			(uint64_t)a->archive->bad);
 	fprintf(out, ",\n\"notes\":[");
 	for (size_t i = 0; i < a->nnotes; i++) {
 		fprintf(out, "%s", i ? "," : "");

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "archived.h"
 
 static void print_ms(FILE *out, __u64 ns)
 {
@@ -167,5 +168,9 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 		(uint64_t)a->stacks.captured, (uint64_t)a->stacks.complete,
 		(uint64_t)a->stacks.truncated, (uint64_t)a->stacks.stopped,
 		(uint64_t)a->stacks.fp_only, (uint64_t)a->stacks.fp_complete);
+	if (a->archive)
+		fprintf(out, "archive: %" PRIu64 " files, %" PRIu64 " used, %" PRIu64 " damaged\n",
+			(uint64_t)a->archive->files, (uint64_t)a->archive->used,
+			(uint64_t)a->archive->bad);
 	return ferror(out) ? -1 : 0;
 }

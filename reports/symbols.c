@@ -81,6 +81,7 @@ struct symbolizer {
 	size_t nframes, capframes;
 	struct symbolizer_stats stats;
 	struct demangler *dm; /* C++ and Rust names */
+	struct sym_fallback fallback;
 };
 
 /* Room for need elements: callers never ask for more than SYM_MAX_FRAMES beyond what they have. */
@@ -128,6 +129,11 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 		.debuginfo_path = &s->debuginfo_path,
 	};
 	return s;
+}
+
+void symbolizer__set_fallback(struct symbolizer *s, const struct sym_fallback *f)
+{
+	s->fallback = *f;
 }
 
 /* The module of a path and build-id; from the last added: a trace lists a file's maps together. */
@@ -344,6 +350,15 @@ static void module_open(struct symbolizer *s, struct sym_module *mod)
 	err = module_report(s, mod, file);
 	s->stats.build_id_mismatch += err == -ESTALE;
 	s->stats.missing_files += err == -ENOENT;
+	if (err && err != -ENOMEM && s->fallback.file) {
+		const char *kept = s->fallback.file(s->fallback.ctx, mod->build_id,
+						    mod->build_id_len);
+
+		if (kept && !module_report(s, mod, kept)) {
+			err = 0;
+			s->fallback.used(s->fallback.ctx, kept);
+		}
+	}
 	for (__u32 i = 0; i < mod->build_id_len; i++)
 		sprintf(hex + 2 * i, "%02x", mod->build_id[i]);
 	for (int i = 0; err && err != -ENOMEM && mod->build_id_len >= 2 && i < 4; i++) {

@@ -88,6 +88,19 @@ struct symbolizer;
 struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts);
 
 /*
+ * Files that stand in for a mapped file missing or of another build, by build-id: the reduced
+ * copies record --archive kept (archived.h). Tried after the file recorded, before the debug
+ * folders; used() is told of each one opened.
+ */
+struct sym_fallback {
+	const char *(*file)(void *ctx, const __u8 *build_id, __u32 len);
+	void (*used)(void *ctx, const char *file);
+	void *ctx;
+};
+
+void symbolizer__set_fallback(struct symbolizer *s, const struct sym_fallback *f);
+
+/*
  * Adds a mapping of process tgid. A mapping that overlaps earlier ones of the same process
  * replaces them (the address space changed: munmap and mmap, or exec). Cheap: no file is opened.
  * 0 or -ENOMEM, -EINVAL.

@@ -8,6 +8,7 @@
 #include <gelf.h>
 #include <elfutils/libdwfl.h>
 
+#include "archived.h"
 #include "decode.h"
 #include "unwind.h"
 
@@ -22,6 +23,8 @@ struct uw_map {
 	__u32 tgid;
 	__u64 start, end, pgoff;
 	char *path;
+	__u8 build_id[32];
+	__u32 build_id_len;
 };
 
 struct uw_proc {
@@ -41,6 +44,7 @@ struct uw_pending {
 
 struct unwinder {
 	struct names *nm;
+	struct report_archive *archive; /* NULL: none */
 	bool enabled;
 	char *debuginfo_path;
 	Dwfl_Callbacks cb;
@@ -107,6 +111,11 @@ void unwinder__free(struct unwinder *u)
 	free(u);
 }
 
+void unwinder__set_archive(struct unwinder *u, struct report_archive *a)
+{
+	u->archive = a;
+}
+
 static struct uw_proc *proc_get(struct unwinder *u, __u32 tgid)
 {
 	struct uw_proc *p;
@@ -158,8 +167,15 @@ void unwinder__add_map(struct unwinder *u, const struct gs_rec_map *m)
 		u->maps = n;
 		u->capmaps = cap;
 	}
-	u->maps[u->nmaps] = (struct uw_map){ m->h.tgid, m->start, m->end, m->pgoff,
-					     strndup(m->path, len) };
+	u->maps[u->nmaps] = (struct uw_map){ .tgid = m->h.tgid,
+					     .start = m->start,
+					     .end = m->end,
+					     .pgoff = m->pgoff,
+					     .path = strndup(m->path, len) };
+	if (m->build_id_len <= sizeof(m->build_id)) {
+		u->maps[u->nmaps].build_id_len = m->build_id_len;
+		memcpy(u->maps[u->nmaps].build_id, m->build_id, m->build_id_len);
+	}
 	if (u->maps[u->nmaps].path)
 		u->nmaps++;
 	p->stale = true;
@@ -250,7 +266,7 @@ static Dwfl *proc_dwfl(struct unwinder *u, struct uw_proc *p)
 	dwfl_report_begin(d);
 	for (size_t i = 0; i < u->nmaps; i++) {
 		const struct uw_map *m = &u->maps[i];
-		const char *base = strrchr(m->path, '/') + 1;
+		const char *base = strrchr(m->path, '/') + 1, *file;
 		bool first = m->tgid == p->tgid;
 		struct stat st;
 
@@ -261,9 +277,13 @@ static Dwfl *proc_dwfl(struct unwinder *u, struct uw_proc *p)
 			    (o->pgoff < m->pgoff || (o->pgoff == m->pgoff && j < i)))
 				first = false;
 		}
-		if (!first || stat(m->path, &st) || !S_ISREG(st.st_mode))
+		if (!first)
 			continue;
-		nmods += dwfl_report_elf(d, base, m->path, -1, m->start - m->pgoff, false) != NULL;
+		/* The file mapped where it is here and that build, else the one archived. */
+		file = report_archive__choose(u->archive, m->path, m->build_id, m->build_id_len);
+		if (stat(file, &st) || !S_ISREG(st.st_mode))
+			continue;
+		nmods += dwfl_report_elf(d, base, file, -1, m->start - m->pgoff, false) != NULL;
 	}
 	dwfl_report_end(d, NULL, NULL);
 	if (!nmods || !dwfl_attach_state(d, NULL, p->tgid, &u->tcb, u)) {

@@ -33,6 +33,10 @@ struct unwinder;
 struct unwinder *unwinder__new(struct names *nm, bool enabled);
 void unwinder__free(struct unwinder *u);
 
+struct report_archive;
+/* Files record --archive kept, read for mapped files missing here or of another build. */
+void unwinder__set_archive(struct unwinder *u, struct report_archive *a);
+
 void unwinder__add_map(struct unwinder *u, const struct gs_rec_map *m);
 
 /*
