@@ -23,7 +23,11 @@ CC=${CC:-cc}
 
 lingerers=()
 cleanup() {
-	for p in "${lingerers[@]}"; do kill "$p" 2>/dev/null || true; done
+	# Only a lingering child of ours still running (its id not yet reused).
+	for p in "${lingerers[@]}"; do
+		tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -q "^$TMP/churn " &&
+			kill "$p" 2>/dev/null || true
+	done
 	rm -rf "$TMP"
 }
 
