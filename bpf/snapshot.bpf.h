@@ -11,7 +11,8 @@
  * take none.
  *
  * How: the stack is read page by page from the stack pointer up, so that a stack ending within
- * the size asked for (the main thread's, near its top) gives what is there rather than nothing;
+ * the size asked for (the main thread's, near its top) gives what is there rather than nothing,
+ * and pages below the stack's lowest touched one read as the zeros they hold;
  * into a per-CPU scratch slot, then out to the ring buffer at the size read. A CPU has
  * SNAP_SLOTS of them: the last for interrupts (a sample can interrupt a snapshot in progress),
  * the others for process context, where a program runs preemptibly (a uprobe's, a system call
@@ -120,13 +121,19 @@ static __always_inline void snap_take(__u32 of_type, __u64 ts, __u64 end, __s32 
 	struct ustack_snap_event *ev;
 	struct snap_slot *slot;
 	struct pt_regs *regs;
-	__u32 key, want, n = 0;
+	__u32 key, want, n = 0, got = 0;
 	__u64 sp, id, size;
 
 	if (!cfg)
 		return;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	if (!regs || !BPF_CORE_READ(task, mm))
+		return;
+	/*
+	 * Inside execve the registers are still the old image's while the memory may be the new
+	 * one's: there is no user stack to take, and none lost (samples of exec'ing children).
+	 */
+	if (BPF_CORE_READ_BITFIELD_PROBED(task, in_execve))
 		return;
 	key = bpf_get_smp_processor_id() * SNAP_SLOTS;
 	slot = NULL;
@@ -179,11 +186,22 @@ static __always_inline void snap_take(__u32 of_type, __u64 ts, __u64 end, __s32 
 		if (!chunk || n > GS_SNAP_MAX)
 			break;
 		chunk = ((chunk - 1) & 4095) + 1;
-		if (bpf_probe_read_user(&slot->stack[n], chunk, (void *)(sp + n)))
-			break;
+		/*
+		 * A page at the stack pointer the thread has not touched yet (the stack grew
+		 * into it: sp moved, nothing written; a new thread or a freshly exec'ed image
+		 * in its first instructions) is not present and cannot be read here, but holds
+		 * zeros, which the failed read left in the slot. The pages above it are the
+		 * callers' frames: read on. The first failure after a read page ends the stack.
+		 */
+		if (bpf_probe_read_user(&slot->stack[n], chunk, (void *)(sp + n))) {
+			if (got)
+				break;
+		} else {
+			got = n + chunk;
+		}
 		n += chunk;
 	}
-	n &= ~7u;
+	n = got & ~7u;
 	if (!n)
 		count_loss(GS_LOSS_USNAP); /* the registers still give the innermost frame */
 	ev->len = n;

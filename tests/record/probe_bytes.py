@@ -8,7 +8,7 @@
 #   int3:  every probed address must hold an int3 (0xcc) where the file has something else
 #          (the probes are live: shows that this check can see a breakpoint at all)
 # Exits 0 when all agree; prints one line per disagreement and a summary.
-import re, sys
+import os, re, sys
 
 pid, script, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 N = 16
@@ -30,12 +30,32 @@ for line in open("/proc/%d/maps" % pid):
     lo, hi = (int(x, 16) for x in f[0].split("-"))
     maps.append((f[5].strip(), lo, hi, int(f[2], 16), f[1]))
 
+ids = {}
+
+
+def file_id(path):
+    """The file behind PATH in the process's view: the same file may be listed under another
+    name than the one the probe was attached by (a launched target's libc resolved as
+    /lib/x86_64-linux-gnu/libc.so.6 is mapped as /usr/lib/..., /lib being a link)."""
+    if path not in ids:
+        try:
+            st = os.stat("/proc/%d/root%s" % (pid, path))
+            ids[path] = (st.st_dev, st.st_ino)
+        except OSError:
+            ids[path] = None
+    return ids[path]
+
+
+def same_file(a, b):
+    return a == b or (file_id(a) is not None and file_id(a) == file_id(b))
+
+
 bad = checked = 0
 with open("/proc/%d/mem" % pid, "rb", buffering=0) as mem:
     for path, sym, off in probes:
         addr = None
         for p, lo, hi, pgoff, perms in maps:
-            if p == path and pgoff <= off < pgoff + (hi - lo) and "x" in perms:
+            if same_file(p, path) and pgoff <= off < pgoff + (hi - lo) and "x" in perms:
                 addr = lo + off - pgoff
                 break
         if addr is None:
