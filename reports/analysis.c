@@ -414,7 +414,7 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 	p->strs = strtab__new();
 	p->stacks = stacktab__new();
 	p->th = p->strs && p->stacks ? threads__new(p->strs, p->stacks) : NULL;
-	p->nm = p->strs ? names__new(p->strs, !opts->no_file_symbols) : NULL;
+	p->nm = p->strs ? names__new(p->strs, !opts->no_file_symbols, opts->debug_dir) : NULL;
 	if (p->strs && !opts->api_only && (trace__stats(p->tr)->flags & TRACE_F_GPU_ACT) &&
 	    !(p->tiers = tiers__scan(path, opts->min_gap_ns, p->strs, err, errlen)))
 		goto out;

@@ -187,6 +187,7 @@ struct analysis_opts {
 	__u64 min_gap_ns;      /* default 1 ms */
 	unsigned int max_hops; /* blame chain depth, default 8 */
 	bool no_file_symbols;  /* frames not named from the mapped files (names__new()) */
+	const char *debug_dir; /* --debug-dir: debug files by build-id, before /usr/lib/debug */
 	bool api_only;	       /* CUPTI's records left unread: the API-inferred tier alone */
 	/* Called once per gap, in completion order (seq), id not yet set; non-zero stops. */
 	int (*on_gap)(const struct gap *g, void *ctx);

@@ -35,9 +35,9 @@ struct names {
 	struct perfmaps *perfmaps; /* generated code's names, not owned; NULL: none */
 };
 
-struct names *names__new(struct strtab *strs, bool file_symbols)
+struct names *names__new(struct strtab *strs, bool file_symbols, const char *debug_dir)
 {
-	struct symbolizer_opts o = {};
+	struct symbolizer_opts o = { .debug_dir = debug_dir };
 	struct names *n = calloc(1, sizeof(*n));
 
 	if (!n)

@@ -19,8 +19,9 @@ struct names;
 /*
  * file_symbols: name user frames from the mapped files the trace names (libdwfl). Without it no
  * file is opened and user frames are named by address: for traces of unknown origin (fuzzing).
+ * debug_dir (--debug-dir, may be NULL): debug files by build-id there before /usr/lib/debug.
  */
-struct names *names__new(struct strtab *strs, bool file_symbols);
+struct names *names__new(struct strtab *strs, bool file_symbols, const char *debug_dir);
 void names__free(struct names *n);
 struct perfmaps;
 /* Names for code no mapped file holds, from the perf maps the trace kept (perfmap.h). */

@@ -284,7 +284,8 @@ int timeline__write(FILE *out, const char *path, const struct analysis *a,
 	t.version = trace__version(tr);
 	t.ctx = ctx__new();
 	t.strs = strtab__new();
-	t.nm = t.strs ? names__new(t.strs, !(o && o->no_file_symbols)) : NULL;
+	t.nm = t.strs ? names__new(t.strs, !(o && o->no_file_symbols), o ? o->debug_dir : NULL) :
+			NULL;
 	if (t.nm && analysis__archive(a))
 		names__set_archive(t.nm, analysis__archive(a));
 	t.th = calloc(t.thcap, sizeof(*t.th));

@@ -44,9 +44,10 @@
 #define TIMELINE_MAX_SLICES 500000
 
 struct timeline_opts {
-	__u64 min_ns;	      /* 0: by the trace's size, as above */
-	size_t max_slices;    /* thread slices outside every gap; 0: TIMELINE_MAX_SLICES */
-	bool no_file_symbols; /* names__new(): no mapped file is opened */
+	__u64 min_ns;	       /* 0: by the trace's size, as above */
+	size_t max_slices;     /* thread slices outside every gap; 0: TIMELINE_MAX_SLICES */
+	bool no_file_symbols;  /* names__new(): no mapped file is opened */
+	const char *debug_dir; /* names__new(): --debug-dir */
 };
 
 struct timeline_stats {

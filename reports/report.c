@@ -25,6 +25,7 @@ struct report_env {
 	double min_gap_ms;
 	unsigned int top;
 	bool api_only;
+	const char *debug_dir;
 };
 
 static const struct argp_option opts[] = {
@@ -32,6 +33,8 @@ static const struct argp_option opts[] = {
 	{ "force", 'f', NULL, 0, "Write into DIR even if it exists", 0 },
 	{ "min-gap", 'g', "MS", 0, "Shortest idle window reported as a gap (default 1 ms)", 0 },
 	{ "top", 't', "N", 0, "Longest gaps listed with their chains (default 10)", 0 },
+	{ "debug-dir", 'D', "DIR", 0,
+	  "Debug files by build-id under DIR (.build-id/xx/rest.debug), before /usr/lib/debug", 0 },
 	{ "api-only", 'A', NULL, 0,
 	  "The API-inferred GPU timeline alone, also where the trace has CUPTI's kernel times", 0 },
 	{ "format", 'F', "text|json", 0, "What to print: summary.txt (default) or summary.json",
@@ -43,7 +46,7 @@ static const char doc[] =
 	"Find the GPU's idle windows in a gapscope trace and the chain of waits behind each.\n"
 	"\n"
 	"USAGE: gapscope report FILE [-o DIR] [-f] [--min-gap MS] [--top N] [--api-only] "
-	"[--format text|json]\n"
+	"[--debug-dir DIR] [--format text|json]\n"
 	"\n"
 	"Writes into DIR: summary.txt (also printed), summary.json, index.html (open it from the\n"
 	"file system), timeline.json (Perfetto UI), gaps.speedscope.json, and per gap\n"
@@ -68,6 +71,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'A':
 		env->api_only = true;
+		break;
+	case 'D':
+		env->debug_dir = arg;
 		break;
 	case 'g':
 		errno = 0;
@@ -164,6 +170,7 @@ int cmd_report(int argc, char **argv)
 	const struct argp argp = { .options = opts, .parser = parse_opt, .doc = doc };
 	struct analysis_opts aopts = { .max_hops = 8 };
 	struct report_out_opts oopts;
+	struct render_out_opts ropts = {};
 	struct analysis *a = NULL;
 	struct folded_out *fo = NULL;
 	struct trace_reader *tr;
@@ -174,6 +181,8 @@ int cmd_report(int argc, char **argv)
 		return 2;
 	aopts.min_gap_ns = (__u64)(env.min_gap_ms * 1e6);
 	aopts.api_only = env.api_only;
+	aopts.debug_dir = env.debug_dir;
+	ropts.timeline.debug_dir = env.debug_dir;
 	oopts.top = env.top;
 	if (env.dir)
 		snprintf(dir, sizeof(dir), "%s", env.dir);
@@ -211,7 +220,7 @@ int cmd_report(int argc, char **argv)
 	if (write_file(dir, "summary.json", a, &oopts, true) ||
 	    write_file(dir, "summary.txt", a, &oopts, false))
 		goto out;
-	if (render_out__write(dir, env.file, a, NULL, NULL))
+	if (render_out__write(dir, env.file, a, &ropts, NULL))
 		goto out;
 	if (env.json)
 		summary_json__write(a, stdout);
