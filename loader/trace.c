@@ -432,6 +432,24 @@ const struct trace_stats *trace__stats(const struct trace_reader *r)
 	return &r->st;
 }
 
+int trace__scan(const char *path, __u32 type, int (*fn)(void *ctx, const struct gs_hdr *h),
+		void *ctx, char *err, size_t errlen)
+{
+	struct trace_reader *r = trace__open(path, err, errlen);
+	const struct gs_hdr *h;
+	int ret = 0;
+
+	if (!r)
+		return errno ? -errno : -EINVAL;
+	while (!ret && trace__next(r, &h) > 0) {
+		if (h->type == type)
+			ret = fn(ctx, h);
+		trace__release(r, h);
+	}
+	trace__close(r);
+	return ret;
+}
+
 void trace__warn(const struct trace_reader *r, const char *path, FILE *out)
 {
 	const struct trace_stats *st = &r->st;

@@ -321,6 +321,14 @@ __u32 trace__version(const struct trace_reader *r);
  * with the trace.
  */
 void trace__release(struct trace_reader *r, const void *rec);
+/*
+ * A pass of its own over the file at path, for the records a reader needs before its time-ordered
+ * pass (those written long after their time, or at the end): fn gets every record of type, in
+ * file order, and a non-zero return stops the pass. fn's first non-zero, 0, or -errno when the
+ * file cannot be opened (err says why).
+ */
+int trace__scan(const char *path, __u32 type, int (*fn)(void *ctx, const struct gs_hdr *h),
+		void *ctx, char *err, size_t errlen);
 /* Prints what was skipped or missing, one line each, prefixed "gapscope: warning: PATH: ". */
 void trace__warn(const struct trace_reader *r, const char *path, FILE *out);
 void trace__close(struct trace_reader *r);

@@ -177,19 +177,16 @@ int report_archive__finish(struct report_archive *a)
 	return err;
 }
 
+static int scan_one(void *a, const struct gs_hdr *h)
+{
+	return gs_rec_check(h) ? report_archive__add(a, h) : 0;
+}
+
 int report_archive__scan(struct report_archive *a, const char *path)
 {
 	char err[256];
-	struct trace_reader *tr = trace__open(path, err, sizeof(err));
-	const struct gs_hdr *h;
-	int ret = 0;
+	int ret = trace__scan(path, GS_REC_ARCHIVE, scan_one, a, err, sizeof(err));
 
-	if (!tr)
-		return -ENOENT;
-	while (!ret && trace__next(tr, &h) > 0)
-		if (h->type == GS_REC_ARCHIVE && gs_rec_check(h))
-			ret = report_archive__add(a, h);
-	trace__close(tr);
 	return ret ?: report_archive__finish(a);
 }
 

@@ -121,20 +121,16 @@ int perfmaps__add(struct perfmaps *p, const struct gs_hdr *h)
 	return perfmaps__add_text(p, h->tgid, r->text, r->len < room ? r->len : room);
 }
 
+static int scan_one(void *p, const struct gs_hdr *h)
+{
+	return perfmaps__add(p, h);
+}
+
 int perfmaps__scan(struct perfmaps *p, const char *path)
 {
 	char err[256];
-	struct trace_reader *tr = trace__open(path, err, sizeof(err));
-	const struct gs_hdr *h;
-	int ret = 0;
 
-	if (!tr)
-		return -ENOENT;
-	while (!ret && trace__next(tr, &h) > 0)
-		if (h->type == GS_REC_PERF_MAP)
-			ret = perfmaps__add(p, h);
-	trace__close(tr);
-	return ret;
+	return trace__scan(path, GS_REC_PERF_MAP, scan_one, p, err, sizeof(err));
 }
 
 static int sym_cmp(const void *a, const void *b)

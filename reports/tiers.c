@@ -222,13 +222,23 @@ static int find_gaps(struct tiers *t)
 	return 0;
 }
 
+static int scan_one(void *ctx, const struct gs_hdr *h)
+{
+	struct tiers *t = ctx;
+	const struct gs_gpu_act *a = gs_gpu_act(h);
+
+	if (!a) {
+		t->info.bad++;
+		return 0;
+	}
+	return add(t, a);
+}
+
 struct tiers *tiers__scan(const char *path, __u64 min_gap_ns, struct strtab *strs, char *err,
 			  size_t errlen)
 {
 	struct tiers *t = calloc(1, sizeof(*t));
-	struct trace_reader *r;
-	const struct gs_hdr *h;
-	int ret = 0;
+	int ret;
 
 	if (!t) {
 		snprintf(err, errlen, "out of memory");
@@ -238,23 +248,13 @@ struct tiers *tiers__scan(const char *path, __u64 min_gap_ns, struct strtab *str
 	t->bridge_ns = min_gap_ns / 4;
 	t->strs = strs;
 	t->info.marked = true;
-	r = trace__open(path, err, errlen);
-	if (!r) {
-		free(t);
-		return NULL;
-	}
-	while (!ret && trace__next(r, &h) > 0) {
-		const struct gs_gpu_act *a = gs_gpu_act(h);
-
-		if (a)
-			ret = add(t, a);
-		else if (h->type == GS_REC_GPU_ACT)
-			t->info.bad++;
-		trace__release(r, h);
-	}
-	trace__close(r);
-	if (ret || find_gaps(t)) {
-		snprintf(err, errlen, "out of memory reading the CUPTI records of %s", path);
+	ret = trace__scan(path, GS_REC_GPU_ACT, scan_one, t, err, errlen);
+	if (!ret)
+		ret = find_gaps(t);
+	if (ret) { /* else than out of memory, the file could not be opened again: err says */
+		if (ret == -ENOMEM)
+			snprintf(err, errlen, "out of memory reading the CUPTI records of %s",
+				 path);
 		tiers__free(t);
 		return NULL;
 	}

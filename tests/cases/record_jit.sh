@@ -5,6 +5,8 @@
 # (GS_REC_PERF_MAP, the header marked TRACE_F_PERF_MAP); the map file is then removed, so every
 # name below comes from the trace alone: script names the frames, and the report's gaps are
 # on-CPU time in jit_work_inner called from jit_work_outer, in that order in the folded stacks.
+# The program runs SCHED_FIFO, so that on a loaded machine its bursts are on-CPU, not preempted
+# by other processes: naming, not scheduling, is what this test is about.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "loads BPF programs and attaches uprobes"
@@ -14,7 +16,7 @@ LIBCUDA=$PWD/$BUILD/simcuda/libcuda.so.1
 ${CC:-cc} -O2 -g -fno-omit-frame-pointer -Iengine -o "$TMP/jit" tests/record/jit.c -ldl ||
 	die "cannot build the jit program"
 rc=0
-timeout 120 "$GS" record -o "$TMP/t.gsc" -- "$TMP/jit" "$LIBCUDA" 20 20 >"$TMP/out" \
+timeout 120 "$GS" record -o "$TMP/t.gsc" -- chrt -f 1 "$TMP/jit" "$LIBCUDA" 20 20 >"$TMP/out" \
 	2>"$TMP/err" || rc=$?
 pid=$(sed -n 's/^jit: pid \([0-9]*\)$/\1/p' "$TMP/out")
 [ -n "$pid" ] && rm -f "/tmp/perf-$pid.map"

@@ -2,7 +2,8 @@
 # report --debug-dir: a stripped program whose debug file lies only under DIR, by build-id
 # (DIR/.build-id/xx/rest.debug). tests/report/feeder.c in helper mode (each input computed by a
 # helper thread, on-CPU in compute_input, a static function: only the debug file names it):
-# the top cause is named compute_input with --debug-dir, and not without.
+# the top cause is named compute_input with --debug-dir, and not without. SCHED_FIFO, so that
+# on a loaded machine the helper's work is on-CPU rather than preempted by other processes.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "loads BPF programs and attaches uprobes"
@@ -16,7 +17,7 @@ id=$(readelf -n "$TMP/feeder" | sed -n 's/.*Build ID: \([0-9a-f]*\)/\1/p')
 mkdir -p "$TMP/debug/.build-id/${id:0:2}"
 objcopy --only-keep-debug "$TMP/feeder" "$TMP/debug/.build-id/${id:0:2}/${id:2}.debug"
 objcopy --strip-all "$TMP/feeder"
-timeout 120 "$GS" record -o "$TMP/t.gsc" -- "$TMP/feeder" "$LIBCUDA" helper 20 15 >"$TMP/out" \
+timeout 120 "$GS" record -o "$TMP/t.gsc" -- chrt -f 1 "$TMP/feeder" "$LIBCUDA" helper 20 15 >"$TMP/out" \
 	2>"$TMP/err" || { cat "$TMP/out" "$TMP/err"; die "record"; }
 top() { python3 -c 'import json, sys; c = json.load(open(sys.argv[1]))["causes"][0]
 print(c["kind"], c.get("function") or "")' "$1"; }
