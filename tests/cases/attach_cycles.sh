@@ -49,6 +49,10 @@ for i in range(CYCLES):
     if engine.poll() is not None:
         die("the engine finished after %d cycles: give it more partitions" % (i + 1))
     rc, txt, warn = script(trace, "--no-stacks")
+    # A record that came later than the reader's window is put out of order, counted and said:
+    # a BPF program preempted between its timestamp and its reserve (uprobe and system-call
+    # programs run preemptibly) on a loaded machine, not damage. Anything else is.
+    warn = "\n".join(l for l in warn.splitlines() if "arrived too late to be put in time order" not in l)
     if rc != 0 or warn.strip() or "# end events=" not in txt:
         die("cycle %d: trace not valid: %s" % (i + 1, warn))
     if i == CYCLES - 1:
