@@ -40,6 +40,11 @@ PY
 
 printf '%-15s %8s %8s %9s %9s\n' scenario steady whole idle_ms own_share
 for s in fixed tracker-trim gpu-lock-wide starved pageable oversubscribed; do
+	# The run's drain (the last partitions' synthesis, which nothing can hide) is one idle
+	# window whatever the run's length: beside two CPU hogs it was 0.29 of oversubscribed's
+	# idle time at 16 partitions, its own stall 0.71. At 48 the steady state outweighs it.
+	P=16
+	[ "$s" = oversubscribed ] && P=48
 	run "$s" --scenario "$s"
 	assert_eq "$(q "$s" 'k("meta")[0]["scenario"]')" "$s" "$s: truth meta"
 	assert_eq "$(q "$s" 'k("counts")[0]["launches"]')" \
@@ -57,6 +62,7 @@ for s in fixed tracker-trim gpu-lock-wide starved pageable oversubscribed; do
 	assert_eq "$(q "$s" 'all(r["own_ns"] <= r["ns"] and all(v <= r["ns"] for v in r["stalls"].values()) for r in k("gpu_idle"))')" \
 		True "$s: idle windows' overlaps"
 done
+P=16
 
 # fixed is GPU-bound; each pathology idles the GPU through its own mechanism
 [ "$(q fixed 'steady[0]["busy_pct"] >= 90')" = True ] ||
