@@ -97,13 +97,11 @@ struct {
 	__type(value, struct handle_mark);
 } cu_handles SEC(".maps");
 
-/* Successful cuModuleUnload / cuLibraryUnload calls per target process (tgid). */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, __u32);
-} cu_unloads SEC(".maps");
+/*
+ * The process's unload generation is the value of its tgids entry (gapscope.bpf.h): 1 when the
+ * recorder or a fork puts it there, one more for every successful cuModuleUnload or
+ * cuLibraryUnload. A launch finds it in the lookup that tells it is a target's.
+ */
 
 /* Per attached libcuda (cu_fn_desc.lib): calibration counts and the off switch. */
 struct {
@@ -125,34 +123,45 @@ struct {
 	__type(value, struct two_names);
 } name_pair SEC(".maps");
 
-/* Argument i (1-based) of a function at its first instruction (x86-64 SysV: six registers, then
- * the stack above the return address). */
-static __always_inline __u64 arg(struct pt_regs *regs, __u32 i)
-{
-	__u64 v = 0;
+/*
+ * A call's arguments at its first instruction (x86-64 SysV): six registers, then the stack above
+ * the return address. The stack part is read once, in one user read with the return address:
+ * a launch's seventh to ninth arguments (block z, shared memory, stream) and its caller were
+ * four reads.
+ */
+struct uargs {
+	/* w[i]: argument i for i < 7 (w[0] = 0); w[7]: the return address; w[i + 1]: argument i
+	 * for 7 <= i <= 12, as the stack holds them */
+	__u64 w[14];
+};
 
-	switch (i) {
-	case 0:
-		return 0;
-	case 1:
-		return PT_REGS_PARM1(regs);
-	case 2:
-		return PT_REGS_PARM2(regs);
-	case 3:
-		return PT_REGS_PARM3(regs);
-	case 4:
-		return PT_REGS_PARM4(regs);
-	case 5:
-		return PT_REGS_PARM5(regs);
-	case 6:
-		return PT_REGS_PARM6(regs);
-	default:
-		if (i > 12)
-			return 0;
-		if (bpf_probe_read_user(&v, sizeof(v), (void *)(PT_REGS_SP(regs) + 8 * (i - 6))))
-			count_loss(GS_LOSS_READ);
-		return v;
-	}
+#define U_CALLER 7
+
+static __always_inline void load_args(struct pt_regs *regs, struct uargs *a)
+{
+	__u64 sp = PT_REGS_SP(regs);
+
+	a->w[0] = 0;
+	a->w[1] = PT_REGS_PARM1(regs);
+	a->w[2] = PT_REGS_PARM2(regs);
+	a->w[3] = PT_REGS_PARM3(regs);
+	a->w[4] = PT_REGS_PARM4(regs);
+	a->w[5] = PT_REGS_PARM5(regs);
+	a->w[6] = PT_REGS_PARM6(regs);
+	if (!bpf_probe_read_user(&a->w[U_CALLER], 7 * sizeof(__u64), (void *)sp))
+		return;
+	/* The stack's top is within 56 bytes: only the return address can be there. */
+	__builtin_memset(&a->w[U_CALLER], 0, 7 * sizeof(__u64));
+	if (bpf_probe_read_user(&a->w[U_CALLER], sizeof(__u64), (void *)sp))
+		count_loss(GS_LOSS_READ);
+}
+
+/* Argument i (1-based); 0 for i == 0 or beyond 12. */
+static __always_inline __u64 arg(const struct uargs *a, __u32 i)
+{
+	if (i < U_CALLER)
+		return a->w[i];
+	return i <= 12 ? a->w[i + 1] : 0;
 }
 
 /* The leading fields of CUlaunchConfig (cuda.h), as the driver ABI lays them out. */
@@ -164,7 +173,7 @@ struct cu_launch_config {
 	__u64 stream;
 };
 
-static __always_inline void decode_args(struct pt_regs *regs, const struct cu_fn_desc *d,
+static __always_inline void decode_args(const struct uargs *regs, const struct cu_fn_desc *d,
 					struct cu_event *ev)
 {
 	if (d->layout == CU_L_LAUNCH_EX) {
@@ -266,7 +275,7 @@ static __always_inline bool same_str(const char *a, const char *b)
 
 static __always_inline __u32 unload_gen(__u32 tgid)
 {
-	__u32 *g = bpf_map_lookup_elem(&cu_unloads, &tgid);
+	__u32 *g = bpf_map_lookup_elem(&tgids, &tgid);
 
 	return g ? *g : 0;
 }
@@ -274,22 +283,20 @@ static __always_inline __u32 unload_gen(__u32 tgid)
 /* A module or library of the current process was unloaded: its names are all in doubt. */
 static __always_inline void note_unload(void)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32, one = 1;
-	__u32 *g = bpf_map_lookup_elem(&cu_unloads, &tgid);
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 *g = bpf_map_lookup_elem(&tgids, &tgid);
 
 	if (g)
 		__sync_fetch_and_add(g, 1);
-	else if (bpf_map_update_elem(&cu_unloads, &tgid, &one, BPF_NOEXIST) &&
-		 (g = bpf_map_lookup_elem(&cu_unloads, &tgid)))
-		__sync_fetch_and_add(g, 1); /* another thread inserted it first */
 }
 
-/* How the handle of k got its name since the last unload (H_*), 0: not named since. */
-static __always_inline __u32 handle_how(const struct handle_key *k)
+/* How the handle of k got its name since the last unload (H_*), 0: not named since; gen is the
+ * process's unload generation. */
+static __always_inline __u32 handle_how(const struct handle_key *k, __u32 gen)
 {
 	struct handle_mark *m = bpf_map_lookup_elem(&cu_handles, k);
 
-	return m && m->gen == unload_gen(k->tgid) ? m->how : 0;
+	return m && m->gen == gen ? m->how : 0;
 }
 
 static __always_inline void mark_handle(__u64 handle, __u32 how, __u64 flags)
@@ -322,7 +329,8 @@ static __always_inline __u16 calibrate(__u32 lib, bool agree)
  * once, and put it in the trace as a cu_name_event marked CU_NF_BY_HANDLE, ahead of the event
  * that uses it. Returns how the handle is named (H_*), 0 when it is not (yet).
  */
-static __always_inline __u32 name_by_handle(__u64 handle, __u32 lib, __u32 fn, __u32 kind, __u64 ts)
+static __always_inline __u32 name_by_handle(__u64 handle, __u32 lib, __u32 fn, __u32 kind, __u64 ts,
+					    __u32 gen)
 {
 	struct handle_key k = { .tgid = bpf_get_current_pid_tgid() >> 32, .handle = handle };
 	struct cu_handle_stats *st;
@@ -333,7 +341,7 @@ static __always_inline __u32 name_by_handle(__u64 handle, __u32 lib, __u32 fn, _
 
 	if (!handle)
 		return 0;
-	how = handle_how(&k);
+	how = handle_how(&k, gen);
 	if (how)
 		return how;
 	st = bpf_map_lookup_elem(&cu_libs, &lib);
@@ -363,14 +371,14 @@ static __always_inline __u32 name_by_handle(__u64 handle, __u32 lib, __u32 fn, _
 	}
 	/* Not over a lookup's mark made meanwhile by another thread; over one from before the
 	 * last unload. */
-	m.gen = unload_gen(k.tgid);
-	if (bpf_map_update_elem(&cu_handles, &k, &m, BPF_NOEXIST) && !handle_how(&k))
+	m.gen = gen;
+	if (bpf_map_update_elem(&cu_handles, &k, &m, BPF_NOEXIST) && !handle_how(&k, gen))
 		bpf_map_update_elem(&cu_handles, &k, &m, BPF_ANY);
 	return m.how;
 }
 
-static __always_inline int name_entry(struct pt_regs *regs, const struct cu_fn_desc *d, __u32 fn,
-				      __u64 ts)
+static __always_inline int name_entry(const struct uargs *regs, const struct cu_fn_desc *d,
+				      __u32 fn, __u64 ts)
 {
 	struct call_key key = { .tid = (__u32)bpf_get_current_pid_tgid(), .fn = fn };
 	__u32 zero = 0;
@@ -442,13 +450,14 @@ static __always_inline __u16 kernel_function(__u64 out, __u64 kernel, __u32 fn, 
 	const struct cu_fn_desc *d = bpf_map_lookup_elem(&cu_fns, &fn);
 	struct two_names *t;
 	__u64 func = 0;
-	__u32 zero = 0, how, lib;
+	__u32 zero = 0, how, lib, gen;
 	__u16 flags = 0;
 
 	if (!d || bpf_probe_read_user(&func, sizeof(func), (void *)out) || !func)
 		return 0;
 	lib = d->lib;
-	how = handle_how(&k);
+	gen = unload_gen(k.tgid);
+	how = handle_how(&k, gen);
 	if (how == H_LOOKUP) {
 		t = bpf_map_lookup_elem(&name_pair, &zero);
 		if (!t)
@@ -463,7 +472,7 @@ static __always_inline __u16 kernel_function(__u64 out, __u64 kernel, __u32 fn, 
 		mark_handle(func, H_LOOKUP, BPF_ANY);
 		return 0;
 	}
-	if (name_by_handle(kernel, lib, fn, CU_K_KERNEL_FUNCTION, ts) == H_BY_HANDLE)
+	if (name_by_handle(kernel, lib, fn, CU_K_KERNEL_FUNCTION, ts, gen) == H_BY_HANDLE)
 		mark_handle(func, H_BY_HANDLE, BPF_ANY);
 	return 0;
 }
@@ -471,48 +480,60 @@ static __always_inline __u16 kernel_function(__u64 out, __u64 kernel, __u32 fn, 
 SEC("uprobe")
 int BPF_KPROBE(cu_entry)
 {
-	__u64 ts = bpf_ktime_get_ns();
-	__u32 fn = bpf_get_attach_cookie(ctx);
+	__u64 ts = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
+	__u32 fn = bpf_get_attach_cookie(ctx), tgid = id >> 32;
+	__u32 *gen = bpf_map_lookup_elem(&tgids, &tgid); /* a target's: its unload generation */
 	const struct cu_fn_desc *d;
+	struct uargs a;
 
-	if (!current_is_target())
+	if (!gen)
 		return 0;
 	d = bpf_map_lookup_elem(&cu_fns, &fn);
 	if (!d)
 		return 0;
+	load_args(ctx, &a);
 	if (d->a_name)
-		return name_entry(ctx, d, fn, ts);
+		return name_entry(&a, d, fn, ts);
 
 	if (d->flags & CU_F_RET) {
-		struct call_key key = { .tid = (__u32)bpf_get_current_pid_tgid(), .fn = fn };
+		struct call_key key = { .tid = (__u32)id, .fn = fn };
 		struct call_state s = {};
 
 		fill_hdr(&s.ev.h, GS_EV_CUDA, sizeof(s.ev), ts);
 		s.ev.fn = fn;
 		s.ev.kind = d->kind;
-		s.ev.caller = entry_caller(ctx);
-		decode_args(ctx, d, &s.ev);
-		s.out = arg(ctx, d->a_out);
+		s.ev.caller = a.w[U_CALLER];
+		decode_args(&a, d, &s.ev);
+		s.out = arg(&a, d->a_out);
 		if (bpf_map_update_elem(&calls, &key, &s, BPF_ANY))
 			count_loss(GS_LOSS_MAP);
 		return 0;
 	}
 
 	if (d->kind == CU_K_LAUNCH)
-		name_by_handle(d->layout == CU_L_LAUNCH_EX ? arg(ctx, 2) : arg(ctx, d->a_handle),
-			       d->lib, fn, CU_K_LAUNCH, ts);
+		name_by_handle(d->layout == CU_L_LAUNCH_EX ? arg(&a, 2) : arg(&a, d->a_handle),
+			       d->lib, fn, CU_K_LAUNCH, ts, *gen);
 
-	/* Entry-only: the event is complete now; the stack is the one at the first instruction. */
-	struct cu_event *ev = reserve(sizeof(*ev) + sizeof(struct gs_stack), GS_EV_CUDA);
+	/*
+	 * Entry-only: the event is complete now; the stack, where one is taken, is the one at the
+	 * first instruction. Without one the record is the event alone: reserving room for a stack
+	 * put 1.4 KiB of unused ring buffer behind every launch, and into the trace.
+	 */
+	struct cu_event *ev;
 
+	if (launch_stacks)
+		ev = reserve(sizeof(*ev) + sizeof(struct gs_stack), GS_EV_CUDA);
+	else
+		ev = reserve(sizeof(*ev), GS_EV_CUDA);
 	if (!ev)
 		return 0;
 	__builtin_memset(ev, 0, sizeof(*ev));
-	fill_hdr(&ev->h, GS_EV_CUDA, sizeof(*ev) + sizeof(struct gs_stack), ts);
+	fill_hdr(&ev->h, GS_EV_CUDA, sizeof(*ev) + (launch_stacks ? sizeof(struct gs_stack) : 0),
+		 ts);
 	ev->fn = fn;
 	ev->kind = d->kind;
-	ev->caller = entry_caller(ctx);
-	decode_args(ctx, d, ev);
+	ev->caller = a.w[U_CALLER];
+	decode_args(&a, d, ev);
 	if (launch_stacks) {
 		take_ustack(ctx, &ev->h, (void *)(ev + 1));
 		ev->h.flags |= GS_F_ENTRY_STACK;
