@@ -420,6 +420,11 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 		goto out;
 	/* With CUPTI's timeline the API tier's windows down to a quarter of min_gap are compared. */
 	p->gt = p->strs ? gputime__new(p->strs, opts->min_gap_ns / (p->tiers ? 4 : 1)) : NULL;
+	if (p->gt && opts->copy_gbps > 0) {
+		gputime__copy_model(p->gt, opts->copy_gbps, opts->copy_latency_us);
+		a->copy_gbps = opts->copy_gbps;
+		a->copy_latency_us = opts->copy_latency_us;
+	}
 	p->uw = p->nm ? unwinder__new(p->nm, !opts->no_file_symbols) : NULL;
 	if (p->nm && (trace__stats(p->tr)->flags & TRACE_F_PERF_MAP) &&
 	    (p->perfmaps = perfmaps__new()) && !perfmaps__scan(p->perfmaps, path))
@@ -458,6 +463,8 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 	}
 	if (ret < 0)
 		analysis__note(a, "the trace could not be read to its end");
+	gputime__flush(p->gt);
+	take_idle(a, true);
 	if (complete_due(a, bl, opts, UINT64_MAX))
 		goto fail;
 	a->duration_ns = a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0;

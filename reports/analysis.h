@@ -178,7 +178,8 @@ struct analysis {
 	const char *notes[16];
 	size_t nnotes;
 	struct cupti_info cupti;
-	struct tier_agreement *agree; /* per device with a CUPTI tier */
+	double copy_gbps, copy_latency_us; /* the API tier's copy model, 0 GB/s: none */
+	struct tier_agreement *agree;	   /* per device with a CUPTI tier */
 	size_t nagree;
 	struct analysis_priv *priv;
 };
@@ -189,6 +190,8 @@ struct analysis_opts {
 	bool no_file_symbols;  /* frames not named from the mapped files (names__new()) */
 	const char *debug_dir; /* --debug-dir: debug files by build-id, before /usr/lib/debug */
 	bool api_only;	       /* CUPTI's records left unread: the API-inferred tier alone */
+	double copy_gbps;      /* --copy-rate: gputime__copy_model(); 0 none */
+	double copy_latency_us;
 	/* Called once per gap, in completion order (seq), id not yet set; non-zero stops. */
 	int (*on_gap)(const struct gap *g, void *ctx);
 	void *ctx;

@@ -19,7 +19,7 @@ struct gop {
 	__u32 tid, tgid;
 	__u32 kind; /* enum cu_kind */
 	__s32 ret;
-	__u64 stream, ctx, handle, aux;
+	__u64 stream, ctx, handle, aux, bytes;
 	const char *fn, *comm;
 };
 
@@ -27,8 +27,16 @@ struct stream {
 	__u64 key_handle, key_owner; /* handle, and the tgid (real streams) or ctx (NULL) */
 	__u32 device;
 	__u8 non_blocking, capturing, known_device;
-	__u64 last_launch;   /* ts of the last launch, 0 none */
-	__u64 done_before;   /* launches before this are complete */
+	__u64 last_launch; /* ts of the last launch, 0 none */
+	__u64 done_before; /* launches before this are complete */
+	/* The copy model (gputime__copy_model): where the stream's own copies hold its kernels. */
+	__u64 copy_free; /* the copies queued while no kernel was outstanding end then, 0 none */
+	__u64 tail_ns;	 /* modelled time of the copies queued since the last launch */
+	__u64 tail_last; /* when the last of them was queued */
+	/* Since it last became outstanding: when its first kernel could start, and the launch. */
+	__u64 start_eff;
+	const char *start_how;
+	__u32 start_tid;
 	struct stream *next; /* all streams */
 };
 
@@ -50,8 +58,14 @@ struct gdev {
 	__u64 busy_since;
 	__u64 idle_since; /* when the last evidence made it idle, 0: never busy yet */
 	const char *idle_fn, *idle_comm; /* the call that made it idle */
+	const char *idle_less;		 /* "" or how much earlier the copy model put it */
 	__u64 idle_earliest;
 	struct vec busy; /* struct busy_interval */
+	/* The copy model: when the copies queued so far each way end (0: host to device). */
+	__u64 engine_free[2];
+	/* The latest gap while a launch on another stream may still end it earlier. */
+	bool pend;
+	struct gpu_idle gap;
 	/* The latest launches, for gputime__launcher(): a ring. */
 	__u64 launch_ts[GPUTIME_LAUNCHES];
 	__u32 launch_tid[GPUTIME_LAUNCHES];
@@ -80,6 +94,8 @@ struct gputime {
 	struct gdev dev[MAX_DEVICES];
 	struct vec idle; /* struct gpu_idle */
 	__u64 min_gap;
+	double copy_bytes_per_ns; /* 0: copies are not modelled */
+	__u64 copy_latency_ns;
 };
 
 struct gputime *gputime__new(struct strtab *strs, __u64 min_gap_ns)
@@ -91,6 +107,12 @@ struct gputime *gputime__new(struct strtab *strs, __u64 min_gap_ns)
 		g->min_gap = min_gap_ns;
 	}
 	return g;
+}
+
+void gputime__copy_model(struct gputime *g, double gbytes_per_s, double latency_us)
+{
+	g->copy_bytes_per_ns = gbytes_per_s > 0 ? gbytes_per_s : 0;
+	g->copy_latency_ns = latency_us > 0 ? (__u64)(latency_us * 1e3) : 0;
 }
 
 void gputime__free(struct gputime *g)
@@ -204,63 +226,187 @@ static bool outstanding(const struct stream *s)
 	return s->last_launch && s->last_launch >= s->done_before;
 }
 
+/* The device's latest gap is final: the trace has passed its end. */
+static void flush_gap(struct gputime *g, struct gdev *d)
+{
+	struct gpu_idle *i;
+
+	if (!d->pend)
+		return;
+	d->pend = false;
+	i = vec__push(&g->idle, sizeof(*i));
+	if (i)
+		*i = d->gap;
+}
+
+static void flush_due(struct gputime *g, __u64 now)
+{
+	for (int i = 0; i < MAX_DEVICES; i++)
+		if (g->dev[i].pend && g->dev[i].gap.end <= now)
+			flush_gap(g, &g->dev[i]);
+}
+
+/* The device idle from d->idle_since until t, when s's first kernel can start. */
+static void open_gap(struct gputime *g, struct gdev *d, const struct stream *s, __u64 t)
+{
+	flush_gap(g, d);
+	d->pend = true;
+	d->gap = (struct gpu_idle){
+		.device = s->device,
+		.start = d->idle_since,
+		.start_earliest = d->idle_earliest,
+		.end = t,
+		.start_how = strtab__internf(g->strs, "%s returned in %s%s", d->idle_fn,
+					     d->idle_comm, d->idle_less),
+		.end_how = s->start_how,
+		.closer_tid = s->start_tid,
+	};
+}
+
+/*
+ * Work that starts at t on another stream of a busy device: where the device's latest gap ends
+ * after t (its end was a kernel behind copies), it ends at t instead, and a gap too short then
+ * joins the busy intervals on either side.
+ */
+static void busy_from(struct gputime *g, struct gdev *d, const struct stream *s, __u64 t)
+{
+	if (d->pend && t < d->gap.end && t >= d->gap.start) {
+		d->gap.end = t;
+		d->gap.end_how = s->start_how;
+		d->gap.closer_tid = s->start_tid;
+		d->busy_since = t;
+		if (t - d->gap.start < g->min_gap && d->busy.n) {
+			d->pend = false;
+			d->busy.n--;
+			d->busy_since = VEC_AT(&d->busy, struct busy_interval, d->busy.n)->start;
+		}
+		return;
+	}
+	if (t < d->busy_since)
+		d->busy_since = t < d->idle_since ? d->idle_since : t;
+}
+
 static void device_launch(struct gputime *g, struct stream *s, const struct gop *op)
 {
 	struct gdev *d = &g->dev[s->device];
 	bool was = outstanding(s);
+	__u64 t = op->t;
+	const char *behind = "";
 
 	d->seen = true;
 	s->last_launch = op->t;
+	s->tail_ns = 0; /* the copies queued before the launch run before its kernel */
 	d->launch_ts[d->nlaunch % GPUTIME_LAUNCHES] = op->t;
 	d->launch_tid[d->nlaunch++ % GPUTIME_LAUNCHES] = op->tid;
 	if (was)
 		return;
-	if (d->outstanding++)
+	if (s->copy_free > t) {
+		/* The kernel waits for the copies queued ahead of it on an idle stream. */
+		behind = strtab__internf(g->strs, ", behind %.3f ms of copies",
+					 (s->copy_free - t) / 1e6);
+		t = s->copy_free;
+	}
+	s->copy_free = 0;
+	s->start_eff = t;
+	s->start_how = strtab__internf(g->strs, "%s by %s%s", op->fn, op->comm, behind);
+	s->start_tid = op->tid;
+	if (d->outstanding++) {
+		busy_from(g, d, s, t);
 		return;
-	if (d->idle_since && op->t - d->idle_since < g->min_gap && d->busy.n) {
+	}
+	if (d->idle_since && t - d->idle_since < g->min_gap && d->busy.n) {
 		/* Too short for a gap: the busy interval goes on. */
 		d->busy.n--;
 		d->busy_since = VEC_AT(&d->busy, struct busy_interval, d->busy.n)->start;
 		return;
 	}
-	d->busy_since = op->t;
-	if (d->idle_since && op->t - d->idle_since >= g->min_gap) {
-		struct gpu_idle *i = vec__push(&g->idle, sizeof(*i));
+	d->busy_since = t;
+	if (d->idle_since && t - d->idle_since >= g->min_gap)
+		open_gap(g, d, s, t);
+}
 
-		if (i) {
-			i->device = s->device;
-			i->start = d->idle_since;
-			i->start_earliest = d->idle_earliest;
-			i->end = op->t;
-			i->start_how = strtab__internf(g->strs, "%s returned in %s", d->idle_fn,
-						       d->idle_comm);
-			i->end_how = strtab__internf(g->strs, "%s by %s", op->fn, op->comm);
-			i->closer_tid = op->tid;
-		}
+/* The device's busy interval ends at end, for the call op. */
+static void busy_until(struct gputime *g, struct gdev *d, __u64 end, const char *less,
+		       const struct gop *op)
+{
+	struct busy_interval *b = vec__push(&d->busy, sizeof(*b));
+
+	if (b) {
+		b->start = d->busy_since;
+		b->end = end;
 	}
+	d->idle_since = end;
+	d->idle_earliest = op->woken && op->woken < end ? op->woken : end;
+	d->idle_fn = op->fn; /* named only if the idle time becomes a gap */
+	d->idle_comm = op->comm;
+	d->idle_less = less;
 }
 
 static void device_evidence(struct gputime *g, struct stream *s, __u64 cut, const struct gop *op)
 {
 	struct gdev *d = &g->dev[s->device];
 	bool was = outstanding(s);
+	__u64 end = op->end, tail = s->tail_last < cut ? s->tail_ns : 0;
+	const struct stream *next = NULL;
+	const char *less = "";
 
 	if (cut > s->done_before)
 		s->done_before = cut;
+	if (s->copy_free && s->copy_free <= op->end)
+		s->copy_free = 0;
 	if (!was || outstanding(s))
 		return;
-	if (--d->outstanding)
-		return;
-	struct busy_interval *b = vec__push(&d->busy, sizeof(*b));
+	s->tail_ns = 0;
+	/*
+	 * The copies queued after the stream's last kernel ran after it: the kernels were done
+	 * that much earlier, though not before the last launch or the busy interval's start.
+	 */
+	if (tail) {
+		__u64 floor = s->last_launch > d->busy_since ? s->last_launch : d->busy_since;
 
-	if (b) {
-		b->start = d->busy_since;
-		b->end = op->end;
+		end = end > floor && end - floor > tail ? end - tail : floor;
+		if (end < op->end)
+			less = strtab__internf(g->strs, ", less %.3f ms of copies",
+					       (op->end - end) / 1e6);
 	}
-	d->idle_since = op->end;
-	d->idle_earliest = op->woken && op->woken < op->end ? op->woken : op->end;
-	d->idle_fn = op->fn; /* named only if the idle time becomes a gap */
-	d->idle_comm = op->comm;
+	if (!--d->outstanding) {
+		busy_until(g, d, end, less, op);
+		return;
+	}
+	/* Other streams are outstanding: idle until the first of them can start, if after end. */
+	for (const struct stream *o = g->streams; o; o = o->next)
+		if (o->device == s->device && outstanding(o) &&
+		    (!next || o->start_eff < next->start_eff))
+			next = o;
+	if (!next || next->start_eff <= end || end <= d->busy_since ||
+	    next->start_eff - end < g->min_gap)
+		return;
+	busy_until(g, d, end, less, op);
+	d->busy_since = next->start_eff;
+	open_gap(g, d, next, next->start_eff);
+}
+
+/*
+ * An async copy between host and device on s, modelled to take latency + bytes / rate: queued
+ * while no kernel is outstanding on the stream it runs as soon as the copies before it on the
+ * stream and the device's copies the same way are done (they share the link), and holds the
+ * stream's next kernel back; queued after a launch it runs after that kernel.
+ */
+static void queue_copy(struct gputime *g, struct stream *s, const struct gop *op, bool to_host)
+{
+	__u64 ns = g->copy_latency_ns + (__u64)(op->bytes / g->copy_bytes_per_ns);
+	__u64 *engine = &g->dev[s->device].engine_free[to_host];
+
+	if (!outstanding(s)) {
+		__u64 start = s->copy_free > op->t ? s->copy_free : op->t;
+
+		if (*engine > start)
+			start = *engine;
+		s->copy_free = *engine = start + ns;
+		return;
+	}
+	s->tail_ns += ns;
+	s->tail_last = op->t;
 }
 
 /* Every stream of the device a context or a copy synchronizes with. */
@@ -365,6 +511,7 @@ int gputime__add(struct gputime *g, const struct cu_event *e, const char *fn, co
 		.ctx = e->ctx,
 		.handle = e->handle,
 		.aux = e->aux,
+		.bytes = e->bytes,
 		.fn = fn,
 		.comm = comm,
 	};
@@ -372,6 +519,7 @@ int gputime__add(struct gputime *g, const struct cu_event *e, const char *fn, co
 	struct stream *s;
 	struct evrec *ev;
 
+	flush_due(g, op.end);
 	switch (e->kind) {
 	case CU_K_CTX_SET:
 	case CU_K_CTX_PUSH:
@@ -399,8 +547,20 @@ int gputime__add(struct gputime *g, const struct cu_event *e, const char *fn, co
 			ev->rec[0].ts = op.t;
 		}
 		break;
+	case CU_K_MEMCPY:
+		if (ret) {
+			call_returned(g, &op);
+			break;
+		}
+		/* An async copy: no evidence; where copies are modelled, time on its stream. */
+		s = g->copy_bytes_per_ns > 0 && (strstr(fn, "HtoD") || strstr(fn, "DtoH")) ?
+			    stream_of(g, &op, true) :
+			    NULL;
+		if (s)
+			queue_copy(g, s, &op, strstr(fn, "DtoH"));
+		break;
 	default:
-		/* An async copy, or an entry whose return was not seen: no evidence. */
+		/* An entry whose return was not seen: no evidence. */
 		if (ret)
 			call_returned(g, &op);
 	}
@@ -416,8 +576,15 @@ __u64 gputime__idle_since(const struct gputime *g)
 
 		if (d->seen && !d->outstanding && d->idle_since && d->idle_since < t)
 			t = d->idle_since;
+		if (d->pend && d->gap.start < t)
+			t = d->gap.start;
 	}
 	return t;
+}
+
+void gputime__flush(struct gputime *g)
+{
+	flush_due(g, UINT64_MAX);
 }
 
 struct gpu_idle *gputime__take_idle(struct gputime *g, size_t *n)
@@ -447,9 +614,11 @@ int gputime__finish(struct gputime *g, __u64 t0, __u64 t1, struct device_summary
 {
 	size_t nd = 0;
 
-	for (int i = 0; i < MAX_DEVICES; i++)
+	for (int i = 0; i < MAX_DEVICES; i++) {
+		flush_gap(g, &g->dev[i]);
 		if (g->dev[i].seen)
 			nd = i + 1;
+	}
 	*devs = calloc(nd ? nd : 1, sizeof(**devs));
 	if (!*devs)
 		return -ENOMEM;

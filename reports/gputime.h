@@ -35,6 +35,15 @@ struct gpu_idle {
 };
 
 struct gputime *gputime__new(struct strtab *strs, __u64 min_gap_ns);
+/*
+ * Model host<->device async copies (cuMemcpyHtoDAsync*, cuMemcpyDtoHAsync*) as taking
+ * latency_us + bytes / gbytes_per_s on their stream: a kernel launched behind copies queued on
+ * an idle stream starts when they are done, and the copies queued after a stream's last kernel
+ * move its end that much before the evidence that saw them done. Where the copies' real rate
+ * is measured (a bandwidth test on the machine), this takes the time copies fill out of the
+ * busy intervals. 0 GB/s (the default): copies are not modelled.
+ */
+void gputime__copy_model(struct gputime *g, double gbytes_per_s, double latency_us);
 void gputime__free(struct gputime *g);
 
 /*
@@ -47,7 +56,12 @@ void gputime__free(struct gputime *g);
 int gputime__add(struct gputime *g, const struct cu_event *e, const char *fn, const char *comm,
 		 __u64 woken);
 
-/* Idle windows of at least min_gap_ns found since the last call (malloc'ed, caller frees). */
+/*
+ * Idle windows of at least min_gap_ns found since the last call (malloc'ed, caller frees). A
+ * window is handed out once the calls fed have passed its end (a launch on another stream may
+ * still end it earlier until then), or after gputime__flush() at the trace's end.
+ */
+void gputime__flush(struct gputime *g);
 struct gpu_idle *gputime__take_idle(struct gputime *g, size_t *n);
 
 /*

@@ -25,6 +25,7 @@ struct report_env {
 	double min_gap_ms;
 	unsigned int top;
 	bool api_only;
+	double copy_gbps, copy_latency_us;
 	const char *debug_dir;
 };
 
@@ -37,6 +38,10 @@ static const struct argp_option opts[] = {
 	  "Debug files by build-id under DIR (.build-id/xx/rest.debug), before /usr/lib/debug", 0 },
 	{ "api-only", 'A', NULL, 0,
 	  "The API-inferred GPU timeline alone, also where the trace has CUPTI's kernel times", 0 },
+	{ "copy-rate", 'C', "GBPS[,US]", 0,
+	  "API-inferred tier: host<->device async copies take US (default 0) + bytes at GBPS on "
+	  "their stream, as measured on the machine (default: not modelled)",
+	  0 },
 	{ "format", 'F', "text|json", 0, "What to print: summary.txt (default) or summary.json",
 	  0 },
 	{},
@@ -45,7 +50,7 @@ static const struct argp_option opts[] = {
 static const char doc[] =
 	"Find the GPU's idle windows in a gapscope trace and the chain of waits behind each.\n"
 	"\n"
-	"USAGE: gapscope report FILE [-o DIR] [-f] [--min-gap MS] [--top N] [--api-only] "
+	"USAGE: gapscope report FILE [-o DIR] [-f] [--min-gap MS] [--top N] [--api-only] [--copy-rate GBPS[,US]] "
 	"[--debug-dir DIR] [--format text|json]\n"
 	"\n"
 	"Writes into DIR: summary.txt (also printed), summary.json, index.html (open it from the\n"
@@ -74,6 +79,17 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'D':
 		env->debug_dir = arg;
+		break;
+	case 'C':
+		errno = 0;
+		env->copy_gbps = strtod(arg, &end);
+		env->copy_latency_us = 0;
+		if (!errno && *end == ',' && end[1])
+			env->copy_latency_us = strtod(end + 1, &end);
+		if (errno || *end || !(env->copy_gbps > 0) || env->copy_gbps > 1e6 ||
+		    env->copy_latency_us < 0 || env->copy_latency_us > 1e6)
+			argp_error(state, "--copy-rate: GB/s and optional microseconds, not %s",
+				   arg);
 		break;
 	case 'g':
 		errno = 0;
@@ -181,6 +197,8 @@ int cmd_report(int argc, char **argv)
 		return 2;
 	aopts.min_gap_ns = (__u64)(env.min_gap_ms * 1e6);
 	aopts.api_only = env.api_only;
+	aopts.copy_gbps = env.copy_gbps;
+	aopts.copy_latency_us = env.copy_latency_us;
 	aopts.debug_dir = env.debug_dir;
 	ropts.timeline.debug_dir = env.debug_dir;
 	oopts.top = env.top;

@@ -167,6 +167,9 @@ int summary_json__write(const struct analysis *a, FILE *out)
 			(uint64_t)a->devices[d].idle_ns,
 			a->duration_ns ? 100.0 * a->devices[d].busy_ns / a->duration_ns : 0.0);
 	fprintf(out, "]");
+	if (a->copy_gbps > 0)
+		fprintf(out, ",\n\"copy_model\":{\"gbps\":%g,\"latency_us\":%g}", a->copy_gbps,
+			a->copy_latency_us);
 	json_cupti(out, a);
 	fprintf(out, ",\n\"gap_ns\":%" PRIu64 ",\"preempted_outside_ns\":%" PRIu64 ",\n\"gaps\":[",
 		(uint64_t)a->gap_ns, (uint64_t)a->preempted_outside_ns);

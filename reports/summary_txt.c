@@ -121,6 +121,10 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 			a->duration_ns ? 100.0 * a->devices[d].busy_ns / a->duration_ns : 0.0,
 			a->devices[d].busy_ns / 1e9, a->duration_ns / 1e9,
 			agreement(a, a->devices[d].id) ? "CUPTI" : "API-inferred");
+	if (a->copy_gbps > 0)
+		fprintf(out,
+			"API-inferred tier: host<->device async copies modelled at %g GB/s + %g us\n",
+			a->copy_gbps, a->copy_latency_us);
 	print_tiers(out, a);
 	fprintf(out, "gaps: %zu, total ", a->ngaps);
 	print_ms(out, a->gap_ns);

@@ -13,9 +13,8 @@
 #include <time.h>
 
 typedef int (*get_function_fn)(void **f, void *mod, const char *name);
-typedef int (*launch_fn)(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-			 unsigned by, unsigned bz, unsigned shmem, void *stream, void **params,
-			 void **extra);
+typedef int (*launch_fn)(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+			 unsigned bz, unsigned shmem, void *stream, void **params, void **extra);
 typedef int (*launch_ex_fn)(const void *cfg, void *f, void **params, void **extra);
 
 static double now_s(void)
@@ -56,10 +55,12 @@ int main(int argc, char **argv)
 	}
 	/* The first launches take the recorder's one-time work (naming the handle). */
 	for (int i = 0; i < 1000; i++)
-		bad |= ex ? launch_ex(cfg, f, NULL, NULL) : launch(f, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
+		bad |= ex ? launch_ex(cfg, f, NULL, NULL) :
+			    launch(f, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
 	t0 = now_s();
 	for (int i = 0; i < n; i++)
-		bad |= ex ? launch_ex(cfg, f, NULL, NULL) : launch(f, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
+		bad |= ex ? launch_ex(cfg, f, NULL, NULL) :
+			    launch(f, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
 	t1 = now_s();
 	if (bad) {
 		fprintf(stderr, "launchloop: a launch failed\n");

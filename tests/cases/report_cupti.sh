@@ -49,6 +49,28 @@ key = lambda s: [(g["start_ns"], g["end_ns"], g["tier"], g["closer"]["tid"]) for
 sys.exit(0 if key(a) == key(o) and "cupti" not in a else "api-only gaps differ")
 PY
 		die "$sc: --api-only"
+	# --copy-rate at simcuda's own copy model (50 us + 60 us a KiB): the API tier's edges move
+	# by the copies' time, which the engine's uploads and copies back put between a gap's
+	# edge and the evidence or launch that shows it; they come closer to CUPTI's on every
+	# device, and no CUPTI gap is lost.
+	"$GS" report "$TMP/$sc.c.gsc" -o "$TMP/$sc.m.rep" --copy-rate 0.0170667,50 >"$TMP/$sc.m.txt" \
+		2>&1 || { cat "$TMP/$sc.m.txt"; die "$sc: report --copy-rate"; }
+	grep -q '^API-inferred tier: host<->device async copies modelled at 0.0170667 GB/s + 50 us$' \
+		"$TMP/$sc.m.txt" || die "$sc: summary.txt does not name the copy model"
+	python3 - "$TMP/$sc.c.rep/summary.json" "$TMP/$sc.m.rep/summary.json" <<'PY' || die "$sc: copy model"
+import json, sys
+plain, model = (json.load(open(p)) for p in sys.argv[1:3])
+assert model["copy_model"] == {"gbps": 0.0170667, "latency_us": 50}, model["copy_model"]
+pa = {t["device"]: t for t in plain["cupti"]["agreement"]}
+for t in model["cupti"]["agreement"]:
+    p = pa[t["device"]]
+    print("device %d: recall %.3f -> %.3f, start p50 %.3f -> %.3f ms, end p50 %.3f -> %.3f ms"
+          % (t["device"], p["recall"], t["recall"], p["start_err_p50_ns"] / 1e6,
+             t["start_err_p50_ns"] / 1e6, p["end_err_p50_ns"] / 1e6, t["end_err_p50_ns"] / 1e6))
+    if t["recall"] < p["recall"] or t["start_err_p50_ns"] >= p["start_err_p50_ns"] \
+            or t["end_err_p50_ns"] >= p["end_err_p50_ns"]:
+        sys.exit("the copy model did not bring the API tier closer to CUPTI")
+PY
 	for d in $(python3 -c 'import json, sys; print(" ".join(str(d["id"]) for d in
 		json.load(open(sys.argv[1]))["devices"]))' "$TMP/$sc.c.rep/summary.json"); do
 		python3 tests/report/cupti_check.py "$sc" "$TMP/$sc.c.rep/summary.json" \

@@ -5,7 +5,9 @@
 # 1. Every zkengine scenario recorded in launch mode, where CUPTI is on by default: the report
 #    under the CUPTI tier and, from the same trace, with --api-only; the agreement of the API
 #    tier's gaps with CUPTI's (recall, precision, edge error p50/p99), the top cause and share
-#    under each tier, and how complete the stacks on the chains are.
+#    under each tier, and how complete the stacks on the chains are. The agreement again with
+#    the API tier's copy model (report --copy-rate) at this machine's pinned copy rate, measured
+#    first (tests/gpu/progs/copy_rate.cu).
 # 2. A PyTorch training-like loop whose feeder stalls on a lock held during malloc_trim (ctypes),
 #    attached with -p once it runs: its report's top cause (and the same with python -X perf:
 #    Python function names from the perf map in the trace).
@@ -60,6 +62,27 @@ print("%-14s cupti %s k=%s drop=%s | gaps cupti %s api %s | recall %.3f precisio
 PY
 }
 case " ${PARTS:-1 2 3} " in *" 1 "*) ;; *) SCENARIOS=none ;; esac
+CR=
+if [ "${SCENARIOS:-}" != none ] && [ "$DEVICE" = cuda ]; then
+	nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+	"$nvcc" -O2 -arch=sm_90 tests/gpu/progs/copy_rate.cu -o "$OUT/copy_rate" &&
+		"$OUT/copy_rate" >"$OUT/copy_rate.txt" 2>&1
+	grep '^copy_rate' "$OUT/copy_rate.txt" | tee -a "$table"
+	CR=$(sed -n 's/^copy_rate both \([0-9.]*\) \([0-9.]*\)$/\1,\2/p' "$OUT/copy_rate.txt")
+fi
+model_row() { # model_row NAME: the agreement with the copy model
+	python3 - "$OUT/$1.model/summary.json" "$1" <<'PY' | tee -a "$table"
+import json, sys
+c = json.load(open(sys.argv[1]))
+ag = ((c.get("cupti") or {}).get("agreement") or [{}])[0]
+print("%-14s copy model %s | gaps cupti %s api %s | recall %.3f precision %.3f | "
+      "start p50/p99 %.3f/%.3f ms end p50/p99 %.3f/%.3f ms" % (
+    sys.argv[2], json.dumps(c.get("copy_model")), ag.get("cupti_gaps"), ag.get("api_gaps"),
+    ag.get("recall", 0), ag.get("precision", 0), ag.get("start_err_p50_ns", 0) / 1e6,
+    ag.get("start_err_p99_ns", 0) / 1e6, ag.get("end_err_p50_ns", 0) / 1e6,
+    ag.get("end_err_p99_ns", 0) / 1e6))
+PY
+}
 for s in ${SCENARIOS:-fixed tracker-trim gpu-lock-wide starved pageable oversubscribed}; do
 	[ "$s" = none ] && break
 	timeout 120 "$GS" record -f -o "$OUT/$s.gsc" -- "$ZK" --device "$DEVICE" --scenario "$s" \
@@ -67,6 +90,10 @@ for s in ${SCENARIOS:-fixed tracker-trim gpu-lock-wide starved pageable oversubs
 	"$GS" report -f "$OUT/$s.gsc" -o "$OUT/$s.cupti" >"$OUT/$s.cupti.txt" 2>&1
 	"$GS" report -f --api-only "$OUT/$s.gsc" -o "$OUT/$s.api" >"$OUT/$s.api.txt" 2>&1
 	row "$s"
+	if [ -n "$CR" ]; then
+		"$GS" report -f "$OUT/$s.gsc" -o "$OUT/$s.model" --copy-rate "$CR" >"$OUT/$s.model.txt" 2>&1
+		model_row "$s"
+	fi
 done
 
 # 2. PyTorch, attached: a lock held during malloc_trim stalls the feeder.
@@ -127,7 +154,7 @@ for r in $(seq "$REPS"); do
 	rec --no-cupti --keep-lookups -- $TL >"$OUT/t.keep.$r"
 	rec -- $TL >"$OUT/t.cupti.$r"
 done
-for r in $(seq "$REPS"); do
+for r in $(seq "${ZREPS:-$REPS}"); do
 	wall "$OUT/z.plain.$r" "$ZK" --device cuda --scenario fixed --partitions 8 --log2n 22
 	wall "$OUT/z.rec.$r" "$GS" record -f -o "$OUT/z.gsc" --no-cupti -- "$ZK" --device cuda \
 		--scenario fixed --partitions 8 --log2n 22
@@ -136,12 +163,16 @@ for r in $(seq "$REPS"); do
 done
 med() { sort -g | awk '{v[NR]=$1} END {print (NR ? v[int((NR+1)/2)] : "?")}'; }
 m() { for r in $(seq "$REPS"); do $1 "$OUT/$2.$r"; done | med; }
+mz() { for r in $(seq "${ZREPS:-$REPS}"); do last "$OUT/$1.$r"; done | med; }
 last() { tail -1 "$1"; }
 say ""
 say "$(printf '%-48s %10s' "overhead (median of $REPS interleaved reps)" value)"
 ep=$(m per e.plain) et=$(m per e.trap) er=$(m per e.rec) ec=$(m per e.cupti)
 tp=$(m per t.plain) tt=$(m per t.trap) tr=$(m per t.rec) tk=$(m per t.keep) tc=$(m per t.cupti)
-zp=$(m last z.plain) zr=$(m last z.rec) zc=$(m last z.cupti)
+zp=$(mz z.plain) zr=$(mz z.rec) zc=$(mz z.cupti)
+# The pairs: each recorded run over the unrecorded run of its rep, geometric mean.
+pairs() { for r in $(seq "${ZREPS:-$REPS}"); do echo "$(last "$OUT/z.plain.$r") $(last "$OUT/$1.$r")"; done |
+	awk '{ l += log($1 / $2); n++ } END { printf "%.3f", exp(l / n) }'; }
 d() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.2f", b - a }'; }
 q() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 x() { awk -v p="$1" -v r="$2" -v t="$3" 'BEGIN { printf "%.2f", (r - p) / (t - p) }'; }
@@ -169,7 +200,9 @@ say "  2000 steps recorded: launches $(c 'cuda:cuLaunchKernel' "$OUT/tl.script")
 say "$(printf '%-48s %10s' 'zkengine fixed x8, s unrecorded' "$zp")"
 say "$(printf '%-48s %10s' '  throughput recorded/unrecorded, no CUPTI' "$(q "$zp" "$zr")")"
 say "$(printf '%-48s %10s' '  throughput recorded/unrecorded, CUPTI' "$(q "$zp" "$zc")")"
-say "  zkengine raw s: plain $(for r in $(seq "$REPS"); do last "$OUT/z.plain.$r"; done | xargs) | no CUPTI $(for r in $(seq "$REPS"); do last "$OUT/z.rec.$r"; done | xargs) | CUPTI $(for r in $(seq "$REPS"); do last "$OUT/z.cupti.$r"; done | xargs)"
+say "$(printf '%-48s %10s' '  same, geometric mean of pairs, no CUPTI' "$(pairs z.rec)")"
+say "$(printf '%-48s %10s' '  same, geometric mean of pairs, CUPTI' "$(pairs z.cupti)")"
+say "  zkengine raw s: plain $(for r in $(seq "${ZREPS:-$REPS}"); do last "$OUT/z.plain.$r"; done | xargs) | no CUPTI $(for r in $(seq "${ZREPS:-$REPS}"); do last "$OUT/z.rec.$r"; done | xargs) | CUPTI $(for r in $(seq "${ZREPS:-$REPS}"); do last "$OUT/z.cupti.$r"; done | xargs)"
 }
 case " ${PARTS:-1 2 3} " in *" 3 "*) overhead ;; esac
 rm -f "$OUT"/*.gsc
