@@ -141,7 +141,10 @@ libcuda=$(ldconfig -p | sed -n 's/^\s*libcuda.so.1 .* => //p' | head -1)
 per() { sed -n 's/^per_\(launch\|step\)_us \([0-9.]*\)$/\2/p' "$1" | tail -1; }
 rec() { "$GS" record -f -o "$OUT/r.gsc" "$@" 2>>"$OUT/record.err"; }
 trap_only() { "$PWD/$BUILD/bench/trapcount" "$libcuda" "$1" "${@:2}" 2>>"$OUT/trap.err"; }
-wall() { /usr/bin/time -f '%e' -o "$1" "${@:2}" >/dev/null 2>&1; }
+# The engine's own throughput (partitions/s between its first and last partition: the
+# recorder's start and end are not in it) into $1, the wall time into $1.wall.
+wall() { /usr/bin/time -f '%e' -o "$1.wall" "${@:2}" 2>/dev/null |
+	sed -n 's/^throughput: \([0-9.]*\) .*/\1/p' >"$1"; }
 TL="python3 tests/gpu/progs/torch_launch.py $TN 256 mm"
 for r in $(seq "$REPS"); do
 	"$OUT/empty_loop" $N >"$OUT/e.plain.$r"
@@ -170,9 +173,9 @@ say "$(printf '%-48s %10s' "overhead (median of $REPS interleaved reps)" value)"
 ep=$(m per e.plain) et=$(m per e.trap) er=$(m per e.rec) ec=$(m per e.cupti)
 tp=$(m per t.plain) tt=$(m per t.trap) tr=$(m per t.rec) tk=$(m per t.keep) tc=$(m per t.cupti)
 zp=$(mz z.plain) zr=$(mz z.rec) zc=$(mz z.cupti)
-# The pairs: each recorded run over the unrecorded run of its rep, geometric mean.
+# The pairs: each recorded run's throughput over the unrecorded run's of its rep, geometric mean.
 pairs() { for r in $(seq "${ZREPS:-$REPS}"); do echo "$(last "$OUT/z.plain.$r") $(last "$OUT/$1.$r")"; done |
-	awk '{ l += log($1 / $2); n++ } END { printf "%.3f", exp(l / n) }'; }
+	awk '{ l += log($2 / $1); n++ } END { printf "%.3f", exp(l / n) }'; }
 d() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.2f", b - a }'; }
 q() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 x() { awk -v p="$1" -v r="$2" -v t="$3" 'BEGIN { printf "%.2f", (r - p) / (t - p) }'; }
@@ -196,13 +199,17 @@ say "$(printf '%-48s %10s' '  + recorded --keep-lookups, us' "$(d "$tp" "$tk")")
 say "$(printf '%-48s %10s' '  + recorded with CUPTI, us' "$(d "$tp" "$tc")")"
 say "$(printf '%-48s %10s' '  recorded (retired) / count-only cost' "$(x "$tp" "$tr" "$tt")")"
 say "$(printf '%-48s %10s' '  recorded --keep-lookups / count-only cost' "$(x "$tp" "$tk" "$tt")")"
+raw() { for r in $(seq "$REPS"); do per "$OUT/$1.$r"; done | xargs; }
+say "  raw us/launch, empty kernel: plain $(raw e.plain) | trapcount $(raw e.trap) | recorded $(raw e.rec) | CUPTI $(raw e.cupti)"
+say "  raw us/step, pytorch: plain $(raw t.plain) | trapcount $(raw t.trap) | recorded $(raw t.rec) | keep-lookups $(raw t.keep) | CUPTI $(raw t.cupti)"
 say "  2000 steps recorded: launches $(c 'cuda:cuLaunchKernel' "$OUT/tl.script"), cuKernelGetFunction $(c 'cuda:cuKernelGetFunction ' "$OUT/tl.script") (retired: $(c 'cuKernelGetFunction retired-at' "$OUT/tl.script")), unnamed launches $(c 'cuda:cuLaunchKernel[A-Za-z_]* kernel=? ' "$OUT/tl.script"); with --keep-lookups: cuKernelGetFunction $(c 'cuda:cuKernelGetFunction ' "$OUT/tk.script")"
-say "$(printf '%-48s %10s' 'zkengine fixed x8, s unrecorded' "$zp")"
-say "$(printf '%-48s %10s' '  throughput recorded/unrecorded, no CUPTI' "$(q "$zp" "$zr")")"
-say "$(printf '%-48s %10s' '  throughput recorded/unrecorded, CUPTI' "$(q "$zp" "$zc")")"
+say "$(printf '%-48s %10s' 'zkengine fixed x8, partitions/s unrecorded' "$zp")"
+say "$(printf '%-48s %10s' '  throughput recorded/unrecorded, no CUPTI' "$(q "$zr" "$zp")")"
+say "$(printf '%-48s %10s' '  throughput recorded/unrecorded, CUPTI' "$(q "$zc" "$zp")")"
 say "$(printf '%-48s %10s' '  same, geometric mean of pairs, no CUPTI' "$(pairs z.rec)")"
 say "$(printf '%-48s %10s' '  same, geometric mean of pairs, CUPTI' "$(pairs z.cupti)")"
-say "  zkengine raw s: plain $(for r in $(seq "${ZREPS:-$REPS}"); do last "$OUT/z.plain.$r"; done | xargs) | no CUPTI $(for r in $(seq "${ZREPS:-$REPS}"); do last "$OUT/z.rec.$r"; done | xargs) | CUPTI $(for r in $(seq "${ZREPS:-$REPS}"); do last "$OUT/z.cupti.$r"; done | xargs)"
+say "  zkengine wall s: plain $(for r in $(seq "${ZREPS:-$REPS}"); do last "$OUT/z.plain.$r.wall"; done | xargs) | no CUPTI $(for r in $(seq "${ZREPS:-$REPS}"); do last "$OUT/z.rec.$r.wall"; done | xargs) | CUPTI $(for r in $(seq "${ZREPS:-$REPS}"); do last "$OUT/z.cupti.$r.wall"; done | xargs)"
+say "  zkengine partitions/s: plain $(for r in $(seq "${ZREPS:-$REPS}"); do last "$OUT/z.plain.$r"; done | xargs) | no CUPTI $(for r in $(seq "${ZREPS:-$REPS}"); do last "$OUT/z.rec.$r"; done | xargs) | CUPTI $(for r in $(seq "${ZREPS:-$REPS}"); do last "$OUT/z.cupti.$r"; done | xargs)"
 }
 case " ${PARTS:-1 2 3} " in *" 3 "*) overhead ;; esac
 rm -f "$OUT"/*.gsc
