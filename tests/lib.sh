@@ -1,7 +1,15 @@
 # Shared helpers for shell tests: source it after `set -eu`.
 BUILD=${BUILD:-build}
 TMP=$(mktemp -d)
-cleanup() { rm -rf "$TMP"; }
+cleanup() {
+	local rc=$?
+
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && [ -n "${GAPSCOPE_KEEP_FAILED:-}" ]; then
+		mkdir -p "$GAPSCOPE_KEEP_FAILED" &&
+			cp -a "$TMP" "$GAPSCOPE_KEEP_FAILED/$(basename "$0" .sh).$(date +%s).files"
+	fi
+	rm -rf "$TMP"
+}
 trap cleanup EXIT
 
 die() { echo "FAIL: $*" >&2; exit 1; }

@@ -4,6 +4,8 @@
 #   tests/cases/*.sh            shell tests (end-to-end, as root)
 # A test passes with exit 0, skips with exit 77 (printing "SKIP: reason"), fails otherwise.
 # TESTS=pattern runs only the tests whose name matches the pattern (grep -E).
+# GAPSCOPE_KEEP_FAILED=DIR keeps a failed test's whole log there, and a shell test's files
+# (tests/lib.sh's TMP: traces, reports) with it.
 set -u
 BUILD=${1:-build}
 cd "$(dirname "$0")/.."
@@ -32,7 +34,9 @@ for t in "${tests[@]}"; do
 	77) skip=$((skip + 1)); printf '  SKIP  %-40s %s\n' "$name" "$(grep -m1 SKIP "$log" | sed 's/^.*SKIP:* *//')" ;;
 	*)  fail=$((fail + 1)); failed+=("$name")
 	    printf '  FAIL  %-40s %6ss (exit %d)\n' "$name" "$secs" "$rc"
-	    sed 's/^/        | /' "$log" | tail -n 40 ;;
+	    sed 's/^/        | /' "$log" | tail -n 40
+	    [ -n "${GAPSCOPE_KEEP_FAILED:-}" ] && mkdir -p "$GAPSCOPE_KEEP_FAILED" &&
+		cp "$log" "$GAPSCOPE_KEEP_FAILED/$name.$(date +%s).log" ;;
 	esac
 done
 
