@@ -373,7 +373,16 @@ static void device_evidence(struct gputime *g, struct stream *s, __u64 cut, cons
 		busy_until(g, d, end, less, op);
 		return;
 	}
-	/* Other streams are outstanding: idle until the first of them can start, if after end. */
+	/*
+	 * Other streams are outstanding: idle until the first of them can start, if after the
+	 * stream's end. A synchronize that slept was woken when its work was done, or later; its
+	 * return may come long after that on a busy machine, after another stream's launch, so
+	 * the wakeup bounds the end here (where known and no copies were taken off).
+	 */
+	if (!tail && op->woken && op->woken < end) {
+		end = op->woken;
+		less = strtab__internf(g->strs, ", woken %.3f ms before", (op->end - end) / 1e6);
+	}
 	for (const struct stream *o = g->streams; o; o = o->next)
 		if (o->device == s->device && outstanding(o) &&
 		    (!next || o->start_eff < next->start_eff))

@@ -7,7 +7,9 @@
  *   - two streams: the first done (its copy back taken off) while the second's kernel still
  *     waits for its uploads is a gap between them, which a launch on a third stream ends
  *     earlier; a launch that comes after the gap's end leaves it as it was;
- *   - two streams' uploads one after the other on the device's link.
+ *   - two streams' uploads one after the other on the device's link;
+ *   - a synchronize's wakeup, long before its return, bounds its stream's end where another
+ *     stream launched in between.
  */
 #include <string.h>
 
@@ -19,6 +21,8 @@
 #define MS 1000000ull
 
 static struct gputime *g;
+
+static __u64 woken_at; /* the next call's wakeup, 0 none */
 
 static void call(__u64 t, __u64 dur, __u32 kind, __u64 stream, __u64 bytes, const char *fn)
 {
@@ -33,7 +37,8 @@ static void call(__u64 t, __u64 dur, __u32 kind, __u64 stream, __u64 bytes, cons
 	e.kind = kind;
 	e.stream = stream;
 	e.bytes = bytes;
-	CHECK(!gputime__add(g, &e, fn, "feeder", 0), "add %s", fn);
+	CHECK(!gputime__add(g, &e, fn, "feeder", woken_at), "add %s", fn);
+	woken_at = 0;
 }
 
 static void launch(__u64 t, __u64 stream)
@@ -163,13 +168,45 @@ static void shared_link(void)
 	gputime__free(g);
 }
 
+/*
+ * A synchronize woken at 5 ms returns at 12 ms, after another stream's launch at 8 ms (a
+ * thread that waited for a CPU): the device was idle from the wakeup to that launch. Without a
+ * wakeup the return alone says nothing of it.
+ */
+static void late_return(bool woken)
+{
+	const __u64 t0 = 100 * MS;
+	struct gpu_idle *i;
+	size_t n;
+
+	g = gputime__new(strtab__new(), MS);
+	launch(t0, 0xa0);
+	launch(t0 + 8 * MS, 0xb0);
+	woken_at = woken ? t0 + 5 * MS : 0;
+	sync_stream(t0 + MS, t0 + 12 * MS, 0xa0);
+	sync_stream(t0 + 13 * MS, t0 + 15 * MS, 0xb0);
+	i = gaps(&n);
+	CHECK_EQ_U64(n, woken ? 1 : 0);
+	if (woken) {
+		CHECK_EQ_U64(i[0].start, t0 + 5 * MS);
+		CHECK_EQ_U64(i[0].end, t0 + 8 * MS);
+		CHECK(!strcmp(i[0].start_how,
+			      "cuStreamSynchronize returned in feeder, woken 7.000 ms before"),
+		      "%s", i[0].start_how);
+	}
+	free(i);
+	gputime__free(g);
+}
+
 int main(void)
 {
 	one_stream(false);
 	one_stream(true);
 	two_streams(0, 10);
-	two_streams(8, 8);  /* the third stream's launch ends the gap at 8 ms */
+	two_streams(8, 8);   /* the third stream's launch ends the gap at 8 ms */
 	two_streams(11, 10); /* after the gap: no change */
 	shared_link();
+	late_return(false);
+	late_return(true);
 	TEST_PASS();
 }
