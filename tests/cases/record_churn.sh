@@ -64,7 +64,7 @@ PY
 	[ "$RSS" -lt $RSS_MAX_KB ] || die "$name: peak RSS $RSS KiB, bound $RSS_MAX_KB KiB"
 	"$GS" script --no-stacks "$TMP/$name.gsc" >"$TMP/$name.script" 2>"$TMP/$name.serr"
 	"$GS" script --no-stacks --no-meta "$TMP/$name.gsc" >"$TMP/$name.events"
-	[ -s "$TMP/$name.serr" ] && { cat "$TMP/$name.serr"; die "$name: script warned"; }
+	[ -n "$(other_warnings "$TMP/$name.serr")" ] && { cat "$TMP/$name.serr"; die "$name: script warned"; }
 	return 0
 }
 
