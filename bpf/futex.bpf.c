@@ -7,6 +7,7 @@
  */
 #include "gapscope.bpf.h"
 #include "futex.h"
+#include "offcpu.bpf.h"
 #include "snapshot.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -31,7 +32,8 @@ static __always_inline bool is_pi(__u32 op)
 
 static __always_inline int wait_enter(__u64 uaddr, __u32 op, __u32 val, __u32 sys, __u32 nr)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
 	struct wait_state s = {
 		.ts = bpf_ktime_get_ns(),
 		.uaddr = uaddr,
@@ -41,6 +43,7 @@ static __always_inline int wait_enter(__u64 uaddr, __u32 op, __u32 val, __u32 sy
 		.nr = nr,
 	};
 
+	offcpu_resumed(tid, id >> 32); /* it runs: no interval of its may still be open */
 	bpf_probe_read_user(&s.word, sizeof(s.word), (void *)uaddr);
 	if (is_pi(op)) {
 		/* PI futex: the word itself holds the owner's tid. */
@@ -62,7 +65,8 @@ static __always_inline int wait_enter(__u64 uaddr, __u32 op, __u32 val, __u32 sy
 
 static __always_inline int wait_exit(void *ctx, long id, long ret)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid;
 	struct wait_state *s = bpf_map_lookup_elem(&waits, &tid);
 	const struct snap_cfg *cfg;
 	struct futex_event *ev;
@@ -72,6 +76,8 @@ static __always_inline int wait_exit(void *ctx, long id, long ret)
 		snap_syscall_exit(id);
 		return 0;
 	}
+	/* Back from the wait: had its switch-in gone unseen, its sleep ends here at the latest. */
+	offcpu_resumed(tid, pid_tgid >> 32);
 	now = bpf_ktime_get_ns();
 	dur = now - s->ts;
 	cfg = snap_config();

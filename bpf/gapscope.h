@@ -37,17 +37,23 @@ enum gs_event_type {
 };
 
 /* Header flags. */
-#define GS_F_STACK	 (1u << 0) /* a struct gs_stack follows the fixed part (BPF side) */
+#define GS_F_STACK	   (1u << 0) /* a struct gs_stack follows the fixed part (BPF side) */
 /*
  * GS_F_ENTRY_STACK: the user stack was taken at a function's first instruction, where the
  * return address is still at *sp and the frame pointer is the caller's: the caller's frame is
  * missing from the walk, the event's caller field has it.
  */
-#define GS_F_ENTRY_STACK (1u << 1)
-#define GS_F_RET	 (1u << 2) /* a return probe completed the event: ret and dur_ns valid */
-#define GS_F_TICK	 (1u << 3) /* a sample taken at the scheduler tick (not a cpu-clock timer) */
+#define GS_F_ENTRY_STACK   (1u << 1)
+#define GS_F_RET	   (1u << 2) /* a return probe completed the event: ret and dur_ns valid */
+#define GS_F_TICK	   (1u << 3) /* a sample taken at the scheduler tick (not a cpu-clock timer) */
 /* An off-CPU interval inside a recorded futex wait: the futex event says why, no kernel stack. */
-#define GS_F_IN_FUTEX	 (1u << 4)
+#define GS_F_IN_FUTEX	   (1u << 4)
+/*
+ * An off-CPU interval whose switch-in the scheduler's tracepoint never reported: it ends where
+ * the thread was first seen running again (a futex call, a tick sample, its exit or its next
+ * switch-out), at most a tick late where the tick sampler runs (bpf/offcpu.bpf.h).
+ */
+#define GS_F_RESUME_UNSEEN (1u << 5)
 
 /*
  * Every BPF event and every trace record starts with type and size, so a reader can skip what it

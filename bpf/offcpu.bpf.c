@@ -4,8 +4,7 @@
  * runnable was preempted (or yielded); one switched out in a sleeping state was blocked, and the
  * task that woke it is the next hop of a blame chain. tp_btf gives both task_structs directly.
  */
-#include "gapscope.bpf.h"
-#include "offcpu.h"
+#include "offcpu.bpf.h"
 #include "snapshot.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -15,40 +14,14 @@ const volatile __u64 stack_min_ns = 100000;
 
 #define TASK_RUNNING 0
 
-struct off_state {
-	__u64 ts;
-	__u32 state;
-	__u32 prev_state;
-	__u32 cpu;
-	__s32 syscall;
-};
-
 #if defined(__TARGET_ARCH_arm64)
 #define SYSCALL_NR(regs) ((regs)->syscallno)
 #else
 #define SYSCALL_NR(regs) ((regs)->orig_ax)
 #endif
 
-struct wake_state {
-	__u64 ts;
-	__u32 tid;
-	__u32 tgid;
-	char comm[GS_COMM_LEN];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, GS_MAX_THREADS);
-	__type(key, __u32);
-	__type(value, struct off_state);
-} offs SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, GS_MAX_THREADS);
-	__type(key, __u32);
-	__type(value, struct wake_state);
-} wakers SEC(".maps");
+#define TASK_DEAD 0x80 /* its last switch-out: it never comes back */
+#define EEXIST	  17
 
 /*
  * prev_state is the tracepoint's own argument (Linux 5.18+) rather than prev->__state: a
@@ -67,7 +40,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	__u32 cpu = bpf_get_smp_processor_id();
 	__u32 prev_tid = prev->pid, next_tid = next->pid;
 
-	if (is_target(prev->tgid)) {
+	if (prev_state != TASK_DEAD && is_target(prev->tgid)) {
 		struct off_state s = { .ts = now, .prev_state = prev_state, .cpu = cpu };
 
 		s.state = (preempt || prev_state == TASK_RUNNING) ? OFFCPU_PREEMPTED :
@@ -85,7 +58,14 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 			if (regs)
 				s.syscall = (__s32)SYSCALL_NR(regs);
 		}
-		if (bpf_map_update_elem(&offs, &prev_tid, &s, BPF_ANY))
+		long err = bpf_map_update_elem(&offs, &prev_tid, &s, BPF_NOEXIST);
+
+		if (err == -EEXIST) {
+			/* It ran since its last switch-out, but its switch-in went unseen. */
+			offcpu_resumed(prev_tid, prev->tgid);
+			err = bpf_map_update_elem(&offs, &prev_tid, &s, BPF_ANY);
+		}
+		if (err)
 			count_loss(GS_LOSS_MAP);
 	}
 
@@ -112,33 +92,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	else
 		ev = reserve(sizeof(*ev), GS_EV_OFFCPU);
 	if (ev) {
-		struct wake_state *w = bpf_map_lookup_elem(&wakers, &next_tid);
-
-		ev->h.type = GS_EV_OFFCPU;
-		ev->h.size = sizeof(*ev);
-		ev->h.ts = s->ts;
-		ev->h.tid = next_tid;
-		ev->h.tgid = next_tgid;
-		ev->h.cpu = s->cpu;
-		ev->h.flags = in_futex ? GS_F_IN_FUTEX : 0;
-		ev->h.ustack_n = 0;
-		ev->h.kstack_n = 0;
-		ev->dur_ns = dur;
-		ev->state = s->state;
-		ev->prev_state = s->prev_state;
-		ev->waker_tid = 0;
-		ev->waker_tgid = 0;
-		ev->wake_ts = 0;
-		__builtin_memset(ev->waker_comm, 0, sizeof(ev->waker_comm));
-		/* A wakeup recorded before this thread went off-CPU belongs to an earlier sleep. */
-		if (w && w->ts >= s->ts) {
-			ev->waker_tid = w->tid;
-			ev->waker_tgid = w->tgid;
-			ev->wake_ts = w->ts;
-			__builtin_memcpy(ev->waker_comm, w->comm, sizeof(ev->waker_comm));
-		}
-		ev->on_cpu = cpu;
-		ev->syscall = s->syscall;
+		offcpu_fill(ev, s, next_tid, next_tgid, now, cpu, in_futex ? GS_F_IN_FUTEX : 0);
 		if (stack) {
 			/*
 			 * next is still inside __schedule, its kernel stack intact: where it slept

@@ -13,6 +13,7 @@
  * which is equally correct since the probes are already live. No timing assumption is involved.
  */
 #include "gapscope.bpf.h"
+#include "offcpu.bpf.h"
 #include "proc.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -92,6 +93,8 @@ int BPF_PROG(proc_exit, struct task_struct *task, bool group_dead)
 
 	if (!is_target(tgid))
 		return 0;
+	/* The exiting thread is current: an interval of its still open ends here. */
+	offcpu_resumed(BPF_CORE_READ(task, pid), tgid);
 	ev = reserve(sizeof(*ev), GS_EV_EXIT);
 	if (ev) {
 		fill_hdr(&ev->h, GS_EV_EXIT, sizeof(*ev), bpf_ktime_get_ns());

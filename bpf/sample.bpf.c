@@ -15,6 +15,7 @@
  * in the kernel, the kernel stack from the interrupted frame down: the same event.
  */
 #include "gapscope.bpf.h"
+#include "offcpu.bpf.h"
 #include "sample.h"
 #include "snapshot.bpf.h"
 
@@ -104,7 +105,7 @@ int BPF_PROG(tick_sample, struct hrtimer *timer, ktime_t *now)
 	struct task_struct *task;
 	struct tick_state *s;
 	__u32 zero = 0;
-	__u64 t;
+	__u64 t, id;
 
 	if (!is_tick(timer))
 		return 0;
@@ -121,7 +122,11 @@ int BPF_PROG(tick_sample, struct hrtimer *timer, ktime_t *now)
 	}
 	s->last = t;
 	s->pending_ts = 0;
-	if (!current_is_target() || t < s->next)
+	id = bpf_get_current_pid_tgid();
+	if (!is_target(id >> 32))
+		return 0;
+	offcpu_resumed((__u32)id, id >> 32); /* on the CPU: no interval of its is still open */
+	if (t < s->next)
 		return 0;
 	/* Keep the phase, so that freq below HZ is met on average; after an idle spell, no burst. */
 	s->next += tick_period_ns;

@@ -174,6 +174,8 @@ static int feed(struct analysis *a, const struct gs_hdr *h, __u32 version)
 		if (fixed < sizeof(struct offcpu_event))
 			return 0;
 		end += ((const struct offcpu_event *)h)->dur_ns;
+		if (h->flags & GS_F_RESUME_UNSEEN)
+			a->resume_unseen++;
 		if (threads__add_offcpu(p->th, h, version))
 			return -ENOMEM;
 		break;

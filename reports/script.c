@@ -289,8 +289,9 @@ static void print_offcpu(const struct script *s, const struct offcpu_event *e)
 	const struct gs_hdr *h = &e->h;
 
 	head(s, h, e->state == OFFCPU_BLOCKED ? "sched:offcpu blocked" : "sched:offcpu preempted");
-	fprintf(s->out, " state=0x%x%s", e->prev_state,
-		h->flags & GS_F_IN_FUTEX ? " in=futex" : "");
+	fprintf(s->out, " state=0x%x%s%s", e->prev_state,
+		h->flags & GS_F_IN_FUTEX ? " in=futex" : "",
+		h->flags & GS_F_RESUME_UNSEEN ? " resume=unseen" : "");
 	print_dur(s->out, "dur", e->dur_ns);
 	if (e->waker_tid || e->wake_ts)
 		fprintf(s->out, " waker=%.16s/%u/%u", e->waker_comm, e->waker_tid, e->waker_tgid);

@@ -140,8 +140,9 @@ int summary_json__write(const struct analysis *a, FILE *out)
 		json_str(out, a->loss_names[i]);
 		fprintf(out, ":%" PRIu64, (uint64_t)a->losses[i]);
 	}
+	fprintf(out, "},\n\"offcpu_resume_unseen\":%" PRIu64, (uint64_t)a->resume_unseen);
 	fprintf(out,
-		"},\n\"stacks\":{\"captured\":%" PRIu64 ",\"complete\":%" PRIu64
+		",\n\"stacks\":{\"captured\":%" PRIu64 ",\"complete\":%" PRIu64
 		",\"truncated\":%" PRIu64 ",\"stopped\":%" PRIu64 ",\"fp_only\":%" PRIu64
 		",\"fp_complete\":%" PRIu64 "}",
 		(uint64_t)a->stacks.captured, (uint64_t)a->stacks.complete,

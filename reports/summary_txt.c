@@ -165,6 +165,9 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 	fprintf(out, "\nlosses: %" PRIu64 " events lost", (uint64_t)a->lost_events);
 	for (size_t i = 0; i < a->nlosses; i++)
 		fprintf(out, ", %s %" PRIu64, a->loss_names[i], (uint64_t)a->losses[i]);
+	if (a->resume_unseen)
+		fprintf(out, "; %" PRIu64 " off-CPU interval(s) resumed unseen (ended late)",
+			(uint64_t)a->resume_unseen);
 	/* Snapshots unwound with DWARF, and beside them what frame pointers alone gave. */
 	fprintf(out,
 		"\nstacks: %" PRIu64 " captured (%" PRIu64 " complete, %" PRIu64

@@ -3,7 +3,8 @@
 # dlopens simcuda's libcuda.so.1 (late: attached while the loading thread is stopped), and the
 # trace must hold exactly the kernel launches, malloc_trim calls and synchronize calls the engine
 # reports, malloc_trim intervals within 1 ms of the engine's --truth, futex waits and off-CPU
-# intervals, CPU samples within 30% of the engine's CPU time over the sampling period, and no loss.
+# intervals (covering each long wait), CPU samples within 30% of the engine's CPU time over the
+# sampling period, and no loss.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "loads BPF programs and attaches uprobes"
@@ -65,6 +66,10 @@ assert_eq "$(count 'cuda:cuMemcpyHtoD\(_v2\)\? ')" "$(engine_sync cuMemcpyHtoD)"
 [ "$(count 'futex:wait ')" -gt 0 ] || die "no futex waits"
 [ "$(count 'sched:offcpu blocked ')" -gt 0 ] || die "no blocked off-CPU intervals"
 [ "$(count 'cuda:cuStreamSynchronize .* ret=0 ')" -gt 0 ] || die "no stream synchronizations"
+# Each long futex wait is off-CPU time of its thread, also where the scheduler's tracepoint
+# missed the thread's switch-in (record_resume_unseen.sh).
+python3 "$GAPSCOPE_ROOT/tests/record/offcpu_cover.py" "$TMP/script" 2 0.9 ||
+	die "futex waits without their off-CPU time"
 
 samples=$(count ' sample:')
 echo "launches $engine_launches"

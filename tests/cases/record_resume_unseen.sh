@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# An off-CPU interval whose switch-in the scheduler's tracepoint never reports (bpf/offcpu.bpf.h:
+# on this project's test VM no switch away from the machine's init threads reaches sched_switch)
+# ends at its thread's next sign of running, flagged, and the report counts it. The missed
+# switch-in is made here, not waited for: while the target spins, the test puts an off-CPU start
+# for it into the recorder's map, as a switch-out whose switch-in went unseen leaves it. The
+# target runs SCHED_FIFO alone on CPU 1 and spins (stat(2) of a file the test creates to end it),
+# so nothing switches it out meanwhile; the next tick on its CPU must end the interval, at the
+# start the test wrote, and take the entry out, which the test waits for:
+#  - exactly one off-CPU event starts there, flagged resume=unseen (not two: the tick, a futex
+#    call and a switch-out would each end it);
+#  - it ends before the target exits (a tick saw it running, not the exit);
+#  - the report notes it, and summary.json counts it.
+set -eu
+. "$GAPSCOPE_ROOT/tests/lib.sh"
+need_root "loads BPF programs and writes into a BPF map"
+GS=$BUILD/gapscope
+BPFTOOL=${BPFTOOL:-$(command -v bpftool || echo /usr/sbin/bpftool)}
+[ -x "$GS" ] || die "$GS not built"
+[ -x "$BPFTOOL" ] || die "bpftool not found"
+[ "$(nproc)" -ge 2 ] || die "needs 2 CPUs: the target spins on CPU 1"
+
+mkfifo "$TMP/ready"
+"$GS" record -o "$TMP/t.gsc" -- chrt -f 1 taskset -c 1 bash -c \
+	'echo $$ >"$1"; while [ ! -e "$2" ]; do :; done' spin "$TMP/ready" "$TMP/stop" \
+	>"$TMP/out" 2>"$TMP/err" &
+rec=$!
+read -r tid <"$TMP/ready"
+# struct off_state { u64 ts; u32 state, prev_state, cpu; s32 syscall; }: preempted on CPU 1.
+read -r key value start < <(python3 - "$tid" <<'PY'
+import struct, sys, time
+tid, ts = int(sys.argv[1]), time.monotonic_ns() - 1000000
+hexs = lambda b: ",".join("%02x" % x for x in b)
+print(hexs(struct.pack("<I", tid)), hexs(struct.pack("<QIIIi", ts, 1, 0, 1, -1)), ts)
+PY
+)
+lookup() { "$BPFTOOL" map lookup name offs key hex ${key//,/ } >/dev/null 2>&1; }
+lookup && { touch "$TMP/stop"; die "the target is off-CPU: its entry is there already"; }
+"$BPFTOOL" map update name offs key hex ${key//,/ } value hex ${value//,/ } noexist ||
+	{ touch "$TMP/stop"; die "cannot write the off-CPU start"; }
+# The next sign of running takes the entry out: wait for that, then let the target end.
+gone=0
+for _ in $(seq 1000); do lookup || { gone=1; break; }; done
+touch "$TMP/stop"
+wait "$rec" || { cat "$TMP/err"; die "record failed"; }
+[ "$gone" = 1 ] || die "the entry was still there after 1000 looks"
+
+"$GS" script --no-stacks --no-meta "$TMP/t.gsc" >"$TMP/events"
+secs=$(awk -v t="$start" 'BEGIN { printf "%d.%06d", t / 1e9, (t % 1e9) / 1e3 }')
+grep " $tid/$tid .* $secs: sched:offcpu " "$TMP/events" >"$TMP/ours" || true
+cat "$TMP/ours"
+assert_eq "$(wc -l <"$TMP/ours")" 1 "off-CPU events starting at the written start"
+grep -q ' sched:offcpu preempted state=0x0 resume=unseen dur=' "$TMP/ours" ||
+	die "the interval is not flagged resume=unseen"
+python3 - "$TMP/ours" "$TMP/events" "$start" "$tid" <<'PY' || die "the interval did not end at a tick"
+import re, sys
+ours, events, start, tid = open(sys.argv[1]).read(), open(sys.argv[2]).read(), int(sys.argv[3]), sys.argv[4]
+v, u = re.search(r"dur=([\d.]+)(ms|us|s)\b", ours).groups()
+end = start + float(v) * {"s": 1e9, "ms": 1e6, "us": 1e3}[u]
+m = re.search(r" %s/%s +\[\d+\] ([\d.]+): sched:exit" % (tid, tid), events)
+assert m, "no exit event of the target"
+exit_ns = float(m.group(1)) * 1e9
+print("ended %.3f ms after its start, %.3f ms before the target's exit" % ((end - start) / 1e6, (exit_ns - end) / 1e6))
+sys.exit(0 if end < exit_ns else 1)
+PY
+
+"$GS" report "$TMP/t.gsc" -o "$TMP/rep" >"$TMP/report.out" 2>&1 || { cat "$TMP/report.out"; die "report"; }
+grep -q '^note: [0-9]* off-CPU interval(s) resumed unseen by sched_switch' "$TMP/rep/summary.txt" ||
+	die "the report has no note of it"
+n=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["offcpu_resume_unseen"])' \
+	"$TMP/rep/summary.json")
+[ "$n" -ge 1 ] || die "summary.json counts $n intervals resumed unseen"
+echo ok
