@@ -4,9 +4,10 @@
 # ends at its thread's next sign of running, flagged, and the report counts it. The missed
 # switch-in is made here, not waited for: while the target spins, the test puts an off-CPU start
 # for it into the recorder's map, as a switch-out whose switch-in went unseen leaves it. The
-# target runs SCHED_FIFO alone on CPU 1 and spins (stat(2) of a file the test creates to end it),
-# so nothing switches it out meanwhile; the next tick on its CPU must end the interval, at the
-# start the test wrote, and take the entry out, which the test waits for:
+# target runs SCHED_FIFO alone on CPU 1 and spins (stat(2) of a file the test creates to end it)
+# from the test's word on, for well under the real-time throttle's 0.95 s, so nothing switches it
+# out meanwhile; the next tick on its CPU must end the interval, at the start the test wrote, and
+# take the entry out, which the test waits for:
 #  - exactly one off-CPU event starts there, flagged resume=unseen (not two: the tick, a futex
 #    call and a switch-out would each end it);
 #  - it ends before the target exits (a tick saw it running, not the exit);
@@ -20,12 +21,17 @@ BPFTOOL=${BPFTOOL:-$(command -v bpftool || echo /usr/sbin/bpftool)}
 [ -x "$BPFTOOL" ] || die "bpftool not found"
 [ "$(nproc)" -ge 2 ] || die "needs 2 CPUs: the target spins on CPU 1"
 
-mkfifo "$TMP/ready"
+# The target says who it is, waits for the word, then spins until told to stop (or 30 s pass).
+mkfifo "$TMP/ready" "$TMP/go"
+# Opened read-write, neither FIFO blocks an open here, and a read times out.
+exec 3<>"$TMP/ready" 4<>"$TMP/go"
 "$GS" record -o "$TMP/t.gsc" -- chrt -f 1 taskset -c 1 bash -c \
-	'echo $$ >"$1"; while [ ! -e "$2" ]; do :; done' spin "$TMP/ready" "$TMP/stop" \
-	>"$TMP/out" 2>"$TMP/err" &
+	'echo $$ >"$1"; read -r _ <"$2"; while [ ! -e "$3" ] && [ "$SECONDS" -lt 30 ]; do :; done' \
+	spin "$TMP/ready" "$TMP/go" "$TMP/stop" >"$TMP/out" 2>"$TMP/err" &
 rec=$!
-read -r tid <"$TMP/ready"
+# Whatever happens, the target ends before the files go.
+trap 'rc=$?; touch "$TMP/stop"; echo >&4; wait "$rec" 2>/dev/null; (exit $rc); cleanup' EXIT
+read -t 60 -r tid <&3 || die "the target did not start"
 # struct off_state { u64 ts; u32 state, prev_state, cpu; s32 syscall; }: preempted on CPU 1.
 read -r key value start < <(python3 - "$tid" <<'PY'
 import struct, sys, time
@@ -34,10 +40,20 @@ hexs = lambda b: ",".join("%02x" % x for x in b)
 print(hexs(struct.pack("<I", tid)), hexs(struct.pack("<QIIIi", ts, 1, 0, 1, -1)), ts)
 PY
 )
-lookup() { "$BPFTOOL" map lookup name offs key hex ${key//,/ } >/dev/null 2>&1; }
-lookup && { touch "$TMP/stop"; die "the target is off-CPU: its entry is there already"; }
-"$BPFTOOL" map update name offs key hex ${key//,/ } value hex ${value//,/ } noexist ||
-	{ touch "$TMP/stop"; die "cannot write the off-CPU start"; }
+# The recorder's own offs map (another recorder may be running): by the map ids of its fds.
+map=
+for id in $(sed -n 's/^map_id:[[:space:]]*//p' /proc/"$rec"/fdinfo/* 2>/dev/null); do
+	"$BPFTOOL" map show id "$id" 2>/dev/null | grep -q " name offs " && map=$id
+done
+[ -n "$map" ] || die "no offs map among the recorder's"
+lookup() { "$BPFTOOL" map lookup id "$map" key hex ${key//,/ } >/dev/null 2>&1; }
+# Let it spin: once its switch-in is seen (its entry gone), the start goes in while it runs.
+echo go >&4
+running=0
+for _ in $(seq 1000); do lookup || { running=1; break; }; done
+[ "$running" = 1 ] || die "the target did not run: its entry stayed"
+"$BPFTOOL" map update id "$map" key hex ${key//,/ } value hex ${value//,/ } noexist ||
+	die "cannot write the off-CPU start"
 # The next sign of running takes the entry out: wait for that, then let the target end.
 gone=0
 for _ in $(seq 1000); do lookup || { gone=1; break; }; done
