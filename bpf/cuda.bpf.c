@@ -8,6 +8,7 @@
  */
 #include "gapscope.bpf.h"
 #include "cuda.h"
+#include "offcpu.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -491,6 +492,10 @@ int BPF_KPROBE(cu_entry)
 	d = bpf_map_lookup_elem(&cu_fns, &fn);
 	if (!d)
 		return 0;
+	/* A call that makes an interval (a name lookup, a call with a return) ends any off-CPU
+	 * interval of its thread still open (offcpu.bpf.h); launches do not look. */
+	if (d->a_name || (d->flags & CU_F_RET))
+		offcpu_resumed((__u32)id, tgid, ts);
 	load_args(ctx, &a);
 	if (d->a_name)
 		return name_entry(&a, d, fn, ts);
@@ -545,15 +550,16 @@ int BPF_KPROBE(cu_entry)
 SEC("uretprobe")
 int BPF_KRETPROBE(cu_return)
 {
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
 	__u32 fn = bpf_get_attach_cookie(ctx);
-	struct call_key key = { .tid = (__u32)bpf_get_current_pid_tgid(), .fn = fn };
+	struct call_key key = { .tid = (__u32)id, .fn = fn };
 	struct call_state *s;
 	struct cu_event *ev;
 	__u16 cal_flags = 0;
 
-	if (!current_is_target())
+	if (!is_target(id >> 32))
 		return 0;
+	offcpu_resumed((__u32)id, id >> 32, now);
 	s = bpf_map_lookup_elem(&calls, &key);
 	if (!s)
 		return name_return(ctx, fn, now);

@@ -43,7 +43,7 @@ static __always_inline int wait_enter(__u64 uaddr, __u32 op, __u32 val, __u32 sy
 		.nr = nr,
 	};
 
-	offcpu_resumed(tid, id >> 32); /* it runs: no interval of its may still be open */
+	offcpu_resumed(tid, id >> 32, s.ts); /* it runs: no interval of its may still be open */
 	bpf_probe_read_user(&s.word, sizeof(s.word), (void *)uaddr);
 	if (is_pi(op)) {
 		/* PI futex: the word itself holds the owner's tid. */
@@ -76,9 +76,9 @@ static __always_inline int wait_exit(void *ctx, long id, long ret)
 		snap_syscall_exit(id);
 		return 0;
 	}
-	/* Back from the wait: had its switch-in gone unseen, its sleep ends here at the latest. */
-	offcpu_resumed(tid, pid_tgid >> 32);
 	now = bpf_ktime_get_ns();
+	/* Back from the wait: had its switch-in gone unseen, its sleep ends here at the latest. */
+	offcpu_resumed(tid, pid_tgid >> 32, now);
 	dur = now - s->ts;
 	cfg = snap_config();
 	if (cfg && dur >= cfg->min_block_ns)

@@ -62,7 +62,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 
 		if (err == -EEXIST) {
 			/* It ran since its last switch-out, but its switch-in went unseen. */
-			offcpu_resumed(prev_tid, prev->tgid);
+			offcpu_resumed(prev_tid, prev->tgid, now);
 			err = bpf_map_update_elem(&offs, &prev_tid, &s, BPF_ANY);
 		}
 		if (err)

@@ -8,10 +8,12 @@
  * threads of the machine's own init process reaches sched_switch, for ftrace's event as for a
  * BPF program, so the target thread that runs next resumes unseen. Left alone, its interval
  * would vanish at its next switch-out (a 181 ms futex sleep with no off-CPU time, beside two CPU
- * hogs). So whatever sees the thread running while it is still in offs (a futex call, a tick
- * sample, its exit, its next switch-out) ends the interval there, as an event flagged
- * GS_F_RESUME_UNSEEN: its end is that first sign of running, at most a tick late where the tick
- * sampler runs.
+ * hogs). So whatever sees the thread running while it is still in offs (a futex call, a probed
+ * function's entry or return, a CUDA call with a return or a name lookup, a tick, its exit, its
+ * next switch-out) ends the interval there, as an event flagged GS_F_RESUME_UNSEEN: its end is
+ * that first sign of running, at most a tick late where the tick sampler runs. Entry-only CUDA
+ * calls (launches) do not look: theirs is the hot path, and an instant cannot break the nesting
+ * of a thread's intervals.
  */
 #ifndef GAPSCOPE_OFFCPU_BPF_H
 #define GAPSCOPE_OFFCPU_BPF_H
@@ -82,12 +84,13 @@ static __always_inline void offcpu_fill(struct offcpu_event *ev, const struct of
 }
 
 /*
- * The current thread (tid of tgid, a target's) is running: if it is still in offs, its
- * switch-in was not seen; end its interval now. The entry is copied and deleted before the
- * event is written, so that of two programs nested on one CPU (a tick inside a futex call's) at
- * most one writes it.
+ * The current thread (tid of tgid, a target's) is running at now (the calling event's own time,
+ * so that the interval ends no later than that event starts): if it is still in offs, its
+ * switch-in was not seen; end its interval there. The entry is copied and deleted before the
+ * event is written, so that of two programs nested on one CPU (a tick inside a futex call's, a
+ * switch-out inside a preempted uprobe program's) at most one writes it.
  */
-static __always_inline void offcpu_resumed(__u32 tid, __u32 tgid)
+static __always_inline void offcpu_resumed(__u32 tid, __u32 tgid, __u64 now)
 {
 	struct off_state *p = bpf_map_lookup_elem(&offs, &tid), s;
 	struct offcpu_event *ev;
@@ -99,8 +102,7 @@ static __always_inline void offcpu_resumed(__u32 tid, __u32 tgid)
 		return;
 	ev = reserve(sizeof(*ev), GS_EV_OFFCPU);
 	if (ev) {
-		offcpu_fill(ev, &s, tid, tgid, bpf_ktime_get_ns(), bpf_get_smp_processor_id(),
-			    GS_F_RESUME_UNSEEN);
+		offcpu_fill(ev, &s, tid, tgid, now, bpf_get_smp_processor_id(), GS_F_RESUME_UNSEEN);
 		submit(ev);
 	}
 	bpf_map_delete_elem(&wakers, &tid);

@@ -7,6 +7,7 @@
  * frame pointer.
  */
 #include "gapscope.bpf.h"
+#include "offcpu.bpf.h"
 #include "probe.h"
 #include "snapshot.bpf.h"
 
@@ -37,9 +38,12 @@ int BPF_KPROBE(probe_entry)
 				.id = bpf_get_attach_cookie(ctx) };
 	struct call_state s;
 
-	if (!current_is_target())
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (!is_target(id >> 32))
 		return 0;
 	s.ts = bpf_ktime_get_ns();
+	offcpu_resumed((__u32)id, id >> 32, s.ts); /* (offcpu.bpf.h) */
 	s.caller = entry_caller(ctx);
 	s.arg0 = PT_REGS_PARM1(ctx);
 	if (bpf_map_update_elem(&probe_calls, &key, &s, BPF_ANY))
@@ -53,11 +57,13 @@ int BPF_KRETPROBE(probe_return)
 	__u64 now = bpf_ktime_get_ns();
 	struct call_key key = { .tid = (__u32)bpf_get_current_pid_tgid(),
 				.id = bpf_get_attach_cookie(ctx) };
+	__u64 id = bpf_get_current_pid_tgid();
 	struct call_state *s;
 	struct probe_event *ev;
 
-	if (!current_is_target())
+	if (!is_target(id >> 32))
 		return 0;
+	offcpu_resumed((__u32)id, id >> 32, now);
 	s = bpf_map_lookup_elem(&probe_calls, &key);
 	if (!s)
 		return 0; /* entered before the probe went live */
@@ -118,13 +124,15 @@ struct {
 SEC("uprobe")
 int BPF_KPROBE(lock_entry)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
 	struct lock_wait w;
 
-	if (!current_is_target())
+	if (!is_target(id >> 32))
 		return 0;
 	w.mutex = PT_REGS_PARM1(ctx);
 	w.ts = bpf_ktime_get_ns();
+	offcpu_resumed(tid, id >> 32, w.ts);
 	w.caller = entry_caller(ctx);
 	if (bpf_map_update_elem(&lock_waits, &tid, &w, BPF_ANY))
 		count_loss(GS_LOSS_MAP);
@@ -134,19 +142,19 @@ int BPF_KPROBE(lock_entry)
 SEC("uretprobe")
 int BPF_KRETPROBE(lock_return)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
+	__u32 tid = (__u32)id;
 	struct lock_wait *w;
 
-	if (!current_is_target())
+	if (!is_target(id >> 32))
 		return 0;
+	offcpu_resumed(tid, id >> 32, now);
 	w = bpf_map_lookup_elem(&lock_waits, &tid);
 	if (!w)
 		return 0; /* entered before the probe went live */
 	if (PT_REGS_RC(ctx) == 0) {
 		struct lock_key key = { .tid = tid, .mutex = w->mutex };
-		struct lock_held held = { .enter_ts = w->ts,
-					  .acq_ts = bpf_ktime_get_ns(),
-					  .caller = w->caller };
+		struct lock_held held = { .enter_ts = w->ts, .acq_ts = now, .caller = w->caller };
 
 		if (bpf_map_update_elem(&locks_held, &key, &held, BPF_ANY))
 			count_loss(GS_LOSS_MAP);
@@ -161,11 +169,13 @@ int BPF_KPROBE(unlock_entry)
 	__u64 now = bpf_ktime_get_ns();
 	struct lock_key key = { .tid = (__u32)bpf_get_current_pid_tgid(),
 				.mutex = PT_REGS_PARM1(ctx) };
+	__u64 id = bpf_get_current_pid_tgid();
 	struct lock_held *held;
 	struct lock_event *ev;
 
-	if (!current_is_target())
+	if (!is_target(id >> 32))
 		return 0;
+	offcpu_resumed((__u32)id, id >> 32, now);
 	held = bpf_map_lookup_elem(&locks_held, &key);
 	if (!held)
 		return 0; /* taken before the probe went live, or by trylock/timedlock */

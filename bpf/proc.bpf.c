@@ -94,7 +94,7 @@ int BPF_PROG(proc_exit, struct task_struct *task, bool group_dead)
 	if (!is_target(tgid))
 		return 0;
 	/* The exiting thread is current: an interval of its still open ends here. */
-	offcpu_resumed(BPF_CORE_READ(task, pid), tgid);
+	offcpu_resumed(BPF_CORE_READ(task, pid), tgid, bpf_ktime_get_ns());
 	ev = reserve(sizeof(*ev), GS_EV_EXIT);
 	if (ev) {
 		fill_hdr(&ev->h, GS_EV_EXIT, sizeof(*ev), bpf_ktime_get_ns());

@@ -125,7 +125,7 @@ int BPF_PROG(tick_sample, struct hrtimer *timer, ktime_t *now)
 	id = bpf_get_current_pid_tgid();
 	if (!is_target(id >> 32))
 		return 0;
-	offcpu_resumed((__u32)id, id >> 32); /* on the CPU: no interval of its is still open */
+	offcpu_resumed((__u32)id, id >> 32, t); /* on the CPU: no interval of its is open */
 	if (t < s->next)
 		return 0;
 	/* Keep the phase, so that freq below HZ is met on average; after an idle spell, no burst. */

@@ -172,7 +172,7 @@ struct analysis {
 	size_t nlosses;
 	__u64 lost_events; /* sum of losses */
 	/* Off-CPU intervals whose switch-in the scheduler never reported (GS_F_RESUME_UNSEEN):
-	 * not lost, but ended at the thread's next sign of running. */
+	 * not lost, but ended at the thread's next sign of running; counted, not a note. */
 	__u64 resume_unseen;
 	struct stack_counts stacks;
 	/* record --archive's files (archived.h), counted as they are used; NULL: none archived. */

@@ -51,15 +51,6 @@ void losses__reader(struct analysis *a, const struct trace_stats *st)
 			 (unsigned long long)st->cut_bytes);
 		analysis__note(a, line);
 	}
-	if (a->resume_unseen) {
-		snprintf(
-			line, sizeof(line),
-			"%llu off-CPU interval(s) resumed unseen by sched_switch: each ends at its "
-			"thread's next sign of running (a futex call, a tick, its exit or next "
-			"switch-out)",
-			(unsigned long long)a->resume_unseen);
-		analysis__note(a, line);
-	}
 	if (!st->finished)
 		analysis__note(
 			a, "the recording did not finish (no end record): the report covers what "
