@@ -50,8 +50,9 @@ enum gs_event_type {
 #define GS_F_IN_FUTEX	   (1u << 4)
 /*
  * An off-CPU interval whose switch-in the scheduler's tracepoint never reported: it ends where
- * the thread was first seen running again (a futex call, a tick sample, its exit or its next
- * switch-out), at most a tick late where the tick sampler runs (bpf/offcpu.bpf.h).
+ * the thread was first seen running again (a futex call, a probe, a CUDA call with a return, a
+ * tick, its exit or its next switch-out), at most a tick late where the tick sampler runs
+ * (bpf/offcpu.bpf.h).
  */
 #define GS_F_RESUME_UNSEEN (1u << 5)
 
