@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Off-CPU state shared by the families that see a target thread run (offcpu.bpf.c keeps it;
- * futex.bpf.c, sample.bpf.c and proc.bpf.c check it). The maps are weak, as in gapscope.bpf.h.
+ * futex.bpf.c, probe.bpf.c, cuda.bpf.c, sample.bpf.c and proc.bpf.c check it). The maps are
+ * weak, as in gapscope.bpf.h.
  *
  * A thread switched out is in offs until sched_switch sees it switched back in. Some switches
  * never reach the tracepoint: on the 2-CPU VM this project is tested on, no switch away from the

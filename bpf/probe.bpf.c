@@ -34,11 +34,9 @@ struct {
 SEC("uprobe")
 int BPF_KPROBE(probe_entry)
 {
-	struct call_key key = { .tid = (__u32)bpf_get_current_pid_tgid(),
-				.id = bpf_get_attach_cookie(ctx) };
-	struct call_state s;
-
 	__u64 id = bpf_get_current_pid_tgid();
+	struct call_key key = { .tid = (__u32)id, .id = bpf_get_attach_cookie(ctx) };
+	struct call_state s;
 
 	if (!is_target(id >> 32))
 		return 0;
@@ -54,10 +52,8 @@ int BPF_KPROBE(probe_entry)
 SEC("uretprobe")
 int BPF_KRETPROBE(probe_return)
 {
-	__u64 now = bpf_ktime_get_ns();
-	struct call_key key = { .tid = (__u32)bpf_get_current_pid_tgid(),
-				.id = bpf_get_attach_cookie(ctx) };
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
+	struct call_key key = { .tid = (__u32)id, .id = bpf_get_attach_cookie(ctx) };
 	struct call_state *s;
 	struct probe_event *ev;
 
@@ -166,10 +162,8 @@ int BPF_KRETPROBE(lock_return)
 SEC("uprobe")
 int BPF_KPROBE(unlock_entry)
 {
-	__u64 now = bpf_ktime_get_ns();
-	struct lock_key key = { .tid = (__u32)bpf_get_current_pid_tgid(),
-				.mutex = PT_REGS_PARM1(ctx) };
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
+	struct lock_key key = { .tid = (__u32)id, .mutex = PT_REGS_PARM1(ctx) };
 	struct lock_held *held;
 	struct lock_event *ev;
 
