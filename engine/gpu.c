@@ -89,8 +89,8 @@ struct gpu_dev {
 	 * g and g^-1 (2^max_log2n each). */
 	CUdeviceptr tw_fwd, tw_inv, coset, coset_inv;
 	uint64_t launches; /* atomic */
-	/* An event recorded once, and the CLOCK_MONOTONIC time its synchronize returned: any later
-	 * event of the context maps to anchor_ns + elapsed(anchor, event). */
+	/* An event recorded once, and its CLOCK_MONOTONIC time (anchor_clock): any later event of
+	 * the context maps to anchor_ns + elapsed(anchor, event). */
 	CUevent anchor;
 	uint64_t anchor_ns;
 };
@@ -312,6 +312,52 @@ static void coset(struct gpu_work *w, CUdeviceptr x, CUdeviceptr table, uint64_t
 	launch(w->dev, w->stream, K_fr_coset, n, &a);
 }
 
+/*
+ * The device clock against CLOCK_MONOTONIC.  An event recorded on an idle stream runs after the
+ * host's reading before the record and before its reading after the synchronize returns, so
+ * each of ANCHOR_TRIES records bounds the anchor event's host time to [before - elapsed, after
+ * - elapsed], elapsed being the device time from the anchor to that record.  The anchor is the
+ * middle of the intersection of those bounds, so one synchronize that returned late (a busy
+ * machine's wakeup) does not shift every stage time of the run by its lateness.  Where the bounds
+ * do not meet (device and host clocks drifting apart), the narrowest one alone is used.
+ */
+#define ANCHOR_TRIES 16
+static void anchor_clock(struct gpu_dev *dev, CUstream s)
+{
+	CUevent ev;
+	uint64_t lo = 0, hi = UINT64_MAX, best_lo = 0, best_hi = UINT64_MAX;
+
+	CU("anchor", cuEventCreate, &dev->anchor, CU_EVENT_DEFAULT);
+	CU("anchor", cuEventCreate, &ev, CU_EVENT_DEFAULT);
+	for (int i = 0; i <= ANCHOR_TRIES; i++) {
+		CUevent e = i ? ev : dev->anchor;
+		uint64_t before = mono_ns();
+		CU("anchor", cuEventRecord, e, s);
+		CU("anchor", cuEventSynchronize, e);
+		count_sync(GPU_SYNC_EVENT);
+		uint64_t after = mono_ns();
+		float ms = 0;
+		if (i)
+			CU("anchor", cuEventElapsedTime, &ms, dev->anchor, ev);
+		uint64_t d = (uint64_t)((double)ms * 1e6);
+		if (before < d)
+			continue;
+		uint64_t b = before - d, a = after - d;
+		lo = b > lo ? b : lo;
+		hi = a < hi ? a : hi;
+		if (a - b < best_hi - best_lo) {
+			best_lo = b;
+			best_hi = a;
+		}
+	}
+	CU("anchor", cuEventDestroy, ev);
+	if (lo > hi) {
+		lo = best_lo;
+		hi = best_hi;
+	}
+	dev->anchor_ns = lo + (hi - lo) / 2;
+}
+
 /* ---- devices ----------------------------------------------------------------------------- */
 
 static CUdeviceptr dev_alloc(size_t bytes, const char *what)
@@ -368,11 +414,7 @@ void gpu__tables(struct gpu_dev *dev)
 	launch_powers(dev, s, dev->coset_inv, fr_inv(g), n);
 	CU("tables", cuStreamSynchronize, s);
 	count_sync(GPU_SYNC_STREAM);
-	CU("anchor", cuEventCreate, &dev->anchor, CU_EVENT_DEFAULT);
-	CU("anchor", cuEventRecord, dev->anchor, s);
-	CU("anchor", cuEventSynchronize, dev->anchor);
-	count_sync(GPU_SYNC_EVENT);
-	dev->anchor_ns = mono_ns();
+	anchor_clock(dev, s);
 	CU("tables", cuStreamDestroy, s);
 }
 

@@ -42,7 +42,7 @@ struct gpu_times {
 	float ms[GPU_NSTAGES];
 	float total_ms;
 	/* CLOCK_MONOTONIC of each stage's start event (and [GPU_NSTAGES] the end), from the device's
-	 * anchor event: exact on simcuda, within the anchor's synchronize latency on a GPU. */
+	 * anchor event, whose host time is bracketed by repeated records (gpu.c, anchor_clock). */
 	uint64_t mono_ns[GPU_NSTAGES + 1];
 	/* host CLOCK_MONOTONIC start/end of each synchronous copy call (GPU_COPY_SYNC) */
 	unsigned nsync;
