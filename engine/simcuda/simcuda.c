@@ -11,7 +11,7 @@
  *   - synchronous copies, and async copies from pageable memory, block the caller until the copy
  *     is done, as the driver's staging does;
  *   - stream/event/context synchronization blocks on condition variables (no sleeping, no
- *     spinning), events carry the time their record op ran;
+ *     spinning), events carry the time the work queued before their record completed;
  *   - kernels of one simulated device run one at a time (an execution lock per device), so the
  *     device is busy exactly while a kernel holds it;
  *   - device time is modelled, as a device keeps it: a kernel takes SIM_KERNEL_NS plus
@@ -19,7 +19,9 @@
  *     copy engine, beside the kernels), all scaled by SIMCUDA_TIME_SCALE.  The CPU version of a
  *     kernel computes the result inside that time and the rest of it is spent asleep, so the
  *     simulated device does not compete with the host's threads for cores (the model's time is a
- *     floor: a kernel whose CPU version takes longer takes that long);
+ *     floor: a kernel whose CPU version takes longer takes that long).  An operation starts when
+ *     it is submitted to an idle stream and engine, as on a device, however late the thread that
+ *     runs it gets a CPU (run_op);
  *   - device memory is host memory (256-byte aligned), device pointers are host addresses.
  *
  * Environment:
@@ -85,6 +87,8 @@ struct sim_device {
 	int ordinal;
 	pthread_mutex_t exec; /* held while a kernel runs: one kernel at a time per device */
 	pthread_mutex_t dma;  /* held while a copy runs: one copy engine per device */
+	uint64_t exec_free;   /* under exec: when its last kernel (or memset) completed */
+	uint64_t dma_free;    /* under dma: when its last copy completed */
 	struct CUctx_st *primary;
 	int primary_refs;
 };
@@ -114,6 +118,7 @@ struct op {
 	struct op *next;
 	enum op_kind kind;
 	uint64_t seq;
+	uint64_t queued; /* CLOCK_MONOTONIC ns when it was appended to its stream */
 	union {
 		struct {
 			const struct sim_kernel *k;
@@ -154,6 +159,7 @@ struct CUstream_st {
 	pthread_cond_t work, done;
 	struct op *head, *tail;
 	uint64_t submitted, completed;
+	uint64_t done_at; /* when operation `completed` completed (its modelled time) */
 	uint64_t wake_at; /* the lowest sequence number a waiter waits for; UINT64_MAX: none */
 	bool stopping;
 	struct CUgraph_st *capture; /* under ctx->mu: the graph being captured, or NULL */
@@ -455,36 +461,50 @@ static void stream_wait_locked(struct CUstream_st *s, uint64_t seq)
 	}
 }
 
-static void run_op(struct CUstream_st *s, struct op *op)
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+/*
+ * Run op, the next operation of s, and return when it completed in device time.  A device
+ * starts queued work when it is free, not when the thread standing in for it next gets a CPU:
+ * an operation begins at the latest of its submission, the completion of the stream's previous
+ * operation (start) and, for a kernel or a copy, its engine's last completion.  A worker that
+ * was kept off its CPU (a busy host, a stolen virtual CPU) catches up by sleeping less; only
+ * what it computes on the CPU, and its wakeup at the end, stretch an operation.
+ */
+static uint64_t run_op(struct CUstream_st *s, struct op *op, uint64_t start)
 {
 	switch (op->kind) {
 	case OP_KERNEL: {
 		struct sim_device *d = s->ctx->dev;
 		pthread_mutex_lock(&d->exec);
-		uint64_t t0 = now_ns();
+		uint64_t t0 = max_u64(start, d->exec_free);
 		op->kernel.k->run(op->kernel.args, op->kernel.nthreads);
 		if (sim.fault && !strcmp(sim.fault, op->kernel.k->name))
 			op->kernel.k->fault(op->kernel.args, op->kernel.nthreads);
 		device_time(t0, SIM_KERNEL_NS + SIM_THREAD_NS * op->kernel.nthreads);
-		uint64_t t1 = now_ns();
+		uint64_t t1 = d->exec_free = now_ns();
 		pthread_mutex_unlock(&d->exec);
 		trace_kernel(d->ordinal, op->kernel.k->name, t0, t1);
-		break;
+		return t1;
 	}
 	case OP_COPY: {
 		struct sim_device *d = s->ctx->dev;
 		pthread_mutex_lock(&d->dma);
-		uint64_t t0 = now_ns();
+		uint64_t t0 = max_u64(start, d->dma_free);
 		memmove(op->copy.dst, op->copy.src, op->copy.bytes);
 		device_time(t0,
 			    copy_ns(op->copy.bytes) * (op->copy.staged ? SIM_STAGED_FACTOR : 1));
+		uint64_t t1 = d->dma_free = now_ns();
 		pthread_mutex_unlock(&d->dma);
-		break;
+		return t1;
 	}
 	case OP_MEMSET: {
 		struct sim_device *d = s->ctx->dev;
 		pthread_mutex_lock(&d->exec);
-		uint64_t t0 = now_ns();
+		uint64_t t0 = max_u64(start, d->exec_free);
 		if (op->memset.elem == 1) {
 			memset(op->memset.dst, (int)op->memset.value, op->memset.count);
 		} else {
@@ -493,38 +513,44 @@ static void run_op(struct CUstream_st *s, struct op *op)
 				p[i] = op->memset.value;
 		}
 		device_time(t0, SIM_KERNEL_NS + SIM_THREAD_NS * (op->memset.count / 64));
+		uint64_t t1 = d->exec_free = now_ns();
 		pthread_mutex_unlock(&d->exec);
-		break;
+		return t1;
 	}
 	case OP_RECORD: {
+		/* the time the work before it completed: what a device's event timestamp holds */
 		struct CUevent_st *e = op->event.ev;
 		pthread_mutex_lock(&e->mu);
-		clock_gettime(CLOCK_MONOTONIC, &e->ts);
+		e->ts.tv_sec = (time_t)(start / 1000000000ull);
+		e->ts.tv_nsec = (long)(start % 1000000000ull);
 		if (op->event.gen > e->reached)
 			e->reached = op->event.gen;
 		pthread_cond_broadcast(&e->cond);
 		pthread_mutex_unlock(&e->mu);
 		event_put(e);
-		break;
+		return start;
 	}
 	case OP_WAIT_EVENT: {
 		struct CUevent_st *e = op->event.ev;
 		pthread_mutex_lock(&e->mu);
 		while (e->reached < op->event.gen)
 			pthread_cond_wait(&e->cond, &e->mu);
+		uint64_t t = (uint64_t)e->ts.tv_sec * 1000000000ull + (uint64_t)e->ts.tv_nsec;
 		pthread_mutex_unlock(&e->mu);
 		event_put(e);
-		break;
+		return max_u64(start, t);
 	}
 	case OP_WAIT_STREAM: {
 		struct CUstream_st *t = op->wait.s;
 		pthread_mutex_lock(&t->mu);
 		stream_wait_locked(t, op->wait.seq);
+		uint64_t done = t->done_at;
 		pthread_mutex_unlock(&t->mu);
 		stream_put(t);
-		break;
+		return max_u64(start, done);
 	}
 	}
+	return start;
 }
 
 /*
@@ -567,8 +593,9 @@ static void *stream_worker(void *arg)
 	struct CUstream_st *s = arg;
 
 	/* This thread stands in for the device's engines: named as simcuda's, not after whichever
-	 * engine thread created the stream.  It competes for the CPU like any thread, so the
-	 * simulated device slows down (its kernels stretch) when the host is overloaded. */
+	 * engine thread created the stream.  It competes for the CPU like any thread: when the host
+	 * is overloaded, what it computes and its wakeups stretch the simulated device's operations
+	 * (their starts stay where a device's would be: run_op). */
 	char name[16];
 	snprintf(name, sizeof(name), "simcuda-dev%d", s->ctx->dev->ordinal);
 	pthread_setname_np(pthread_self(), name);
@@ -595,12 +622,14 @@ static void *stream_worker(void *arg)
 		s->head = op->next;
 		if (!s->head)
 			s->tail = NULL;
+		uint64_t start = max_u64(op->queued, s->done_at);
 		pthread_mutex_unlock(&s->mu);
 
-		run_op(s, op);
+		uint64_t done = run_op(s, op, start);
 
 		pthread_mutex_lock(&s->mu);
 		s->completed = op->seq;
+		s->done_at = done;
 		/* waiters are woken when what they wait for is done, once, as the driver wakes a
 		 * blocking synchronize; not at every operation that completes before it */
 		if (s->completed >= s->wake_at) {
@@ -661,6 +690,7 @@ static uint64_t push_op(struct CUstream_st *s, struct op *op)
 {
 	pthread_mutex_lock(&s->mu);
 	uint64_t seq = op->seq = ++s->submitted;
+	op->queued = now_ns();
 	op->next = NULL;
 	if (s->tail)
 		s->tail->next = op;
