@@ -188,7 +188,7 @@ struct CUevent_st {
 	pthread_cond_t cond;
 	uint64_t recorded; /* generation of the last record enqueued */
 	uint64_t reached;  /* generation of the last record executed */
-	struct timespec ts;
+	uint64_t at;	   /* CLOCK_MONOTONIC ns: when the work before that record completed */
 };
 
 struct CUmod_st {
@@ -521,8 +521,7 @@ static uint64_t run_op(struct CUstream_st *s, struct op *op, uint64_t start)
 		/* the time the work before it completed: what a device's event timestamp holds */
 		struct CUevent_st *e = op->event.ev;
 		pthread_mutex_lock(&e->mu);
-		e->ts.tv_sec = (time_t)(start / 1000000000ull);
-		e->ts.tv_nsec = (long)(start % 1000000000ull);
+		e->at = start;
 		if (op->event.gen > e->reached)
 			e->reached = op->event.gen;
 		pthread_cond_broadcast(&e->cond);
@@ -535,7 +534,7 @@ static uint64_t run_op(struct CUstream_st *s, struct op *op, uint64_t start)
 		pthread_mutex_lock(&e->mu);
 		while (e->reached < op->event.gen)
 			pthread_cond_wait(&e->cond, &e->mu);
-		uint64_t t = (uint64_t)e->ts.tv_sec * 1000000000ull + (uint64_t)e->ts.tv_nsec;
+		uint64_t t = e->at;
 		pthread_mutex_unlock(&e->mu);
 		event_put(e);
 		return max_u64(start, t);
@@ -1451,21 +1450,20 @@ API CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end)
 		return CUDA_ERROR_INVALID_HANDLE;
 	if ((start->flags | end->flags) & CU_EVENT_DISABLE_TIMING)
 		return CUDA_ERROR_INVALID_HANDLE;
-	struct timespec t[2];
+	uint64_t t[2];
 	struct CUevent_st *ev[2] = { start, end };
 	for (int i = 0; i < 2; i++) {
 		pthread_mutex_lock(&ev[i]->mu);
 		bool never = ev[i]->recorded == 0;
 		bool pending = ev[i]->reached < ev[i]->recorded;
-		t[i] = ev[i]->ts;
+		t[i] = ev[i]->at;
 		pthread_mutex_unlock(&ev[i]->mu);
 		if (never)
 			return CUDA_ERROR_INVALID_HANDLE;
 		if (pending)
 			return CUDA_ERROR_NOT_READY;
 	}
-	*ms = (float)((double)(t[1].tv_sec - t[0].tv_sec) * 1e3 +
-		      (double)(t[1].tv_nsec - t[0].tv_nsec) / 1e6);
+	*ms = (float)((double)(int64_t)(t[1] - t[0]) / 1e6);
 	return CUDA_SUCCESS;
 }
 

@@ -178,41 +178,34 @@ def cmd_truth(args):
         iv.sort()
         every += [{'gpu': gpu, 'start_ns': a[1], 'end_ns': b[0]} for a, b in zip(iv, iv[1:])
                   if b[0] > a[1]]
-    upload = {}
+    # Each partition's copy phases, keyed by the kernel edge they sit beside: the upload before
+    # its first kernel, the download after its last. The API tier cannot tell a copy queued with
+    # the kernels from a kernel, so it sees the device busy from the upload and idle only once
+    # the download is done: a window's end may come that much earlier in the report, and a
+    # window opened by a kernel's end may start that much later.
+    upload, download = {}, {}
     for p in truth:
         if p['kind'] == 'partition' and p.get('kernels_start_ns') and p.get('gpu_start_ns'):
             upload[(p['gpu'], p['kernels_start_ns'])] = p['kernels_start_ns'] - p['gpu_start_ns']
-
-    def upload_before(gpu, end):
-        best = 0
-        for (g, k), ns in upload.items():
-            if g == gpu and abs(k - end) <= 1e6:
-                best = max(best, ns)
-        return best
-
-    # The copies queued after a partition's last kernel (its download) keep the stream busy for
-    # the API tier, which sees the device idle only once they are done: a window opened by a
-    # kernel's end may start that much later in the report.
-    download = {}
-    for p in truth:
         if p['kind'] == 'partition' and p.get('kernels_end_ns') and p.get('gpu_end_ns'):
             download[(p['gpu'], p['kernels_end_ns'])] = max(0, p['gpu_end_ns'] - p['kernels_end_ns'])
 
-    def download_after(gpu, start):
+    def copy_beside(phase, gpu, edge):
+        # the longest copy phase of a partition whose kernel edge is within 1 ms of edge
         best = 0
-        for (g, k), ns in download.items():
-            if g == gpu and abs(k - start) <= 1e6:
+        for (g, k), ns in phase.items():
+            if g == gpu and abs(k - edge) <= 1e6:
                 best = max(best, ns)
         return best
 
     def match(g, t):
         # The start edge is known to lie between the synchronize's last wakeup and its return.
         early = min(g.get('start_earliest_ns', g['start_ns']), g['start_ns'])
-        if g['device'] != t['gpu'] or t['start_ns'] < early - 1e6 - download_after(t['gpu'], t['start_ns']) or \
+        if g['device'] != t['gpu'] or t['start_ns'] < early - 1e6 - copy_beside(download, t['gpu'], t['start_ns']) or \
                 t['start_ns'] > g['start_ns'] + 1e6:
             return False
         d = t['end_ns'] - g['end_ns']
-        return -1e6 <= d <= 1e6 + upload_before(t['gpu'], t['end_ns'])
+        return -1e6 <= d <= 1e6 + copy_beside(upload, t['gpu'], t['end_ns'])
 
     def steady_gap(g):
         st = steady.get(g['device'])
