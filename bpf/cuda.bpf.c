@@ -473,18 +473,145 @@ static __always_inline __u16 kernel_function(__u64 out, __u64 kernel, __u32 fn, 
 		mark_handle(func, H_LOOKUP, BPF_ANY);
 		return 0;
 	}
-	if (name_by_handle(kernel, lib, fn, CU_K_KERNEL_FUNCTION, ts, gen) == H_BY_HANDLE)
+	if (!how)
+		how = name_by_handle(kernel, lib, fn, CU_K_KERNEL_FUNCTION, ts, gen);
+	if (how != H_BY_HANDLE)
+		return 0;
+	/*
+	 * A kernel named from its handle (its lookup ran before the attach, as in a process that
+	 * loaded cuBLAS and cuDNN before record -p): the function the driver made of it must carry
+	 * the same name. Two objects agreeing is the check a lookup would have made; without it
+	 * such a process never confirmed a name and the probe was never retired (150k lookups in
+	 * 9 s of a PyTorch CNN on the H200).
+	 */
+	t = bpf_map_lookup_elem(&name_pair, &zero);
+	if (!t)
+		return 0;
+	flags = calibrate(lib, handle_str(kernel, t->a) > 0 && handle_str(func, t->b) > 0 &&
+				       same_str(t->a, t->b));
+	if (flags & CU_NF_CAL_AGREE)
 		mark_handle(func, H_BY_HANDLE, BPF_ANY);
-	return 0;
+	return flags;
+}
+
+/*
+ * Launches decided here (cuda.h). The report's API tier needs, per stream, the launch that can
+ * end a gap (the first after completion evidence) and whether a launch came after the point a
+ * synchronize or a recorded event covers; every other launch only needs counting. cu_epoch is
+ * bumped at every CUDA call of a target other than a launch or a name lookup (synchronizes,
+ * queries, event records, copies, memsets, captures, context calls), before that call takes its
+ * timestamp; a launch takes its timestamp before it reads cu_epoch, so a launch that saw the old
+ * epoch began before the call that bumped it. A launch is streamed when its thread's state for
+ * its stream holds another epoch: the first on that thread and stream since any such call. One
+ * counter for all targets: a call in one process makes the next launch of every other one
+ * streamed too, a record more, never a gap less.
+ */
+__u64 cu_epoch = 1;
+
+/* --all-launches: every launch streamed, those the default leaves out flagged CU_LF_EXTRA. */
+const volatile bool all_launches = false;
+
+struct launch_skey {
+	__u32 tid;
+	__u32 pad;
+	__u64 stream;
+};
+
+struct launch_state {
+	__u64 epoch;	  /* cu_epoch at the last streamed launch */
+	__u64 unstreamed; /* ts of the last launch left out since then, 0 none */
+};
+
+/* An evicted entry only makes the next launch streamed. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct launch_skey);
+	__type(value, struct launch_state);
+} cu_launch_state SEC(".maps");
+
+/* Every launch, by process, probe, stream and kernel handle: exact counts, streamed or not. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, CU_MAX_LAUNCH_KEYS);
+	__type(key, struct cu_launch_key);
+	__type(value, __u64);
+} cu_launch_counts SEC(".maps");
+
+static __always_inline void count_launch(__u32 tgid, __u32 fn, __u32 gen, const struct cu_event *ev)
+{
+	struct cu_launch_key k = {
+		.tgid = tgid, .fn = fn, .gen = gen, .stream = ev->stream, .handle = ev->handle
+	};
+	__u64 one = 1, *n = bpf_map_lookup_elem(&cu_launch_counts, &k);
+
+	if (n) {
+		*n += 1; /* this CPU's slot */
+		return;
+	}
+	if (!bpf_map_update_elem(&cu_launch_counts, &k, &one, BPF_NOEXIST))
+		return;
+	n = bpf_map_lookup_elem(&cu_launch_counts, &k); /* made meanwhile on another CPU */
+	if (n)
+		*n += 1;
+	else
+		count_loss(GS_LOSS_MAP);
+}
+
+/* Whether the launch at ts on stream goes into the trace by the rule above. */
+static __always_inline bool launch_streamed(__u32 tid, __u64 stream, __u64 ts)
+{
+	struct launch_skey k = { .tid = tid, .stream = stream };
+	struct launch_state *st = bpf_map_lookup_elem(&cu_launch_state, &k);
+	__u64 epoch = *(volatile __u64 *)&cu_epoch;
+
+	if (st && st->epoch == epoch) {
+		st->unstreamed = ts;
+		return false;
+	}
+	if (st) {
+		st->epoch = epoch;
+		st->unstreamed = 0;
+	} else {
+		struct launch_state n = { .epoch = epoch };
+
+		bpf_map_update_elem(&cu_launch_state, &k, &n, BPF_ANY);
+	}
+	return true;
+}
+
+/* An async copy on a stream whose launches since the last streamed one were left out: when the
+ * last of them was made, for the copy model (cuda.h, CU_EF_PRIOR_LAUNCH). */
+static __always_inline void prior_launch(__u32 tid, struct cu_event *ev)
+{
+	struct launch_skey k = { .tid = tid, .stream = ev->stream };
+	struct launch_state *st = bpf_map_lookup_elem(&cu_launch_state, &k);
+
+	if (st && st->unstreamed && st->unstreamed <= ev->h.ts) {
+		ev->dur_ns = ev->h.ts - st->unstreamed;
+		ev->h.flags |= CU_EF_PRIOR_LAUNCH;
+	}
+}
+
+static __always_inline bool is_launch(__u32 kind)
+{
+	return kind == CU_K_LAUNCH || kind == CU_K_GRAPH_LAUNCH;
+}
+
+/* Calls that cannot tell a gap's edge: name lookups (the launch path of PyTorch has one). */
+static __always_inline bool bumps_epoch(const struct cu_fn_desc *d)
+{
+	return !is_launch(d->kind) && !d->a_name && d->kind != CU_K_KERNEL_FUNCTION;
 }
 
 SEC("uprobe")
 int BPF_KPROBE(cu_entry)
 {
-	__u64 ts = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
+	__u64 ts, id = bpf_get_current_pid_tgid();
 	__u32 fn = bpf_get_attach_cookie(ctx), tgid = id >> 32;
 	__u32 *gen = bpf_map_lookup_elem(&tgids, &tgid); /* a target's: its unload generation */
 	const struct cu_fn_desc *d;
+	struct cu_event ev;
 	struct uargs a;
 
 	if (!gen)
@@ -492,6 +619,9 @@ int BPF_KPROBE(cu_entry)
 	d = bpf_map_lookup_elem(&cu_fns, &fn);
 	if (!d)
 		return 0;
+	if (bumps_epoch(d))
+		__sync_fetch_and_add(&cu_epoch, 1);
+	ts = bpf_ktime_get_ns(); /* after the bump: see cu_epoch */
 	/* A call that makes an interval (a name lookup, a call with a return) ends any off-CPU
 	 * interval of its thread still open (offcpu.bpf.h); launches do not look. */
 	if (d->a_name || (d->flags & CU_F_RET))
@@ -515,35 +645,45 @@ int BPF_KPROBE(cu_entry)
 		return 0;
 	}
 
-	if (d->kind == CU_K_LAUNCH)
-		name_by_handle(d->layout == CU_L_LAUNCH_EX ? arg(&a, 2) : arg(&a, d->a_handle),
-			       d->lib, fn, CU_K_LAUNCH, ts, *gen);
-
 	/*
 	 * Entry-only: the event is complete now; the stack, where one is taken, is the one at the
 	 * first instruction. Without one the record is the event alone: reserving room for a stack
 	 * put 1.4 KiB of unused ring buffer behind every launch, and into the trace.
 	 */
-	struct cu_event *ev;
+	__builtin_memset(&ev, 0, sizeof(ev));
+	fill_hdr(&ev.h, GS_EV_CUDA, sizeof(ev), ts);
+	ev.fn = fn;
+	ev.kind = d->kind;
+	ev.caller = a.w[U_CALLER];
+	decode_args(&a, d, &ev);
+	if (is_launch(d->kind)) {
+		if (d->kind == CU_K_LAUNCH)
+			name_by_handle(ev.handle, d->lib, fn, CU_K_LAUNCH, ts, *gen);
+		count_launch(tgid, fn, *gen, &ev);
+		if (!launch_streamed((__u32)id, ev.stream, ts)) {
+			if (!all_launches)
+				return 0;
+			ev.h.flags |= CU_LF_EXTRA;
+		}
+	} else if (ev.stream && (d->flags & CU_F_ASYNC)) {
+		prior_launch((__u32)id, &ev);
+	}
+
+	struct cu_event *out;
 
 	if (launch_stacks)
-		ev = reserve(sizeof(*ev) + sizeof(struct gs_stack), GS_EV_CUDA);
+		out = reserve(sizeof(*out) + sizeof(struct gs_stack), GS_EV_CUDA);
 	else
-		ev = reserve(sizeof(*ev), GS_EV_CUDA);
-	if (!ev)
+		out = reserve(sizeof(*out), GS_EV_CUDA);
+	if (!out)
 		return 0;
-	__builtin_memset(ev, 0, sizeof(*ev));
-	fill_hdr(&ev->h, GS_EV_CUDA, sizeof(*ev) + (launch_stacks ? sizeof(struct gs_stack) : 0),
-		 ts);
-	ev->fn = fn;
-	ev->kind = d->kind;
-	ev->caller = a.w[U_CALLER];
-	decode_args(&a, d, ev);
+	__builtin_memcpy(out, &ev, sizeof(ev));
 	if (launch_stacks) {
-		take_ustack(ctx, &ev->h, (void *)(ev + 1));
-		ev->h.flags |= GS_F_ENTRY_STACK;
+		out->h.size = sizeof(*out) + sizeof(struct gs_stack);
+		take_ustack(ctx, &out->h, (void *)(out + 1));
+		out->h.flags |= GS_F_ENTRY_STACK;
 	}
-	submit(ev);
+	submit(out);
 	return 0;
 }
 

@@ -117,6 +117,28 @@ struct cu_name_event {
 #define CU_NF_CAL_AGREE	   (1u << 9)  /* a lookup's name equals *(handle + 8) */
 #define CU_NF_CAL_DISAGREE (1u << 10) /* it does not: handles of this library stay unnamed */
 
+/*
+ * Launches decided in the kernel (cuda.bpf.c): a launch is streamed when it can matter to a gap,
+ * the first on its thread and stream since the target's last other CUDA call; every launch is
+ * counted in cu_launch_counts, which the recorder writes into the trace (GS_REC_LAUNCHES).
+ * gs_hdr flags of a launch's cu_event and of an async copy's:
+ */
+#define CU_LF_EXTRA	   (1u << 11) /* --all-launches: a launch the default trace leaves out */
+/* An async copy (entry only) whose stream had launches since its last streamed one: dur_ns is
+ * how long before the copy the last of them was made (the copy model's floor, gputime.c). */
+#define CU_EF_PRIOR_LAUNCH (1u << 12)
+
+struct cu_launch_key {
+	__u32 tgid;
+	__u32 fn;  /* probe id */
+	__u32 gen; /* the process's unload generation: a handle names one kernel per generation */
+	__u32 pad;
+	__u64 stream;
+	__u64 handle;
+};
+
+#define CU_MAX_LAUNCH_KEYS 16384
+
 /* Per attached libcuda, in the cu_libs map; summed into the trace (GS_REC_CU_HANDLES). */
 struct cu_handle_stats {
 	__u64 agree;	/* lookups whose name *(handle + 8) confirmed */

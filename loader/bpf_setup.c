@@ -100,6 +100,7 @@ static void configure(struct record_bpf *skel, const struct record_opts *o, bool
 	}
 	skel->rodata->follow_children = o->follow_children;
 	skel->rodata->launch_stacks = o->launch_stacks;
+	skel->rodata->all_launches = o->all_launches;
 	skel->rodata->stop_for_attach = o->cmd != NULL;
 	/* What this recording will not attach is not loaded (each program is verified: ~15-40 ms). */
 	if (o->sampler == GS_SAMPLER_TIMER) {

@@ -238,6 +238,47 @@ static void write_cu_handles(struct trace_out *o, struct record_bpf *skel, pid_t
 	trace_out__append(o, &c, sizeof(c));
 }
 
+/* Every launch counted in BPF so far (bpf/cuda.bpf.c, count_launch): one record, the last counts. */
+static void write_launches(struct trace_out *o, struct record_bpf *skel, pid_t tgid)
+{
+	int fd = bpf_map__fd(skel->maps.cu_launch_counts), ncpus = libbpf_num_possible_cpus();
+	struct cu_launch_key k, *prev = NULL;
+	struct gs_rec_launches *r = NULL;
+	__u64 *vals = calloc(ncpus, sizeof(__u64));
+	size_t cap = 0, n = 0;
+
+	if (!vals)
+		return;
+	while (!bpf_map_get_next_key(fd, prev, &k)) {
+		prev = &k;
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue; /* deleted meanwhile: the recorder never deletes, so not ours */
+		if (n == cap) {
+			size_t ncap = cap ? 2 * cap : 64;
+			struct gs_rec_launches *nr = realloc(
+				r, sizeof(*r) + ncap * sizeof(struct gs_launch_count));
+
+			if (!nr)
+				goto out;
+			r = nr;
+			cap = ncap;
+		}
+		r->e[n] = (struct gs_launch_count){ .k = k };
+		for (int c = 0; c < ncpus; c++)
+			r->e[n].count += vals[c];
+		n++;
+	}
+	if (!r && !(r = calloc(1, sizeof(*r))))
+		goto out;
+	meta__hdr(&r->h, GS_REC_LAUNCHES, sizeof(*r) + n * sizeof(struct gs_launch_count), tgid);
+	r->n = n;
+	r->flags = skel->rodata->all_launches ? GS_LAUNCHES_F_ALL : 0;
+	trace_out__append(o, r, r->h.size);
+out:
+	free(r);
+	free(vals);
+}
+
 void meta__losses(struct trace_out *o, struct record_bpf *skel, pid_t tgid, __u64 attach_failed,
 		  __u32 cuda_libs)
 {
@@ -275,6 +316,7 @@ void meta__losses(struct trace_out *o, struct record_bpf *skel, pid_t tgid, __u6
 		trace_out__append(o, t, tsize);
 	}
 	write_cu_handles(o, skel, tgid, cuda_libs);
+	write_launches(o, skel, tgid);
 out:
 	free(l);
 	free(t);

@@ -29,6 +29,7 @@ enum {
 	OPT_LOCK_HOLDS,
 	OPT_FOLLOW,
 	OPT_KEEP_LOOKUPS,
+	OPT_ALL_LAUNCHES,
 	OPT_LAUNCH_STACKS,
 	OPT_CUPTI,
 	OPT_NO_CUPTI,
@@ -84,6 +85,10 @@ static const struct argp_option opts[] = {
 	{ "launch-stacks", OPT_LAUNCH_STACKS, NULL, 0,
 	  "User stacks of launches and other entry-only CUDA calls too (by default their caller's "
 	  "address alone: the walk is a third of a launch probe's cost)",
+	  0 },
+	{ "all-launches", OPT_ALL_LAUNCHES, NULL, 0,
+	  "Every launch in the trace (by default only those that can end a GPU gap, the first on "
+	  "a thread and stream after any other CUDA call; all are counted exactly either way)",
 	  0 },
 	{ "keep-lookups", OPT_KEEP_LOOKUPS, NULL, 0,
 	  "Keep probing cuKernelGetFunction after kernel handles have shown their names (by "
@@ -183,6 +188,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_KEEP_LOOKUPS:
 		o->keep_lookups = true;
+		break;
+	case OPT_ALL_LAUNCHES:
+		o->all_launches = true;
 		break;
 	case OPT_FOLLOW:
 		o->follow_children = true;

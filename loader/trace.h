@@ -21,6 +21,7 @@
 #include <linux/types.h>
 
 #include "gapscope.h"
+#include "cuda.h"
 #include "gpu_act.h"
 
 #define TRACE_MAGIC	   "GAPSCOPE"
@@ -28,9 +29,11 @@
  * 2: offcpu_event.syscall. 3: user stack snapshots (GS_EV_USTACK_SNAP, bpf/snapshot.h), the
  * ustack_snap loss counter, GS_REC_GPU_ACT (CUPTI activity), GS_REC_NVML (utilization samples)
  * GS_REC_PERF_MAP (a JIT's perf map) and GS_REC_ARCHIVE (record --archive's reduced ELF files); a
- * reader of an older file simply finds none of them.
+ * reader of an older file simply finds none of them. 4: launches decided in the kernel (only
+ * those that can end a gap have a record, bpf/cuda.bpf.c) and counted there (GS_REC_LAUNCHES);
+ * a version 3 file holds every launch and no counts.
  */
-#define TRACE_VERSION	   3
+#define TRACE_VERSION	   4
 #define TRACE_VERSION_MIN  1	       /* the oldest a reader reads (offcpu.h: offcpu_syscall) */
 #define TRACE_CHUNK_MAGIC  0x4b434753u /* "SGCK" little endian */
 #define TRACE_CHUNK_TARGET (256 << 10) /* a chunk is written at this size */
@@ -89,6 +92,7 @@ enum gs_rec_type {
 	GS_REC_NVML,	      /* struct gs_rec_nvml: an NVML utilization sample (v3) */
 	GS_REC_PERF_MAP,      /* struct gs_rec_perf_map: a JIT's /tmp/perf-PID.map (v3) */
 	GS_REC_ARCHIVE,	      /* struct gs_rec_archive: part of a reduced ELF file (v3) */
+	GS_REC_LAUNCHES,      /* struct gs_rec_launches: every launch counted, so far (v4) */
 };
 
 struct gs_rec_clock {
@@ -181,6 +185,25 @@ struct gs_rec_cu_handles {
 	__u64 rejected;
 	__u32 libs;	/* libcudas with probes */
 	__u32 libs_off; /* of those, where a disagreement turned names from handles off */
+};
+
+/*
+ * Every launch, counted in BPF (bpf/cuda.h, cu_launch_counts): the totals so far, by process,
+ * probe, unload generation, stream and kernel handle. Written every second and at the end: the
+ * last one counts.
+ */
+struct gs_launch_count {
+	struct cu_launch_key k;
+	__u64 count;
+};
+
+#define GS_LAUNCHES_F_ALL 0x1 /* --all-launches: every launch also has its record */
+
+struct gs_rec_launches {
+	struct gs_hdr h;
+	__u32 n;     /* entries that follow */
+	__u32 flags; /* GS_LAUNCHES_F_* */
+	struct gs_launch_count e[];
 };
 
 struct gs_rec_exit {

@@ -56,6 +56,8 @@ struct analysis_priv {
 	struct perfmaps *perfmaps; /* JITs' names, read first where the trace is marked for them */
 	struct report_archive *archive; /* record --archive's files, read first where marked */
 	struct vec probes;		/* const char *, by probe id */
+	struct launch_counter *launches;
+	bool decided_only; /* analysis_opts.decided_only */
 };
 
 static const char *probe_name(struct analysis_priv *p, __u32 id)
@@ -63,6 +65,11 @@ static const char *probe_name(struct analysis_priv *p, __u32 id)
 	const char **n = id < p->probes.n ? VEC_AT(&p->probes, const char *, id) : NULL;
 
 	return n && *n ? *n : "?";
+}
+
+static const char *probe_name_of(void *p, __u32 id)
+{
+	return probe_name(p, id);
 }
 
 static void note_probe(struct analysis_priv *p, const struct gs_hdr *h)
@@ -449,11 +456,17 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 		}
 	}
 	p->rd = oreader__new(p->tr, NULL, OREADER_WINDOW_NS);
+	p->launches = launch_counter__new();
+	p->decided_only = opts->decided_only;
 	bl = p->th ? blame__new(p->th, p->nm, p->strs, opts->max_hops) : NULL;
-	if (!p->th || !p->nm || !p->gt || !p->uw || !p->rd || !bl)
+	if (!p->th || !p->nm || !p->gt || !p->uw || !p->rd || !p->launches || !bl)
 		goto oom;
 	version = trace__stats(p->tr)->version;
 	while ((ret = oreader__next(p->rd, &h)) > 0) {
+		if (p->decided_only && h->type == GS_EV_CUDA && (h->flags & CU_LF_EXTRA))
+			continue;
+		if (launch_counter__add(p->launches, h))
+			goto oom;
 		h = unwinder__feed(p->uw, h);
 		if (feed(a, h, version))
 			goto oom;
@@ -484,6 +497,8 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 		a->gaps[i].id = i + 1;
 	blame__free(bl);
 	causes__rank(a, &p->kind_fn);
+	if (launch_counter__totals(p->launches, probe_name_of, p, &a->launches))
+		goto oom;
 	a->stacks = *unwinder__counts(p->uw);
 	losses__reader(a, trace__stats(a->priv->tr));
 	return a;
@@ -530,7 +545,9 @@ void analysis__free(struct analysis *a)
 		free(a->devices[d].busy);
 	free(a->devices);
 	free(a->agree);
+	launch_totals__free(&a->launches);
 	if (p) {
+		launch_counter__free(p->launches);
 		oreader__free(p->rd);
 		gputime__free(p->gt);
 		tiers__free(p->tiers);

@@ -32,6 +32,7 @@
 #include <linux/types.h>
 
 #include "gapscope.h"
+#include "launches.h"
 
 enum blame_kind {
 	BK_LOCK,
@@ -182,6 +183,7 @@ struct analysis {
 	size_t nnotes;
 	struct cupti_info cupti;
 	double copy_gbps, copy_latency_us; /* the API tier's copy model, 0 GB/s: none */
+	struct launch_totals launches;	   /* launches.h */
 	struct tier_agreement *agree;	   /* per device with a CUPTI tier */
 	size_t nagree;
 	struct analysis_priv *priv;
@@ -193,7 +195,10 @@ struct analysis_opts {
 	bool no_file_symbols;  /* frames not named from the mapped files (names__new()) */
 	const char *debug_dir; /* --debug-dir: debug files by build-id, before /usr/lib/debug */
 	bool api_only;	       /* CUPTI's records left unread: the API-inferred tier alone */
-	double copy_gbps;      /* --copy-rate: gputime__copy_model(); 0 none */
+	/* Launch records flagged CU_LF_EXTRA left unread: an --all-launches trace read as the
+	 * default trace of the same run would be (the check that both give the same gaps). */
+	bool decided_only;
+	double copy_gbps; /* --copy-rate: gputime__copy_model(); 0 none */
 	double copy_latency_us;
 	/* Called once per gap, in completion order (seq), id not yet set; non-zero stops. */
 	int (*on_gap)(const struct gap *g, void *ctx);

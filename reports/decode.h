@@ -91,6 +91,8 @@ static inline size_t gs_rec_min_size(__u32 type)
 		return sizeof(struct gs_rec_gpu_act);
 	case GS_REC_NVML:
 		return sizeof(struct gs_rec_nvml);
+	case GS_REC_LAUNCHES:
+		return sizeof(struct gs_rec_launches);
 	default:
 		return sizeof(struct gs_hdr); /* unknown: skippable by its size alone */
 	}
@@ -154,6 +156,7 @@ GS_DECODER(gs_sampler, GS_REC_SAMPLER, struct gs_rec_sampler)
 GS_DECODER(gs_perf_map, GS_REC_PERF_MAP, struct gs_rec_perf_map)
 GS_DECODER(gs_archive, GS_REC_ARCHIVE, struct gs_rec_archive)
 GS_DECODER(gs_nvml, GS_REC_NVML, struct gs_rec_nvml)
+GS_DECODER(gs_launches, GS_REC_LAUNCHES, struct gs_rec_launches)
 
 /* A CUPTI activity record whose own size fits in the record (its text NUL-terminated). */
 static inline const struct gs_gpu_act *gs_gpu_act(const struct gs_hdr *h)

@@ -565,6 +565,10 @@ int gputime__add(struct gputime *g, const struct cu_event *e, const char *fn, co
 		s = g->copy_bytes_per_ns > 0 && (strstr(fn, "HtoD") || strstr(fn, "DtoH")) ?
 			    stream_of(g, &op, true) :
 			    NULL;
+		/* Launches on its stream that the trace left out (cuda.h): the last one's time. */
+		if (s && (e->h.flags & CU_EF_PRIOR_LAUNCH) && !s->capturing &&
+		    op.t - e->dur_ns > s->last_launch)
+			s->last_launch = op.t - e->dur_ns;
 		if (s)
 			queue_copy(g, s, &op, strstr(fn, "DtoH"));
 		break;

@@ -25,6 +25,7 @@ struct report_env {
 	double min_gap_ms;
 	unsigned int top;
 	bool api_only;
+	bool decided_only;
 	double copy_gbps, copy_latency_us;
 	const char *debug_dir;
 };
@@ -42,6 +43,11 @@ static const struct argp_option opts[] = {
 	  "API-inferred tier: host<->device async copies take US (default 0) + bytes at GBPS on "
 	  "their stream, as measured on the machine (default: not modelled)",
 	  0 },
+	{ "decided-only", 'S', NULL, 0,
+	  "Of a trace recorded with --all-launches, read only the launches the default recording "
+	  "keeps: the same run as it would have been recorded (a check that both give the same "
+	  "gaps)",
+	  0 },
 	{ "format", 'F', "text|json", 0, "What to print: summary.txt (default) or summary.json",
 	  0 },
 	{},
@@ -50,7 +56,7 @@ static const struct argp_option opts[] = {
 static const char doc[] =
 	"Find the GPU's idle windows in a gapscope trace and the chain of waits behind each.\n"
 	"\n"
-	"USAGE: gapscope report FILE [-o DIR] [-f] [--min-gap MS] [--top N] [--api-only] [--copy-rate GBPS[,US]] "
+	"USAGE: gapscope report FILE [-o DIR] [-f] [--min-gap MS] [--top N] [--api-only] [--decided-only] [--copy-rate GBPS[,US]] "
 	"[--debug-dir DIR] [--format text|json]\n"
 	"\n"
 	"Writes into DIR: summary.txt (also printed), summary.json, index.html (open it from the\n"
@@ -76,6 +82,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'A':
 		env->api_only = true;
+		break;
+	case 'S':
+		env->decided_only = true;
 		break;
 	case 'D':
 		env->debug_dir = arg;
@@ -197,6 +206,7 @@ int cmd_report(int argc, char **argv)
 		return 2;
 	aopts.min_gap_ns = (__u64)(env.min_gap_ms * 1e6);
 	aopts.api_only = env.api_only;
+	aopts.decided_only = env.decided_only;
 	aopts.copy_gbps = env.copy_gbps;
 	aopts.copy_latency_us = env.copy_latency_us;
 	aopts.debug_dir = env.debug_dir;

@@ -7,12 +7,14 @@
  * frames named from the trace's own symbols: the output depends on the trace alone.
  */
 #include <argp.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gapscope_cmd.h"
+#include "launches.h"
 #include "reader.h"
 #include "script.h"
 
@@ -27,6 +29,7 @@ struct script {
 	struct gs_ctx *ctx;
 	const struct script_opts *opts;
 	FILE *out;
+	struct launch_counter *launches;
 };
 
 static const struct argp_option opts[] = {
@@ -389,6 +392,28 @@ static void print_event(const struct script *s, const struct gs_hdr *h)
 	}
 }
 
+/*
+ * Every launch the recorder counted (the last GS_REC_LAUNCHES record), one line per process,
+ * probe, stream and kernel: the trace itself holds only the launches that can end a gap.
+ */
+static void print_launch_counts(const struct script *s)
+{
+	const struct gs_rec_launches *r = launch_counter__record(s->launches);
+
+	if (!r || s->opts->no_meta)
+		return;
+	for (__u32 i = 0; i < r->n; i++) {
+		const struct gs_launch_count *e = &r->e[i];
+		const struct ctx_probe *p = ctx__probe(s->ctx, e->k.fn);
+
+		fprintf(s->out, "# launch-count pid=%u fn=%s kernel=", e->k.tgid, p ? p->sym : "?");
+		print_kernel_name(s->out, s, e->k.handle);
+		fprintf(s->out, " func=0x%llx stream=0x%llx n=%llu\n",
+			(unsigned long long)e->k.handle, (unsigned long long)e->k.stream,
+			(unsigned long long)e->count);
+	}
+}
+
 static void print_record(const struct script *s, const struct gs_hdr *h, int how)
 {
 	if (how == OREADER_LATE)
@@ -423,14 +448,21 @@ int cmd_script(int argc, char **argv)
 		return 1;
 	}
 	s.ctx = ctx__new();
-	if (s.ctx && !ctx__prescan(s.ctx, o.file))
+	s.launches = launch_counter__new();
+	if (s.ctx && s.launches && !ctx__prescan(s.ctx, o.file))
 		r = oreader__new(tr, s.ctx, o.window_ns);
 	if (!r) {
 		fprintf(stderr, "gapscope: out of memory\n");
 		goto out;
 	}
-	while ((n = oreader__next(r, &h)) > 0)
+	while ((n = oreader__next(r, &h)) > 0) {
 		print_record(&s, h, n);
+		if (launch_counter__add(s.launches, h)) {
+			n = -ENOMEM;
+			break;
+		}
+	}
+	print_launch_counts(&s);
 	fflush(stdout);
 	if (n < 0)
 		fprintf(stderr, "gapscope: %s: %s\n", o.file, strerror(-n));
@@ -440,6 +472,7 @@ int cmd_script(int argc, char **argv)
 	trace__warn(tr, o.file, stderr);
 out:
 	oreader__free(r);
+	launch_counter__free(s.launches);
 	ctx__free(s.ctx);
 	trace__close(tr);
 	return ret;

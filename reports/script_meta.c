@@ -155,6 +155,19 @@ void script__print_meta(FILE *o, const struct gs_hdr *h)
 			(unsigned long long)c->rejected, c->libs, c->libs_off);
 		break;
 	}
+	case GS_REC_LAUNCHES: {
+		const struct gs_rec_launches *l = gs_launches(h);
+		__u32 n = (h->size - sizeof(*l)) / sizeof(l->e[0]);
+		__u64 sum = 0;
+
+		n = l->n < n ? l->n : n;
+		for (__u32 i = 0; i < n; i++)
+			sum += l->e[i].count;
+		/* Each kernel's count is printed once, from the last of these, after the events. */
+		fprintf(o, "# launches total=%llu entries=%u%s\n", (unsigned long long)sum, n,
+			(l->flags & GS_LAUNCHES_F_ALL) ? " all-launches" : "");
+		break;
+	}
 	case GS_REC_PROC_EXIT: {
 		const struct gs_rec_exit *x = gs_proc_exit(h);
 

@@ -92,6 +92,25 @@ static void json_gap(FILE *out, const struct gap *g)
 	fprintf(out, ",\"folded\":\"gaps/%04u.folded\",\"svg\":\"gaps/%04u.svg\"}", g->id, g->id);
 }
 
+/*
+ * Launches: every one the program made (the recorder's counts, or the trace's records where it
+ * wrote none), how many have a record, and by probed symbol.
+ */
+static void json_launches(FILE *out, const struct launch_totals *l)
+{
+	fprintf(out,
+		",\n\"launches\":{\"total\":%" PRIu64 ",\"in_trace\":%" PRIu64
+		",\"counted\":%s,\"all\":%s,\"by_function\":{",
+		(uint64_t)l->total, (uint64_t)l->in_trace, l->counted ? "true" : "false",
+		l->all ? "true" : "false");
+	for (size_t i = 0; i < l->nfn; i++) {
+		fprintf(out, "%s", i ? "," : "");
+		json_str(out, l->by_fn[i].fn);
+		fprintf(out, ":%" PRIu64, (uint64_t)l->by_fn[i].count);
+	}
+	fprintf(out, "}}");
+}
+
 /* The CUPTI tier, in a trace marked for it: the collector's counts and the tiers' agreement. */
 static void json_cupti(FILE *out, const struct analysis *a)
 {
@@ -171,6 +190,7 @@ int summary_json__write(const struct analysis *a, FILE *out)
 	if (a->copy_gbps > 0)
 		fprintf(out, ",\n\"copy_model\":{\"gbps\":%g,\"latency_us\":%g}", a->copy_gbps,
 			a->copy_latency_us);
+	json_launches(out, &a->launches);
 	json_cupti(out, a);
 	fprintf(out, ",\n\"gap_ns\":%" PRIu64 ",\"preempted_outside_ns\":%" PRIu64 ",\n\"gaps\":[",
 		(uint64_t)a->gap_ns, (uint64_t)a->preempted_outside_ns);

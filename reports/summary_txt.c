@@ -112,8 +112,12 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 
 	fprintf(out, "duration ");
 	print_ms(out, a->duration_ns);
-	fprintf(out, ", %" PRIu64 " events, %" PRIu64 " CUDA events\n", (uint64_t)a->events,
+	fprintf(out, ", %" PRIu64 " events, %" PRIu64 " CUDA events", (uint64_t)a->events,
 		(uint64_t)a->cuda_events);
+	if (a->launches.counted)
+		fprintf(out, ", %" PRIu64 " launches (%" PRIu64 " in the trace)",
+			(uint64_t)a->launches.total, (uint64_t)a->launches.in_trace);
+	fputc('\n', out);
 	for (size_t i = 0; i < a->nnotes; i++)
 		fprintf(out, "note: %s\n", a->notes[i]);
 	for (size_t d = 0; d < a->ndevices; d++)
