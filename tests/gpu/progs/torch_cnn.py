@@ -1,0 +1,51 @@
+# A launch-bound PyTorch program: eager inference of a small torchvision CNN at batch 1 (tens of
+# thousands of kernel launches a second), or with "train" a GPU-bound bf16 training step of a
+# larger one. Warms up, prints "ready", waits for a line on stdin when GO is "wait" (so that a
+# recorder can attach first), then runs for SECONDS and prints "steps_per_s X".
+#   usage: torch_cnn.py SECONDS [infer|train] [go|wait]
+import sys, time
+import torch
+import torchvision
+
+secs = float(sys.argv[1]) if len(sys.argv) > 1 else 6
+mode = sys.argv[2] if len(sys.argv) > 2 else "infer"
+wait = len(sys.argv) > 3 and sys.argv[3] == "wait"
+torch.backends.cudnn.benchmark = False
+
+if mode == "train":
+    model = torchvision.models.resnet50().cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x = torch.randn(64, 3, 224, 224, device="cuda")
+    y = torch.randint(0, 1000, (64,), device="cuda")
+
+    def step():
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss
+else:
+    model = torchvision.models.resnet18().cuda().eval()
+    x = torch.randn(1, 3, 64, 64, device="cuda")
+
+    def step():
+        with torch.no_grad():
+            return model(x)
+
+for _ in range(30):
+    step()
+torch.cuda.synchronize()
+print("ready", flush=True)
+if wait:
+    sys.stdin.readline()
+n, t0 = 0, time.monotonic()
+while True:
+    out = step()
+    n += 1
+    if n % 20 == 0:
+        out.float().sum().item()  # a synchronize, as a real loop reads its outputs
+        if time.monotonic() - t0 >= secs:
+            break
+torch.cuda.synchronize()
+print("steps_per_s %.3f" % (n / (time.monotonic() - t0)), flush=True)
