@@ -169,7 +169,7 @@ static __always_inline void snap_take(__u32 of_type, __u64 ts, __u64 end, __s32 
 	ev->of_type = of_type;
 	ev->want = want;
 	ev->syscall = syscall;
-	ev->pad = 0;
+	ev->zlen = 0;
 	snap_regs(ev, regs);
 	snap_uretprobes(ev, task);
 	sp = ev->regs[GS_SNAP_REG_SP];

@@ -31,7 +31,7 @@ struct ustack_snap_event {
 	__u32 want;	 /* bytes asked for: len < want where the stack ended before */
 	__u32 nri;	 /* entries of ri in use */
 	__s32 syscall;	 /* off-CPU: the system call it blocked in, else -1 */
-	__u32 pad;
+	__u32 zlen;	 /* GS_SNAP_F_ZSTD: bytes of the zstd frame that follow instead */
 	__u64 regs[GS_SNAP_NREGS]; /* DWARF numbering: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip */
 	/*
 	 * A uretprobe replaces the return address of the function it probes with its trampoline:
@@ -41,6 +41,13 @@ struct ustack_snap_event {
 	__u64 ri_ret[GS_SNAP_NRI];
 	/* __u8 stack[len] */
 };
+
+/*
+ * gs_hdr flag of a snapshot in the trace: the recorder compressed its stack bytes (zstd, level 1:
+ * stacks are mostly small integers, pointers that share their high bytes, and zeros; a busy
+ * thread's samples were 4 MB/s of them); zlen bytes follow, len once decompressed.
+ */
+#define GS_SNAP_F_ZSTD (1u << 8)
 
 /* Configuration, set by the recorder after the load (map snap_cfg, one entry). */
 struct snap_cfg {

@@ -30,6 +30,8 @@ struct consumer {
 
 	struct ring_buffer *rb;
 	unsigned char *buf; /* one event, stack compacted */
+	unsigned char *zbuf; /* one stack snapshot, compressed */
+	void *zctx;	     /* ZSTD_CCtx */
 	struct ksyms *ksyms;
 	pthread_t ksyms_thread; /* reading them, while ksyms_loading */
 	bool ksyms_loading;

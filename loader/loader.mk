@@ -11,8 +11,8 @@ LOADER_SRCS := $(wildcard loader/*.c)
 LOADER_OBJS := $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(LOADER_SRCS))
 
 GAPSCOPE_CFLAGS := $(CFLAGS) -I$(BUILD)/bpf -Ibpf -Iloader -Ireports
-# libstdc++: __cxa_demangle for C++ and Rust names (reports/demangle.c).
-GAPSCOPE_LIBS   := -lbpf -ldw -lelf -lz -lstdc++
+# libzstd: stack snapshots are compressed (loader/consume.c). libstdc++: __cxa_demangle for C++ and Rust names (reports/demangle.c).
+GAPSCOPE_LIBS   := -lbpf -ldw -lelf -lz -lzstd -lstdc++
 # libelf.a (elfutils 0.188) decompresses zstd sections; libbpf.a needs libelf and zlib; libdw.a
 # (reports/symbols.c) needs libelf, zlib, liblzma (.gnu_debugdata, .xz) and libbz2; libstdc++.a
 # is there for its demangler alone.

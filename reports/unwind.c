@@ -7,6 +7,7 @@
 #include <dwarf.h>
 #include <gelf.h>
 #include <elfutils/libdwfl.h>
+#include <zstd.h>
 
 #include "archived.h"
 #include "decode.h"
@@ -345,7 +346,9 @@ static void snapshot(struct unwinder *u, const struct gs_hdr *h)
 	struct uw_proc *p;
 	int rc;
 
-	if (!s || s->len > GS_SNAP_MAX || sizeof(*s) + s->len > gs_fixed_size(h))
+	size_t stored = s && (h->flags & GS_SNAP_F_ZSTD) ? s->zlen : s ? s->len : 0;
+
+	if (!s || s->len > GS_SNAP_MAX || sizeof(*s) + stored > gs_fixed_size(h))
 		return;
 	if (u->npend == UNWIND_PENDING) {
 		memmove(&u->pend[0], &u->pend[1], (UNWIND_PENDING - 1) * sizeof(u->pend[0]));
@@ -368,7 +371,10 @@ static void snapshot(struct unwinder *u, const struct gs_hdr *h)
 	u->len = s->len;
 	u->ran_off = u->read_failed = false;
 	u->nframes = 0;
-	memcpy(u->stack, s + 1, s->len);
+	if (!(h->flags & GS_SNAP_F_ZSTD))
+		memcpy(u->stack, s + 1, s->len);
+	else if (ZSTD_decompress(u->stack, sizeof(u->stack), s + 1, s->zlen) != s->len)
+		return; /* damaged: the event keeps its frame-pointer stack */
 	for (__u32 i = 0; i < s->nri && i < GS_SNAP_NRI; i++)
 		if (s->ri_slot[i] >= u->sp && s->ri_slot[i] - u->sp + 8 <= u->len)
 			memcpy(u->stack + (s->ri_slot[i] - u->sp), &s->ri_ret[i], 8);
