@@ -29,6 +29,11 @@ need_root() {
 other_warnings() { grep -v "arrived too late to be put in time order" "$1" || true; }
 
 # assert_eq ACTUAL EXPECTED WHAT
+# launch_count SCRIPT ERE: the launches the recorder counted ("# launch-count" lines of
+# `gapscope script`) on lines that match ERE.
+launch_count() {
+	grep '^# launch-count ' "$1" | grep -E -- "$2" | sed 's/.* n=//' | awk '{ s += $1 } END { print s + 0 }'
+}
 assert_eq() { [ "$1" = "$2" ] || die "$3: got '$1', expected '$2'"; }
 
 # check_samples SCRIPT N MIN TOL: N CPU samples against what `gapscope script` output SCRIPT

@@ -34,7 +34,7 @@ def run(layout):
     out = Lines(t.stdout)
     if out.wait(r"^ready$") is None:
         die("names_target never got ready: %s" % out.join())
-    rec, err = start_record(t.pid, trace)
+    rec, err = start_record(t.pid, trace, ["--all-launches"])
     t.stdin.write(b"go\n")
     t.stdin.close()
     t.wait()

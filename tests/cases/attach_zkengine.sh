@@ -24,7 +24,7 @@ args = ["--device", "sim", "--partitions", "80", "--log2n", "12", "--verify", "-
 pins_before = pinned()
 
 engine, out = start_engine(args)
-rec, err = start_record(engine.pid, trace, ["--duration", "2"])
+rec, err = start_record(engine.pid, trace, ["--duration", "2", "--all-launches"])
 # Attached: the probes are in the target now.
 rc, txt, warn = script(trace)
 open(os.path.join(tmp, "live.txt"), "w").write(txt)

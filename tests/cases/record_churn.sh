@@ -46,7 +46,7 @@ RSS_MAX_KB=$((200 << 10)) RSS_GROWTH_KB=$((8 << 10))
 record() {
 	local name=$1 threads=$2 rc
 	shift 2
-	python3 - "$TMP/$name" "$GS" record -o "$TMP/$name.gsc" "$@" \
+	python3 - "$TMP/$name" "$GS" record --all-launches -o "$TMP/$name.gsc" "$@" \
 		--probe libchurn.so:churn_fn -- "$TMP/churn" --reexec --cuda "$TMP/lib/libcuda.so.1" \
 		--plugin "$TMP/lib/libchurn.so" --threads "$threads" --batch 50 \
 		--dlopens $DLOPENS --forks $FORKS --execs $EXECS --calls $K --linger <<'PY'

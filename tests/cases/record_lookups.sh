@@ -35,10 +35,10 @@ check() { # check NAME LOOKUPS RETIRED
 		"$name: the launch of a function no probe saw made"
 }
 
-"$GS" record -o "$TMP/retire.gsc" -- "$TMP/lookups_target" "$TMP/lib/libcuda.so.1" $N 1 \
+"$GS" record --all-launches -o "$TMP/retire.gsc" -- "$TMP/lookups_target" "$TMP/lib/libcuda.so.1" $N 1 \
 	>"$TMP/retire.out" 2>"$TMP/retire.err" || { cat "$TMP/retire.err"; die "record (retire)"; }
 check retire 64 1
-"$GS" record --keep-lookups -o "$TMP/keep.gsc" -- "$TMP/lookups_target" \
+"$GS" record --all-launches --keep-lookups -o "$TMP/keep.gsc" -- "$TMP/lookups_target" \
 	"$TMP/lib/libcuda.so.1" $N 0 >"$TMP/keep.out" 2>"$TMP/keep.err" ||
 	{ cat "$TMP/keep.err"; die "record (--keep-lookups)"; }
 check keep $((64 + N + 1)) 0

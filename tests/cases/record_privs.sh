@@ -43,7 +43,7 @@ CAPS=",+bpf,+perfmon"
 # Launch mode.
 N=7 T=4
 rc=0
-as $ME "$CAPS" "$GS" record -o "$TMP/out/t.gsc" -- "$TMP/target" --dlopen "$TMP/lib/libcuda.so.1" \
+as $ME "$CAPS" "$GS" record --all-launches -o "$TMP/out/t.gsc" -- "$TMP/target" --dlopen "$TMP/lib/libcuda.so.1" \
 	--launches $N --trims $T --contend --exit 3 >"$TMP/stdout" 2>"$TMP/stderr" || rc=$?
 cat "$TMP/stdout" "$TMP/stderr"
 assert_eq "$rc" 3 "exit status (the target's)"

@@ -20,7 +20,7 @@ $CC -O2 -g -fno-omit-frame-pointer -pthread -o "$TMP/target" tests/record/target
 
 N=25 S=4 T=6
 rc=0
-"$GS" record -o "$TMP/t.gsc" -- chrt -f 1 "$TMP/target" --dlopen "$TMP/lib/libcuda.so.1" --launches $N \
+"$GS" record --all-launches -o "$TMP/t.gsc" -- chrt -f 1 "$TMP/target" --dlopen "$TMP/lib/libcuda.so.1" --launches $N \
 	--syncs $S --trims $T --contend --burn 0.5 --exit 3 >"$TMP/out" 2>"$TMP/err" || rc=$?
 cat "$TMP/out" "$TMP/err"
 assert_eq "$rc" 3 "gapscope's exit status (the target's)"
@@ -43,6 +43,13 @@ assert_eq "$(count 'cuda:cuLaunchKernel kernel=gs_test_kernel .* grid=(7,8,9) bl
 assert_eq "$(count 'cuda:cuLaunchKernel_ptsz kernel=gs_test_kernel ')" $N "cuLaunchKernel_ptsz events"
 assert_eq "$(count 'cuda:cuLaunchKernelEx kernel=gs_lib_kernel .* grid=(11,12,13) block=(64,2,1) shmem=96 stream=0x5678 ')" $N "cuLaunchKernelEx events"
 assert_eq "$(count 'cuda:cuLaunch')" $((3 * N)) "all launch events"
+# The recorder's own counts (every launch, whatever the trace holds).
+assert_eq "$(launch_count "$TMP/script" ' fn=cuLaunchKernel kernel=gs_test_kernel.* stream=0x1234 ')" $N \
+	"cuLaunchKernel counted"
+assert_eq "$(launch_count "$TMP/script" ' fn=cuLaunchKernelEx kernel=gs_lib_kernel.* stream=0x5678 ')" $N \
+	"cuLaunchKernelEx counted"
+assert_eq "$(launch_count "$TMP/script" .)" $((3 * N)) "launches counted"
+grep -q '^# launches total=.* all-launches$' "$TMP/script" || die "the counts do not say --all-launches"
 assert_eq "$(count 'cuda:cuModuleGetFunction name=gs_test_kernel ')" 1 "cuModuleGetFunction"
 assert_eq "$(count "func=$(val lib_kernel_function) kernel=.* name=gs_lib_kernel")" 1 "cuKernelGetFunction"
 

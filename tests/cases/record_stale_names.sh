@@ -35,7 +35,7 @@ expect() {
 run() { # TRACE ENV...: record stale_names in launch mode
 	local trace=$1
 	shift
-	env "$@" "$GS" record -o "$trace" -- "$TMP/stale_names" "$SIM" $N >"$TMP/out" 2>"$TMP/err" ||
+	env "$@" "$GS" record --all-launches -o "$trace" -- "$TMP/stale_names" "$SIM" $N >"$TMP/out" 2>"$TMP/err" ||
 		{ cat "$TMP/err"; die "record failed"; }
 	cat "$TMP/out"
 	handle=$(sed -n 's/^handle=//p' "$TMP/out")
@@ -73,7 +73,7 @@ t = subprocess.Popen([os.path.join(tmp, "stale_names"), sim, n, "--wait"], stdin
 out = Lines(t.stdout)
 if out.wait(r"^ready$") is None:
     die("stale_names never got ready: %s" % out.join())
-rec, err = start_record(t.pid, os.path.join(tmp, "attach.gsc"))
+rec, err = start_record(t.pid, os.path.join(tmp, "attach.gsc"), ["--all-launches"])
 t.stdin.write(b"go\n")
 t.stdin.close()
 t.wait()

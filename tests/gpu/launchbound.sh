@@ -83,6 +83,8 @@ print("  trace %.2f MB/s over %.1f s; launches %s counted, %s in the trace (%s);
     l.get("in_trace"), l.get("by_function"), len(s["gaps"]),
     (s["causes"][0]["kind"] + " " + (s["causes"][0].get("function") or "")) if s["causes"] else "-"))
 PY
+	say "  CUDA records in the trace by call: $(grep -o ' cuda:[A-Za-z_0-9]*' "$W/r.script" | sort | uniq -c | sort -rn | head -8 | awk '{printf "%s %s, ", $2, $1}')"
+	say "  records by kind: $(grep -v '^#' "$W/r.script" | grep -o ' [a-z]*:[a-z_]*' | sed 's/:.*//' | sort | uniq -c | sort -rn | head -6 | awk '{printf "%s %s, ", $2, $1}')"
 	say "  cuKernelGetFunction: $(grep -c 'cuda:cuKernelGetFunction' "$W/r.script") calls in the trace; probe $(grep -o 'cuKernelGetFunction retired-at=[0-9.]*' "$W/r.script" | head -1 || true) ; $(grep '^# kernel-names-from-handles' "$W/r.script" | tail -1)"
 	;;
 esac
