@@ -498,8 +498,8 @@ static __always_inline __u16 kernel_function(__u64 out, __u64 kernel, __u32 fn, 
  * Launches decided here (cuda.h). The report's API tier needs, per stream, the launch that can
  * end a gap (the first after completion evidence) and whether a launch came after the point a
  * synchronize or a recorded event covers; every other launch only needs counting. cu_epoch is
- * bumped at every CUDA call of a target other than a launch or a name lookup (synchronizes,
- * queries, event records, copies, memsets, captures, context calls), before that call takes its
+ * bumped at every CUDA call of a target other than a launch, a name lookup or an async memset
+ * (synchronizes, queries, event records, copies, captures, context calls), before it takes its
  * timestamp; a launch takes its timestamp before it reads cu_epoch, so a launch that saw the old
  * epoch began before the call that bumped it. A launch is streamed when its thread's state for
  * its stream holds another epoch: the first on that thread and stream since any such call. One
@@ -598,10 +598,15 @@ static __always_inline bool is_launch(__u32 kind)
 	return kind == CU_K_LAUNCH || kind == CU_K_GRAPH_LAUNCH;
 }
 
-/* Calls that cannot tell a gap's edge: name lookups (the launch path of PyTorch has one). */
+/*
+ * Calls that cannot tell a gap's edge: name lookups (the launch path of PyTorch has one) and
+ * async memsets, which the report neither counts as work nor as evidence (cuBLAS puts one before
+ * each of its launches: with them, every such launch was streamed).
+ */
 static __always_inline bool bumps_epoch(const struct cu_fn_desc *d)
 {
-	return !is_launch(d->kind) && !d->a_name && d->kind != CU_K_KERNEL_FUNCTION;
+	return !is_launch(d->kind) && !d->a_name && d->kind != CU_K_KERNEL_FUNCTION &&
+	       !(d->kind == CU_K_MEMSET && (d->flags & CU_F_ASYNC));
 }
 
 SEC("uprobe")
