@@ -29,7 +29,7 @@ struct consumer {
 	struct map_records *maps;
 
 	struct ring_buffer *rb;
-	unsigned char *buf; /* one event, stack compacted */
+	unsigned char *buf;  /* one event, stack compacted */
 	unsigned char *zbuf; /* one stack snapshot, compressed */
 	void *zctx;	     /* ZSTD_CCtx */
 	struct ksyms *ksyms;

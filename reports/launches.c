@@ -9,7 +9,7 @@
 
 struct launch_counter {
 	struct gs_rec_launches *last;
-	__u64 records;	      /* launch records */
+	__u64 records;		 /* launch records */
 	__u64 by_id[CU_MAX_FNS]; /* launch records by probe id */
 };
 

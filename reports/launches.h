@@ -20,10 +20,10 @@ struct launch_fn_count {
 };
 
 struct launch_totals {
-	bool counted;	 /* the recorder's counts (GS_REC_LAUNCHES), not the records' */
-	bool all;	 /* --all-launches: every launch has its record */
-	__u64 total;	 /* every launch */
-	__u64 in_trace;	 /* launch records read */
+	bool counted;	/* the recorder's counts (GS_REC_LAUNCHES), not the records' */
+	bool all;	/* --all-launches: every launch has its record */
+	__u64 total;	/* every launch */
+	__u64 in_trace; /* launch records read */
 	struct launch_fn_count *by_fn; /* by probed symbol, most first */
 	size_t nfn;
 };
