@@ -3,7 +3,9 @@
 # tests/bench/launchloop.c makes LAUNCHES launches through the stand-in libcuda
 # (tests/record/fakecuda.c, whose launch returns at once), unrecorded, under trapcount (a
 # count-only BPF uprobe on cuLaunchKernel) and under `gapscope record`, in interleaved reps
-# (REPS, default 5). Prints the medians, the added cost of each and their ratio, and each BPF
+# (REPS, default 5). Launches are decided in the kernel (only those that can end a gap go into
+# the trace, every one is counted): the recorder's count is checked against the loop's. Prints
+# the medians, the added cost of each and their ratio, and each BPF
 # program's own run time per hit (kernel.bpf_stats_enabled): the trap itself is the same for
 # both and, on a virtual machine, most of the cost.
 #   tests/bench/launch_cost.sh [BUILD]
@@ -58,5 +60,15 @@ r=$(cut -d' ' -f3 "$TMP/reps" | median)
 cn=$(prog_ns count_hit "$TC" "$TMP/libcuda.so.1" cuLaunchKernel "${LOOP[@]}")
 rn=$(prog_ns cu_entry "$GS" record -f -o "$TMP/t.gsc" -- "${LOOP[@]}")
 bytes=$(stat -c %s "$TMP/t.gsc")
+# Exact counts: the recorder's (every launch, the trace holding those that can end a gap) against
+# the loop's own N + 1000 warm-up launches; the trace's size a second of the recorded loop.
+"$GS" script --no-stacks "$TMP/t.gsc" >"$TMP/t.txt" 2>/dev/null
+counted=$(grep '^# launch-count ' "$TMP/t.txt" | sed 's/.* n=//' | awk '{ s += $1 } END { print s + 0 }')
+inrec=$(grep -c 'cuda:cuLaunchKernel ' "$TMP/t.txt" || true)
+[ "$counted" -eq $((N + 1000)) ] || { echo "launch_cost: $counted launches counted, the loop made $((N + 1000))" >&2; exit 1; }
+echo "launches: the loop made $((N + 1000)), the recorder counted $counted, $inrec in the trace;" \
+	"recorded loop $(awk -v r="$r" 'BEGIN { printf "%.0f", 1e6 / r }') launches/s," \
+	"trace $(awk -v b="$bytes" -v r="$r" -v n="$N" 'BEGIN { printf "%.1f", b / (r * (n + 1000) / 1e6) / 1e3 }') KB/s"
 echo "launch cost ($N launches, $REPS reps, medians): unrecorded $p us, count-only uprobe +$(awk -v a="$t" -v b="$p" 'BEGIN { printf "%.3f", a - b }') us, recorded +$(awk -v a="$r" -v b="$p" 'BEGIN { printf "%.3f", a - b }') us: ratio $(awk -v a="$r" -v b="$t" -v p="$p" 'BEGIN { printf "%.3f", (a - p) / (b - p) }')"
 echo "BPF program per hit: count_hit ${cn} ns, cu_entry ${rn} ns; trace $((bytes / (N + 1000))) bytes a launch"
+awk -v a="$r" -v b="$t" -v p="$p" 'BEGIN { q = (a - p) / (b - p); printf "recorded cost per launch %.2fx a count-only trap (bound 1.5x): %s\n", q, q <= 1.5 ? "within" : "OVER" }' 

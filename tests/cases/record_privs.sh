@@ -113,7 +113,7 @@ def setpriv(uid, caps):
 
 
 def record(pid, trace):
-    return subprocess.Popen(setpriv(me, caps) + [GS, "record", "-o", trace, "-p", str(pid)],
+    return subprocess.Popen(setpriv(me, caps) + [GS, "record", "--all-launches", "-o", trace, "-p", str(pid)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
