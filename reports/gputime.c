@@ -566,7 +566,7 @@ int gputime__add(struct gputime *g, const struct cu_event *e, const char *fn, co
 			    stream_of(g, &op, true) :
 			    NULL;
 		/* Launches on its stream that the trace left out (cuda.h): the last one's time. */
-		if (s && (e->h.flags & CU_EF_PRIOR_LAUNCH) && !s->capturing &&
+		if (s && (e->h.flags & CU_EF_PRIOR_LAUNCH) && !s->capturing && e->dur_ns <= op.t &&
 		    op.t - e->dur_ns > s->last_launch)
 			s->last_launch = op.t - e->dur_ns;
 		if (s)
