@@ -540,9 +540,12 @@ struct {
 
 static __always_inline void count_launch(__u32 tgid, __u32 fn, __u32 gen, const struct cu_event *ev)
 {
-	struct cu_launch_key k = {
-		.tgid = tgid, .fn = fn, .gen = gen, .stream = ev->stream, .handle = ev->handle
-	};
+	struct cu_launch_key k = { .tgid = tgid,
+				   .fn = fn,
+				   .gen = gen,
+				   .kind = ev->kind,
+				   .stream = ev->stream,
+				   .handle = ev->handle };
 	__u64 one = 1, *n = bpf_map_lookup_elem(&cu_launch_counts, &k);
 
 	if (n) {
@@ -598,15 +601,21 @@ static __always_inline bool is_launch(__u32 kind)
 	return kind == CU_K_LAUNCH || kind == CU_K_GRAPH_LAUNCH;
 }
 
+/* Async memsets: the report takes them for neither work nor evidence; counted, not streamed. */
+static __always_inline bool is_async_memset(const struct cu_fn_desc *d)
+{
+	return d->kind == CU_K_MEMSET && (d->flags & CU_F_ASYNC);
+}
+
 /*
  * Calls that cannot tell a gap's edge: name lookups (the launch path of PyTorch has one) and
- * async memsets, which the report neither counts as work nor as evidence (cuBLAS puts one before
- * each of its launches: with them, every such launch was streamed).
+ * async memsets (cuBLAS puts one before each of its launches: with them, every such launch was
+ * streamed).
  */
 static __always_inline bool bumps_epoch(const struct cu_fn_desc *d)
 {
 	return !is_launch(d->kind) && !d->a_name && d->kind != CU_K_KERNEL_FUNCTION &&
-	       !(d->kind == CU_K_MEMSET && (d->flags & CU_F_ASYNC));
+	       !is_async_memset(d);
 }
 
 SEC("uprobe")
@@ -670,6 +679,11 @@ int BPF_KPROBE(cu_entry)
 				return 0;
 			ev.h.flags |= CU_LF_EXTRA;
 		}
+	} else if (is_async_memset(d)) {
+		count_launch(tgid, fn, *gen, &ev);
+		if (!all_launches)
+			return 0;
+		ev.h.flags |= CU_LF_EXTRA;
 	} else if (ev.stream && (d->flags & CU_F_ASYNC)) {
 		prior_launch((__u32)id, &ev);
 	}

@@ -123,16 +123,22 @@ struct cu_name_event {
  * counted in cu_launch_counts, which the recorder writes into the trace (GS_REC_LAUNCHES).
  * gs_hdr flags of a launch's cu_event and of an async copy's:
  */
-#define CU_LF_EXTRA	   (1u << 11) /* --all-launches: a launch the default trace leaves out */
+#define CU_LF_EXTRA \
+	(1u << 11) /* --all-launches: a launch (or async memset) the default leaves out */
 /* An async copy (entry only) whose stream had launches since its last streamed one: dur_ns is
  * how long before the copy the last of them was made (the copy model's floor, gputime.c). */
 #define CU_EF_PRIOR_LAUNCH (1u << 12)
 
+/*
+ * A count of cu_launch_counts: launches, and async memsets (kind CU_K_MEMSET), which the report
+ * takes for neither work nor evidence and the default trace leaves out (cuBLAS puts one before
+ * each of its launches). Trace version 4 wrote kind 0 for launches.
+ */
 struct cu_launch_key {
 	__u32 tgid;
-	__u32 fn;  /* probe id */
-	__u32 gen; /* the process's unload generation: a handle names one kernel per generation */
-	__u32 pad;
+	__u32 fn;   /* probe id */
+	__u32 gen;  /* the process's unload generation: a handle names one kernel per generation */
+	__u32 kind; /* CU_K_LAUNCH, CU_K_GRAPH_LAUNCH or CU_K_MEMSET (0: a launch, version 4) */
 	__u64 stream;
 	__u64 handle;
 };

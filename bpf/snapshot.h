@@ -43,9 +43,9 @@ struct ustack_snap_event {
 };
 
 /*
- * gs_hdr flag of a snapshot in the trace: the recorder compressed its stack bytes (zstd, level 1:
- * stacks are mostly small integers, pointers that share their high bytes, and zeros; a busy
- * thread's samples were 4 MB/s of them); zlen bytes follow, len once decompressed.
+ * gs_hdr flag of a snapshot in a version 4 trace: the recorder compressed its stack bytes (zstd);
+ * zlen bytes follow, len once decompressed. Version 5 compresses whole chunks instead
+ * (loader/trace.h), which does far better: a thread's snapshots share most of their bytes.
  */
 #define GS_SNAP_F_ZSTD (1u << 8)
 

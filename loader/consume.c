@@ -10,10 +10,8 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <zstd.h>
 
 #include "proc.h"
-#include "snapshot.h"
 #include "sigfwd.h"
 #include "record.skel.h"
 #include "clock.h"
@@ -103,31 +101,6 @@ static void on_mmap(struct consumer *c, const struct mmap_event *ev)
 	map_records__scan(c->maps, c->out, ev->h.tgid);
 }
 
-/*
- * A stack snapshot's bytes compressed (snapshot.h, GS_SNAP_F_ZSTD): the bulk of a trace where a
- * thread is busy, since every sample of it carries one. Written as it came where compressing
- * does not make it smaller (or fails).
- */
-static void append_snapshot(struct consumer *c, const struct ustack_snap_event *s)
-{
-	struct ustack_snap_event *z = (void *)c->zbuf;
-	size_t n;
-
-	if (!c->zctx || s->h.size < sizeof(*s) + s->len || s->len > GS_SNAP_MAX)
-		goto raw;
-	n = ZSTD_compressCCtx(c->zctx, z + 1, ZSTD_compressBound(GS_SNAP_MAX), s + 1, s->len, 1);
-	if (ZSTD_isError(n) || n >= s->len)
-		goto raw;
-	*z = *s;
-	z->h.flags |= GS_SNAP_F_ZSTD;
-	z->h.size = sizeof(*z) + n;
-	z->zlen = n;
-	trace_out__append(c->out, z, z->h.size);
-	return;
-raw:
-	trace_out__append(c->out, s, s->h.size);
-}
-
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct consumer *c = ctx;
@@ -146,10 +119,6 @@ static int on_event(void *ctx, void *data, size_t size)
 		map_records__scan(c->maps, c->out, h->tgid);
 		break;
 	}
-	if (h->type == GS_EV_USTACK_SNAP && h->size >= sizeof(struct ustack_snap_event)) {
-		append_snapshot(c, data);
-		return 0;
-	}
 	if (!(h->flags & GS_F_STACK)) {
 		trace_out__append(c->out, data, h->size);
 		return 0;
@@ -165,8 +134,6 @@ static int on_event(void *ctx, void *data, size_t size)
 int consumer__open(struct consumer *c)
 {
 	c->buf = malloc(STACK_COMPACT_MAX);
-	c->zbuf = malloc(sizeof(struct ustack_snap_event) + ZSTD_compressBound(GS_SNAP_MAX));
-	c->zctx = c->zbuf ? ZSTD_createCCtx() : NULL; /* none: snapshots written as they come */
 	if (!c->buf)
 		return -ENOMEM;
 	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events), on_event, c, NULL);
@@ -342,8 +309,4 @@ void consumer__free(struct consumer *c)
 	c->ksyms = NULL;
 	free(c->buf);
 	c->buf = NULL;
-	ZSTD_freeCCtx(c->zctx);
-	c->zctx = NULL;
-	free(c->zbuf);
-	c->zbuf = NULL;
 }

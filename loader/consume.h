@@ -29,9 +29,7 @@ struct consumer {
 	struct map_records *maps;
 
 	struct ring_buffer *rb;
-	unsigned char *buf;  /* one event, stack compacted */
-	unsigned char *zbuf; /* one stack snapshot, compressed */
-	void *zctx;	     /* ZSTD_CCtx */
+	unsigned char *buf; /* one event, stack compacted */
 	struct ksyms *ksyms;
 	pthread_t ksyms_thread; /* reading them, while ksyms_loading */
 	bool ksyms_loading;

@@ -30,6 +30,7 @@ enum {
 	OPT_FOLLOW,
 	OPT_KEEP_LOOKUPS,
 	OPT_ALL_LAUNCHES,
+	OPT_UNCOMPRESSED,
 	OPT_LAUNCH_STACKS,
 	OPT_CUPTI,
 	OPT_NO_CUPTI,
@@ -89,6 +90,10 @@ static const struct argp_option opts[] = {
 	{ "all-launches", OPT_ALL_LAUNCHES, NULL, 0,
 	  "Every launch in the trace (by default only those that can end a GPU gap, the first on "
 	  "a thread and stream after any other CUDA call; all are counted exactly either way)",
+	  0 },
+	{ "uncompressed", OPT_UNCOMPRESSED, NULL, 0,
+	  "Write the trace's chunks uncompressed (by default each is one zstd frame: about a "
+	  "tenth of the size where threads are sampled), for tools that read the file's bytes",
 	  0 },
 	{ "keep-lookups", OPT_KEEP_LOOKUPS, NULL, 0,
 	  "Keep probing cuKernelGetFunction after kernel handles have shown their names (by "
@@ -191,6 +196,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_ALL_LAUNCHES:
 		o->all_launches = true;
+		break;
+	case OPT_UNCOMPRESSED:
+		o->uncompressed = true;
 		break;
 	case OPT_FOLLOW:
 		o->follow_children = true;

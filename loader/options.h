@@ -23,6 +23,7 @@ struct record_opts {
 	bool keep_lookups;  /* --keep-lookups (uprobes.h: uprobes__retire_lookups) */
 	bool launch_stacks; /* --launch-stacks: user stacks of entry-only CUDA calls */
 	bool all_launches;  /* --all-launches: every launch streamed (bpf/cuda.bpf.c) */
+	bool uncompressed;  /* --uncompressed: trace chunks written as they are */
 	bool follow_children;
 	pid_t pid;  /* -p */
 	char **cmd; /* or the command to launch */

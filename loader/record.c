@@ -140,6 +140,7 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "gapscope: cannot create %s: %s\n", o.output, strerror(errno));
 		return 1;
 	}
+	trace__compress(out.tw, !o.uncompressed);
 	bpf_setup__mount_tracefs(o.verbose);
 	err = sfd = signals__block(&orig_mask);
 	if (sfd < 0) {

@@ -1,23 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The trace file: chunked, CRC-checked, appended as it goes. See trace.h for the layout. */
+/*
+ * The trace file written: chunked, CRC-checked, compressed, appended as it goes. See trace.h for
+ * the layout; trace_read.c reads it.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "cuda.h"
 #include "outfile.h"
 #include "trace.h"
 
-#define ALIGN8(x)	   (((x) + 7) & ~(size_t)7)
-/* trace__release gives pages back in steps of at least this many bytes. */
-#define TRACE_RELEASE_STEP (8u << 20)
+#define ALIGN8(x) (((x) + 7) & ~(size_t)7)
 
 struct trace_writer {
 	int fd;
@@ -32,6 +33,10 @@ struct trace_writer {
 	int err;
 	__u64 cut_seq;
 	__u64 dropped;
+	ZSTD_CCtx *zctx; /* NULL: chunks written as they are */
+	unsigned char *zbuf;
+	size_t zcap;
+	__u64 raw_bytes;	  /* records' bytes before compression */
 	struct trace_file_hdr fh; /* as written, for trace__set_flags() */
 };
 
@@ -96,6 +101,7 @@ struct trace_writer *trace__create(const char *path, bool force)
 	}
 	w->bytes = sizeof(fh);
 	w->fh = fh;
+	w->zctx = ZSTD_createCCtx(); /* none: chunks are written uncompressed */
 	return w;
 }
 
@@ -130,27 +136,59 @@ static int cut(struct trace_writer *w, int err)
 	return w->err;
 }
 
+/*
+ * The payload compressed into w->zbuf after a chunk header, zero padded to 8 bytes; its padded
+ * length, or 0 where compressing fails or does not make it smaller.
+ */
+static size_t compress_chunk(struct trace_writer *w)
+{
+	size_t bound = ZSTD_compressBound(w->len), n;
+
+	if (!w->zctx)
+		return 0;
+	if (sizeof(struct trace_chunk_hdr) + bound + TRACE_ALIGN > w->zcap) {
+		size_t cap = sizeof(struct trace_chunk_hdr) + bound + TRACE_ALIGN;
+		unsigned char *nb = realloc(w->zbuf, cap);
+
+		if (!nb)
+			return 0;
+		w->zbuf = nb;
+		w->zcap = cap;
+	}
+	n = ZSTD_compressCCtx(w->zctx, w->zbuf + sizeof(struct trace_chunk_hdr), bound,
+			      w->buf + sizeof(struct trace_chunk_hdr), w->len, 1);
+	if (ZSTD_isError(n) || ALIGN8(n) >= w->len)
+		return 0;
+	memset(w->zbuf + sizeof(struct trace_chunk_hdr) + n, 0, ALIGN8(n) - n);
+	return ALIGN8(n);
+}
+
 int trace__flush(struct trace_writer *w)
 {
 	struct trace_chunk_hdr *ch = (void *)w->buf;
+	size_t zlen;
 	int err;
 
 	if (w->err)
 		return cut(w, w->err);
 	if (!w->len)
 		return 0;
+	zlen = compress_chunk(w);
+	if (zlen)
+		ch = (void *)w->zbuf;
 	ch->magic = TRACE_CHUNK_MAGIC;
-	ch->len = w->len;
+	ch->len = zlen ?: w->len;
 	ch->seq = w->seq;
 	ch->nrec = w->nrec;
-	ch->pad = 0;
+	ch->raw_len = zlen ? w->len : 0;
 	ch->hcrc = crc_of(0, ch, TRACE_CHUNK_HCRC_BYTES);
 	ch->crc = 0;
-	ch->crc = crc_of(0, w->buf, sizeof(*ch) + w->len);
-	err = write_all(w->fd, w->buf, sizeof(*ch) + w->len);
+	ch->crc = crc_of(0, ch, sizeof(*ch) + ch->len);
+	err = write_all(w->fd, ch, sizeof(*ch) + ch->len);
 	if (err)
 		return cut(w, err);
-	w->bytes += sizeof(*ch) + w->len;
+	w->bytes += sizeof(*ch) + ch->len;
+	w->raw_bytes += w->len;
 	w->seq++;
 	w->len = 0;
 	w->nrec = 0;
@@ -207,6 +245,8 @@ int trace__finish(struct trace_writer *w)
 	/* close(2) reports what a file system could only tell then (NFS, quotas). */
 	if (close(w->fd) && !err)
 		err = -errno;
+	ZSTD_freeCCtx(w->zctx);
+	free(w->zbuf);
 	free(w->buf);
 	free(w);
 	return err;
@@ -215,6 +255,21 @@ int trace__finish(struct trace_writer *w)
 __u64 trace__bytes(const struct trace_writer *w)
 {
 	return w->bytes + (w->len ? sizeof(struct trace_chunk_hdr) + w->len : 0);
+}
+
+void trace__compress(struct trace_writer *w, bool on)
+{
+	if (!on) {
+		ZSTD_freeCCtx(w->zctx);
+		w->zctx = NULL;
+	} else if (!w->zctx) {
+		w->zctx = ZSTD_createCCtx();
+	}
+}
+
+__u64 trace__raw_bytes(const struct trace_writer *w)
+{
+	return w->raw_bytes + w->len;
 }
 
 __u64 trace__records(const struct trace_writer *w)
@@ -227,354 +282,4 @@ int trace__cut(const struct trace_writer *w, __u64 *chunk, __u64 *lost)
 	*chunk = w->cut_seq;
 	*lost = w->dropped;
 	return w->err;
-}
-
-struct trace_reader {
-	const unsigned char *data;
-	size_t size;
-	size_t off;		  /* next chunk header */
-	const unsigned char *rec; /* next record in the current chunk */
-	const unsigned char *rec_end;
-	size_t released; /* pages before this offset were given back (trace__release) */
-	struct trace_stats st;
-};
-
-static bool chunk_ok(const struct trace_reader *r, size_t off, size_t *len)
-{
-	struct trace_chunk_hdr ch;
-	__u32 crc;
-
-	if (r->size - off < sizeof(ch))
-		return false;
-	memcpy(&ch, r->data + off, sizeof(ch));
-	if (ch.magic != TRACE_CHUNK_MAGIC || ch.len % TRACE_ALIGN ||
-	    ch.len > r->size - off - sizeof(ch))
-		return false;
-	crc = ch.crc;
-	ch.crc = 0;
-	if (crc_of(crc_of(0, &ch, sizeof(ch)), r->data + off + sizeof(ch), ch.len) != crc)
-		return false;
-	*len = ch.len;
-	return true;
-}
-
-/* Whether the bytes at off could be the start of a chunk that was cut off by the end of file. */
-static bool chunk_cut(const struct trace_reader *r, size_t off)
-{
-	struct trace_chunk_hdr ch;
-
-	if (r->size - off < sizeof(ch))
-		return true;
-	memcpy(&ch, r->data + off, sizeof(ch));
-	return ch.magic == TRACE_CHUNK_MAGIC && ch.len > r->size - off - sizeof(ch) &&
-	       crc_of(0, &ch, TRACE_CHUNK_HCRC_BYTES) == ch.hcrc;
-}
-
-#ifdef GAPSCOPE_FUZZ
-/*
- * Fuzz builds read the file onto the heap, exactly its size, so that the address sanitizer sees
- * a read past its end (in a mapping it would land in the last page's zeros, unseen).
- */
-static void *map_file(int fd, size_t size)
-{
-	char *p = malloc(size);
-
-	if (!p || pread(fd, p, size, 0) != (ssize_t)size) {
-		free(p);
-		return MAP_FAILED;
-	}
-	return p;
-}
-
-static void unmap_file(const void *p, size_t size)
-{
-	free((void *)p);
-}
-#else
-static void *map_file(int fd, size_t size)
-{
-	return mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-}
-
-static void unmap_file(const void *p, size_t size)
-{
-	munmap((void *)p, size);
-}
-#endif
-
-struct trace_reader *trace__open(const char *path, char *err, size_t errlen)
-{
-	struct trace_reader *r;
-	struct trace_file_hdr fh;
-	struct stat st;
-	void *data;
-	__u32 crc;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-		return NULL;
-	}
-	if (fstat(fd, &st) || st.st_size < (off_t)sizeof(fh)) {
-		snprintf(err, errlen, "%s: not a gapscope trace (too short)", path);
-		close(fd);
-		return NULL;
-	}
-	data = map_file(fd, st.st_size);
-	close(fd);
-	if (data == MAP_FAILED) {
-		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
-		return NULL;
-	}
-	memcpy(&fh, data, sizeof(fh));
-	crc = fh.crc;
-	fh.crc = 0;
-	if (memcmp(fh.magic, TRACE_MAGIC, sizeof(fh.magic))) {
-		snprintf(err, errlen, "%s: not a gapscope trace", path);
-		unmap_file(data, st.st_size);
-		return NULL;
-	}
-	if (crc_of(0, &fh, sizeof(fh)) != crc || fh.hdr_size < sizeof(fh) ||
-	    fh.hdr_size > (size_t)st.st_size || fh.hdr_size % TRACE_ALIGN) {
-		snprintf(err, errlen, "%s: corrupt trace header", path);
-		unmap_file(data, st.st_size);
-		return NULL;
-	}
-	if (fh.version < TRACE_VERSION_MIN || fh.version > TRACE_VERSION) {
-		snprintf(err, errlen, "%s: trace version %u, this gapscope reads versions %u to %u",
-			 path, fh.version, TRACE_VERSION_MIN, TRACE_VERSION);
-		unmap_file(data, st.st_size);
-		return NULL;
-	}
-	r = calloc(1, sizeof(*r));
-	if (!r) {
-		snprintf(err, errlen, "out of memory");
-		unmap_file(data, st.st_size);
-		return NULL;
-	}
-	r->data = data;
-	r->size = st.st_size;
-	r->off = fh.hdr_size;
-	r->st.version = fh.version;
-	r->st.flags = fh.flags;
-	return r;
-}
-
-/*
- * Advance to the next valid chunk; false at the end of the file. A chunk that fails its check is
- * skipped by scanning (8-byte steps) for the next one that passes; only when none follows is a
- * chunk header whose length runs past the end taken for what it most likely is: the chunk the
- * recorder was writing when it stopped.
- */
-static bool next_chunk(struct trace_reader *r)
-{
-	size_t len, bad = r->off;
-
-	if (r->off >= r->size)
-		return false;
-	if (chunk_ok(r, r->off, &len))
-		goto found;
-	for (r->off = bad + TRACE_ALIGN; r->off < r->size; r->off += TRACE_ALIGN) {
-		if (chunk_ok(r, r->off, &len)) {
-			r->st.bad_chunks++;
-			r->st.bad_bytes += r->off - bad;
-			goto found;
-		}
-	}
-	r->off = r->size;
-	if (chunk_cut(r, bad)) {
-		r->st.cut_bytes += r->size - bad;
-	} else {
-		r->st.bad_chunks++;
-		r->st.bad_bytes += r->size - bad;
-	}
-	return false;
-found:
-	r->rec = r->data + r->off + sizeof(struct trace_chunk_hdr);
-	r->rec_end = r->rec + len;
-	r->off += sizeof(struct trace_chunk_hdr) + len;
-	r->st.chunks++;
-	return true;
-}
-
-int trace__next(struct trace_reader *r, const struct gs_hdr **rec)
-{
-	for (;;) {
-		if (r->rec && r->rec_end - r->rec >= (ptrdiff_t)sizeof(struct gs_hdr)) {
-			const struct gs_hdr *h = (const void *)r->rec;
-			size_t left = r->rec_end - r->rec;
-
-			if (h->size < sizeof(*h) || h->size % TRACE_ALIGN || h->size > left ||
-			    h->size < sizeof(*h) + 8 * ((size_t)h->ustack_n + h->kstack_n)) {
-				/* The CRC was right, so the writer framed it so: drop
-				 * the rest of this chunk rather than guess. */
-				r->st.bad_chunks++;
-				r->st.bad_bytes += left;
-				r->rec = NULL;
-				continue;
-			}
-			r->rec += h->size;
-			r->st.records++;
-			if (h->type == GS_REC_END)
-				r->st.finished = true;
-			*rec = h;
-			return 1;
-		}
-		r->rec = NULL;
-		if (!next_chunk(r))
-			return 0;
-	}
-}
-
-const struct trace_stats *trace__stats(const struct trace_reader *r)
-{
-	return &r->st;
-}
-
-int trace__scan(const char *path, __u32 type, int (*fn)(void *ctx, const struct gs_hdr *h),
-		void *ctx, char *err, size_t errlen)
-{
-	struct trace_reader *r = trace__open(path, err, errlen);
-	const struct gs_hdr *h;
-	int ret = 0;
-
-	if (!r)
-		return errno ? -errno : -EINVAL;
-	while (!ret && trace__next(r, &h) > 0) {
-		if (h->type == type)
-			ret = fn(ctx, h);
-		trace__release(r, h);
-	}
-	trace__close(r);
-	return ret;
-}
-
-void trace__warn(const struct trace_reader *r, const char *path, FILE *out)
-{
-	const struct trace_stats *st = &r->st;
-
-	if (st->bad_chunks)
-		fprintf(out, "gapscope: warning: %s: %llu corrupt chunk(s) skipped (%llu bytes)\n",
-			path, (unsigned long long)st->bad_chunks,
-			(unsigned long long)st->bad_bytes);
-	if (st->cut_bytes)
-		fprintf(out,
-			"gapscope: warning: %s: trace cut off: read to the last whole chunk "
-			"(%llu bytes of an incomplete chunk ignored)\n",
-			path, (unsigned long long)st->cut_bytes);
-	if (!st->finished)
-		fprintf(out, "gapscope: warning: %s: recording did not finish (no end record)\n",
-			path);
-}
-
-void trace__close(struct trace_reader *r)
-{
-	if (!r)
-		return;
-	unmap_file(r->data, r->size);
-	free(r);
-}
-
-__u32 trace__version(const struct trace_reader *r)
-{
-	return r->st.version;
-}
-
-void trace__release(struct trace_reader *r, const void *rec)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t upto = ((const unsigned char *)rec - r->data) & ~(page - 1);
-
-	/* Not every call: a madvise per record would cost more than the pages it frees. */
-	if (upto < r->released + TRACE_RELEASE_STEP || upto > r->size)
-		return;
-#ifdef GAPSCOPE_FUZZ
-	return; /* the heap copy (map_file) must keep its bytes */
-#endif
-	madvise((void *)(r->data + r->released), upto - r->released, MADV_DONTNEED);
-	r->released = upto;
-}
-
-const char *trace__cu_kind_name(__u32 kind)
-{
-	static const char *const names[CU_K_MAX] = {
-		[CU_K_LAUNCH] = "launch",
-		[CU_K_GRAPH_LAUNCH] = "graph_launch",
-		[CU_K_MEMCPY] = "memcpy",
-		[CU_K_MEMSET] = "memset",
-		[CU_K_SYNC_STREAM] = "sync_stream",
-		[CU_K_SYNC_EVENT] = "sync_event",
-		[CU_K_SYNC_CTX] = "sync_ctx",
-		[CU_K_EVENT_RECORD] = "event_record",
-		[CU_K_EVENT_QUERY] = "event_query",
-		[CU_K_STREAM_QUERY] = "stream_query",
-		[CU_K_STREAM_WAIT] = "stream_wait",
-		[CU_K_ALLOC] = "alloc",
-		[CU_K_FREE] = "free",
-		[CU_K_HOST_REGISTER] = "host_register",
-		[CU_K_HOST_UNREGISTER] = "host_unregister",
-		[CU_K_CTX_SET] = "ctx_set",
-		[CU_K_CTX_PUSH] = "ctx_push",
-		[CU_K_CTX_POP] = "ctx_pop",
-		[CU_K_CTX_CREATE] = "ctx_create",
-		[CU_K_STREAM_CREATE] = "stream_create",
-		[CU_K_GET_FUNCTION] = "get_function",
-		[CU_K_GET_KERNEL] = "get_kernel",
-		[CU_K_KERNEL_FUNCTION] = "kernel_function",
-		[CU_K_CAPTURE_BEGIN] = "capture_begin",
-		[CU_K_CAPTURE_END] = "capture_end",
-		[CU_K_UNLOAD] = "unload",
-	};
-
-	return kind < CU_K_MAX && names[kind] ? names[kind] : "cuda";
-}
-
-const char *trace__event_name(__u32 type)
-{
-	static const char *const names[GS_EV_MAX] = {
-		[GS_EV_CUDA] = "cuda",
-		[GS_EV_CU_NAME] = "cu_name",
-		[GS_EV_FUTEX] = "futex",
-		[GS_EV_OFFCPU] = "offcpu",
-		[GS_EV_SAMPLE] = "sample",
-		[GS_EV_PROBE] = "probe",
-		[GS_EV_FORK] = "fork",
-		[GS_EV_EXIT] = "exit",
-		[GS_EV_COMM] = "comm",
-		[GS_EV_EXEC] = "exec",
-		[GS_EV_MMAP] = "mmap",
-		[GS_EV_LOCK] = "lock",
-		[GS_EV_USTACK_SNAP] = "ustack_snap",
-	};
-
-	return type < GS_EV_MAX && names[type] ? names[type] : "other";
-}
-
-const char *trace__gpu_act_kind_name(__u32 kind)
-{
-	static const char *const names[GS_ACT_KIND_MAX] = {
-		[GS_ACT_KERNEL] = "kernel",   [GS_ACT_MEMCPY] = "memcpy",
-		[GS_ACT_MEMSET] = "memset",   [GS_ACT_LAUNCH] = "launch",
-		[GS_ACT_NAME] = "name",	      [GS_ACT_STATUS] = "status",
-		[GS_ACT_DROPPED] = "dropped",
-	};
-
-	return kind < GS_ACT_KIND_MAX && names[kind] ? names[kind] : "?";
-}
-
-const char *trace__probe_family_name(__u32 family)
-{
-	switch (family) {
-	case GS_PROBE_CUDA:
-		return "cuda";
-	case GS_PROBE_LIBC:
-		return "libc";
-	case GS_PROBE_KERNEL:
-		return "kernel";
-	case GS_PROBE_LOCK:
-		return "lock";
-	default:
-		return "user";
-	}
 }

@@ -31,9 +31,10 @@
  * GS_REC_PERF_MAP (a JIT's perf map) and GS_REC_ARCHIVE (record --archive's reduced ELF files); a
  * reader of an older file simply finds none of them. 4: launches decided in the kernel (only
  * those that can end a gap have a record, bpf/cuda.bpf.c) and counted there (GS_REC_LAUNCHES);
- * a version 3 file holds every launch and no counts.
+ * a version 3 file holds every launch and no counts. 5: chunks compressed whole (zstd,
+ * trace_chunk_hdr.raw_len); stack snapshots no longer compressed one by one.
  */
-#define TRACE_VERSION	   4
+#define TRACE_VERSION	   5
 #define TRACE_VERSION_MIN  1	       /* the oldest a reader reads (offcpu.h: offcpu_syscall) */
 #define TRACE_CHUNK_MAGIC  0x4b434753u /* "SGCK" little endian */
 #define TRACE_CHUNK_TARGET (256 << 10) /* a chunk is written at this size */
@@ -66,8 +67,18 @@ struct trace_chunk_hdr {
 	__u32 nrec;
 	__u32 crc;  /* crc32 of this header with crc = 0, then of the payload */
 	__u32 hcrc; /* crc32 of magic..nrec alone */
-	__u32 pad;
+	/*
+	 * 0: the payload is the records. Else (version 5) the payload is one zstd frame (zero
+	 * padded to 8 bytes) of the records, raw_len bytes once decompressed. Whole chunks
+	 * compress far better than records one by one: a busy thread's stack snapshots share
+	 * most of their bytes with the one before, and launches with each other.
+	 */
+	__u32 raw_len;
 };
+
+/* The most a reader decompresses a chunk to (the writer's chunks: TRACE_CHUNK_TARGET, or one
+ * record when larger, an archived ELF part at most). */
+#define TRACE_CHUNK_RAW_MAX (256u << 20)
 
 /*
  * hcrc lets a reader tell a cut-off chunk (its header intact, its length past the end of the
@@ -315,6 +326,10 @@ int trace__set_flags(struct trace_writer *w, __u32 flags);
 int trace__finish(struct trace_writer *w);
 __u64 trace__bytes(const struct trace_writer *w);
 __u64 trace__records(const struct trace_writer *w);
+/* Whether chunks are compressed (the default; off for tests that place bytes in a chunk). */
+void trace__compress(struct trace_writer *w, bool on);
+/* The records' bytes as appended, before chunks were compressed. */
+__u64 trace__raw_bytes(const struct trace_writer *w);
 /* The first write error (-errno, 0 if none), the chunk it cut (sequence number), records lost. */
 int trace__cut(const struct trace_writer *w, __u64 *chunk, __u64 *lost);
 

@@ -274,6 +274,7 @@ int ctx__prescan(struct gs_ctx *ctx, const char *path)
 			distrust(ctx, probes, fn);
 		else if (h->type == GS_REC_PERF_MAP)
 			note_perf_map(ctx, h);
+		trace__release(r, h); /* what it keeps, it copied */
 	}
 	ctx->perfmaps_prescanned = true;
 	trace__close(r);

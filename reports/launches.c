@@ -90,6 +90,10 @@ int launch_counter__totals(const struct launch_counter *c,
 		for (__u32 i = 0; i < c->last->n; i++) {
 			const struct gs_launch_count *e = &c->last->e[i];
 
+			if (e->k.kind == CU_K_MEMSET) {
+				t->async_memsets += e->count;
+				continue;
+			}
 			t->total += e->count;
 			if (add_fn(t, fn_name(arg, e->k.fn), e->count))
 				return -ENOMEM;

@@ -20,10 +20,11 @@ struct launch_fn_count {
 };
 
 struct launch_totals {
-	bool counted;	/* the recorder's counts (GS_REC_LAUNCHES), not the records' */
-	bool all;	/* --all-launches: every launch has its record */
-	__u64 total;	/* every launch */
-	__u64 in_trace; /* launch records read */
+	bool counted;	     /* the recorder's counts (GS_REC_LAUNCHES), not the records' */
+	bool all;	     /* --all-launches: every launch has its record */
+	__u64 total;	     /* every launch */
+	__u64 in_trace;	     /* launch records read */
+	__u64 async_memsets; /* counted by the recorder (version 5), whether in the trace or not */
 	struct launch_fn_count *by_fn; /* by probed symbol, most first */
 	size_t nfn;
 };

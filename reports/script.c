@@ -394,7 +394,8 @@ static void print_event(const struct script *s, const struct gs_hdr *h)
 
 /*
  * Every launch the recorder counted (the last GS_REC_LAUNCHES record), one line per process,
- * probe, stream and kernel: the trace itself holds only the launches that can end a gap.
+ * probe, stream and kernel: the trace itself holds only the launches that can end a gap. Async
+ * memsets, counted the same way and not in the default trace at all, as memset-count lines.
  */
 static void print_launch_counts(const struct script *s)
 {
@@ -406,6 +407,12 @@ static void print_launch_counts(const struct script *s)
 		const struct gs_launch_count *e = &r->e[i];
 		const struct ctx_probe *p = ctx__probe(s->ctx, e->k.fn);
 
+		if (e->k.kind == CU_K_MEMSET) {
+			fprintf(s->out, "# memset-count pid=%u fn=%s stream=0x%llx n=%llu\n",
+				e->k.tgid, p ? p->sym : "?", (unsigned long long)e->k.stream,
+				(unsigned long long)e->count);
+			continue;
+		}
 		fprintf(s->out, "# launch-count pid=%u fn=%s kernel=", e->k.tgid, p ? p->sym : "?");
 		print_kernel_name(s->out, s, e->k.handle);
 		fprintf(s->out, " func=0x%llx stream=0x%llx n=%llu\n",

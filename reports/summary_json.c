@@ -94,15 +94,15 @@ static void json_gap(FILE *out, const struct gap *g)
 
 /*
  * Launches: every one the program made (the recorder's counts, or the trace's records where it
- * wrote none), how many have a record, and by probed symbol.
+ * wrote none), how many have a record, and by probed symbol; the async memsets counted.
  */
 static void json_launches(FILE *out, const struct launch_totals *l)
 {
 	fprintf(out,
 		",\n\"launches\":{\"total\":%" PRIu64 ",\"in_trace\":%" PRIu64
-		",\"counted\":%s,\"all\":%s,\"by_function\":{",
+		",\"counted\":%s,\"all\":%s,\"async_memsets\":%" PRIu64 ",\"by_function\":{",
 		(uint64_t)l->total, (uint64_t)l->in_trace, l->counted ? "true" : "false",
-		l->all ? "true" : "false");
+		l->all ? "true" : "false", (uint64_t)l->async_memsets);
 	for (size_t i = 0; i < l->nfn; i++) {
 		fprintf(out, "%s", i ? "," : "");
 		json_str(out, l->by_fn[i].fn);

@@ -49,4 +49,33 @@ for m in sleep file helper graph; do
 	wait
 	compare "$m"
 done
+
+# Async memsets (cuBLAS puts one before each launch) are counted, never streamed by default,
+# and do not make the launch after them streamed: 2000 memsets and launches (1000 of them
+# warm-up), one launch record, exact counts; with --all-launches each has its flagged record.
+${CC:-cc} -O2 -o "$TMP/launchloop" tests/bench/launchloop.c -ldl || die "cannot build launchloop"
+${CC:-cc} -O2 -shared -fPIC -o "$TMP/libcuda.so.1" tests/record/fakecuda.c ||
+	die "cannot build the stand-in libcuda"
+for mode in default all; do
+	o=; [ $mode = all ] && o=--all-launches
+	"$GS" record $o -o "$TMP/ms.$mode.gsc" -- "$TMP/launchloop" "$TMP/libcuda.so.1" 1000 memset \
+		>/dev/null 2>"$TMP/ms.err" || { cat "$TMP/ms.err"; die "record launchloop memset"; }
+	"$GS" script "$TMP/ms.$mode.gsc" >"$TMP/ms.$mode.txt" 2>/dev/null || die "script memset"
+	ms=$(grep '^# memset-count ' "$TMP/ms.$mode.txt" | grep 'fn=cuMemsetD8Async' |
+		sed 's/.* n=//' | awk '{ s += $1 } END { print s + 0 }')
+	assert_eq "$ms" 2000 "$mode: async memsets counted"
+	assert_eq "$(launch_count "$TMP/ms.$mode.txt" 'fn=cuLaunchKernel ')" 2000 "$mode: launches counted"
+	recs=$(grep -c ' cuda:cuMemsetD8Async' "$TMP/ms.$mode.txt" || true)
+	lrecs=$(grep -c ' cuda:cuLaunchKernel ' "$TMP/ms.$mode.txt" || true)
+	if [ $mode = default ]; then
+		assert_eq "$recs" 0 "default: async memset records"
+		assert_eq "$lrecs" 1 "default: launch records"
+	else
+		assert_eq "$recs" 2000 "--all-launches: async memset records"
+		assert_eq "$lrecs" 2000 "--all-launches: launch records"
+	fi
+	"$GS" report -o "$TMP/ms.$mode.rep" "$TMP/ms.$mode.gsc" >/dev/null 2>&1 || die "report memset"
+	python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["launches"]; assert l["total"] == 2000 and l["async_memsets"] == 2000, l' \
+		"$TMP/ms.$mode.rep/summary.json" || die "$mode: summary.json launches"
+done
 echo "ok: every scenario and program gives the same gaps from the decided launches"

@@ -20,7 +20,7 @@ CC=${CC:-cc}
 [ -x "$ZK" ] || die "$ZK not built"
 cd "$GAPSCOPE_ROOT"
 $CC -O2 -g -D_GNU_SOURCE -Ibpf -Iloader -o "$TMP/add_cupti" tests/report/add_cupti.c \
-	loader/trace.c -lz || die "cannot build add_cupti"
+	loader/trace.c loader/trace_read.c -lz -lzstd || die "cannot build add_cupti"
 
 cupti_case() { # cupti_case NAME SCENARIO [ENGINE-ARGS...]
 	local sc=$1 scenario=$2

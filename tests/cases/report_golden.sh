@@ -22,7 +22,7 @@ FILES="summary.txt summary.json gaps/0001.folded gaps/0002.folded gaps/0003.fold
 
 generator() {
 	${CC:-cc} -O2 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -Ibpf -Iloader \
-		tests/golden/report_gen.c loader/trace.c -o "$TMP/report_gen" -lz ||
+		tests/golden/report_gen.c loader/trace.c loader/trace_read.c -o "$TMP/report_gen" -lz -lzstd ||
 		die "cannot build tests/golden/report_gen.c"
 	"$TMP/report_gen" "$1" || die "report_gen failed"
 }

@@ -32,7 +32,7 @@ regen() {
 	rm -rf "$dir" && mkdir -p "$dir"
 	$CC -O2 -g -pthread -o "$dir/target" tests/record/target.c -ldl
 	$CC -O2 -g -shared -fPIC -o "$dir/libcuda.so.1" tests/record/fakecuda.c
-	(cd "$dir" && "$GAPSCOPE_ROOT/$BUILD/gapscope" record -f -o "$dir/t.gsc" -- ./target \
+	(cd "$dir" && "$GAPSCOPE_ROOT/$BUILD/gapscope" record -f --uncompressed -o "$dir/t.gsc" -- ./target \
 		--dlopen ./libcuda.so.1 --launches 6 --syncs 2 --trims 1 --contend --burn 0.02) \
 		>/dev/null 2>"$TMP/record.err" || { cat "$TMP/record.err"; die "record failed"; }
 	python3 - "$dir/t.gsc" "$GOLDEN/script.gsc" <<'PY'

@@ -20,7 +20,7 @@ $CC -O2 -g -shared -fPIC -o "$dir/libcuda.so.1" tests/record/fakecuda.c
 record() { # NAME ARGS... (run in $dir)
 	local name=$1
 	shift
-	(cd "$dir" && "$ROOT/$BUILD/gapscope" record -f -o "$dir/$name.raw" "$@") \
+	(cd "$dir" && "$ROOT/$BUILD/gapscope" record -f --uncompressed -o "$dir/$name.raw" "$@") \
 		>/dev/null 2>"$dir/$name.err" || { cat "$dir/$name.err" >&2; exit 1; }
 }
 record target -- ./target --dlopen ./libcuda.so.1 --launches 3 --syncs 1 --trims 1 --contend \

@@ -119,6 +119,11 @@ CUresult cuMemcpyHtoDAsync_v2(uint64_t dst, const void *src, size_t bytes, void 
 	return 0;
 }
 
+CUresult cuMemsetD8Async(uint64_t dst, unsigned char v, size_t n, void *stream)
+{
+	return 0;
+}
+
 CUresult cuEventQuery(void *event)
 {
 	return 600; /* CUDA_ERROR_NOT_READY */

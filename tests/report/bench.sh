@@ -12,9 +12,9 @@ cd "$(dirname "$0")/../.."
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 CC=${CC:-cc}
-$CC -O2 -g -D_GNU_SOURCE -Ibpf -Iloader -o "$TMP/gen_trace" tests/report/gen_trace.c loader/trace.c -lz
+$CC -O2 -g -D_GNU_SOURCE -Ibpf -Iloader -o "$TMP/gen_trace" tests/report/gen_trace.c loader/trace.c loader/trace_read.c -lz -lzstd
 $CC -O2 -g -D_GNU_SOURCE -Ibpf -Iloader -o "$TMP/decode_pass" tests/report/decode_pass.c \
-	loader/trace.c -lz
+	loader/trace.c loader/trace_read.c -lz -lzstd
 $CC -O2 -g -D_GNU_SOURCE -Ibpf -Iloader -Ireports -o "$TMP/bench_analysis" \
 	tests/report/bench_analysis.c $(ls "$BUILD"/reports/*.o "$BUILD"/loader/*.o | grep -v '/gapscope\.o$') \
 	-lbpf -ldw -lelf -lz -lstdc++ -pthread

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "trace.c" /* one translation unit: the unit-test rule builds a single file */
+#include "trace_read.c"
 #include "archived.c"
 #include "testlib.h"
 

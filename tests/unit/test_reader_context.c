@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "trace.c" /* one translation unit: the unit-test rule builds a single file */
+#include "trace_read.c"
 #include "ksyms.c"
 #include "strtab.c"
 #include "idmap.c"

@@ -8,6 +8,7 @@
 
 /* One translation unit: the unit-test rule builds a single file. */
 #include "trace.c"
+#include "trace_read.c"
 #include "stacktab.c"
 #include "testlib.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The trace file library (loader/trace.c): a round trip of records across several chunks; the
+ * The trace file library (loader/trace.c, trace_read.c): a round trip of records across several chunks; the
  * trace cut at every byte offset reads exactly the whole chunks before the cut, with a warning;
  * every single corrupted byte after the file header costs exactly the chunk it hit (or, in the
  * last chunk, reads as a cut), is reported, and never yields a record that was not written.
@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "trace.c" /* one translation unit: the unit-test rule builds a single file */
+#include "trace_read.c"
 #include "testlib.h"
 
 #define NREC	  23
@@ -39,17 +40,18 @@ static void make_records(void)
 		recs[i].h.tid = 100 + i;
 		recs[i].h.tgid = 100;
 		for (size_t b = 0; b < payload; b++)
-			recs[i].payload[b] = (__u8)(i * 31 + b);
+			recs[i].payload[b] = (__u8)(i * 31 + b / 8); /* compressible */
 		rec_size[i] = sizeof(struct gs_hdr) + payload;
 		recs[i].h.size = rec_size[i];
 	}
 }
 
-static void write_trace(const char *path)
+static void write_trace(const char *path, bool compress)
 {
 	struct trace_writer *w = trace__create(path, true);
 
 	CHECK(w, "create %s", path);
+	trace__compress(w, compress);
 	nchunks = 0;
 	for (int i = 0; i < NREC; i++) {
 		CHECK_EQ_U64(trace__append(w, &recs[i], rec_size[i]), 0);
@@ -109,18 +111,14 @@ static void copy_prefix(const char *src, const char *dst, size_t len, long flip)
 	close(out);
 }
 
-int main(void)
+/* The checks below on a trace written with chunks compressed or not; returns its size. */
+static size_t check_file(const char *path, const char *cut, bool compress)
 {
-	char dir[] = "/tmp/gs-test-trace.XXXXXX", path[256], cut[256];
 	struct trace_stats st;
 	struct stat sb;
 	char err[256];
 
-	CHECK(mkdtemp(dir), "mkdtemp");
-	snprintf(path, sizeof(path), "%s/t.gsc", dir);
-	snprintf(cut, sizeof(cut), "%s/cut.gsc", dir);
-	make_records();
-	write_trace(path);
+	write_trace(path, compress);
 	CHECK(stat(path, &sb) == 0, "stat");
 	CHECK_EQ_U64(sb.st_size, chunk_end[nchunks - 1]);
 
@@ -194,6 +192,23 @@ int main(void)
 		trace__close(r);
 	}
 
+	return sb.st_size;
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/gs-test-trace.XXXXXX", path[256], cut[256];
+	size_t raw, z;
+
+	CHECK(mkdtemp(dir), "mkdtemp");
+	snprintf(path, sizeof(path), "%s/t.gsc", dir);
+	snprintf(cut, sizeof(cut), "%s/cut.gsc", dir);
+	make_records();
+	raw = check_file(path, cut, false);
+	z = check_file(path, cut, true);
+	/* The same records, every chunk smaller compressed (or written as it was). */
+	CHECK(z < raw, "compressed %zu bytes, uncompressed %zu", z, raw);
+	printf("trace: %zu bytes compressed, %zu uncompressed\n", z, raw);
 	unlink(cut);
 	unlink(path);
 	rmdir(dir);

@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The trace file read: chunks checked and decompressed in file order, records handed out one by
+ * one. See trace.h for the layout; trace.c writes it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "trace.h"
+
+/* trace__release gives pages back in steps of at least this many bytes. */
+#define TRACE_RELEASE_STEP (8u << 20)
+
+static __u32 chunk_crc(__u32 crc, const void *p, size_t n)
+{
+	return crc32(crc, p, n);
+}
+
+/* A compressed chunk's records, held until trace__release passes them. */
+struct zchunk {
+	struct zchunk *next;
+	size_t off; /* the chunk's place in the file */
+	size_t len;
+	unsigned char data[];
+};
+
+struct trace_reader {
+	const unsigned char *data;
+	size_t size;
+	size_t off;		  /* next chunk header */
+	const unsigned char *rec; /* next record in the current chunk */
+	const unsigned char *rec_end;
+	size_t released; /* pages before this offset were given back (trace__release) */
+	ZSTD_DCtx *dctx;
+	struct zchunk *zhead, *ztail; /* in file order */
+	size_t zfreed;		      /* chunks freed by trace__release */
+	struct trace_stats st;
+};
+
+static bool chunk_ok(const struct trace_reader *r, size_t off, size_t *len, __u32 *raw_len)
+{
+	struct trace_chunk_hdr ch;
+	__u32 crc;
+
+	if (r->size - off < sizeof(ch))
+		return false;
+	memcpy(&ch, r->data + off, sizeof(ch));
+	if (ch.magic != TRACE_CHUNK_MAGIC || ch.len % TRACE_ALIGN ||
+	    ch.len > r->size - off - sizeof(ch))
+		return false;
+	crc = ch.crc;
+	ch.crc = 0;
+	if (chunk_crc(chunk_crc(0, &ch, sizeof(ch)), r->data + off + sizeof(ch), ch.len) != crc)
+		return false;
+	*len = ch.len;
+	*raw_len = ch.raw_len;
+	return true;
+}
+
+/* Whether the bytes at off could be the start of a chunk that was cut off by the end of file. */
+static bool chunk_cut(const struct trace_reader *r, size_t off)
+{
+	struct trace_chunk_hdr ch;
+
+	if (r->size - off < sizeof(ch))
+		return true;
+	memcpy(&ch, r->data + off, sizeof(ch));
+	return ch.magic == TRACE_CHUNK_MAGIC && ch.len > r->size - off - sizeof(ch) &&
+	       chunk_crc(0, &ch, TRACE_CHUNK_HCRC_BYTES) == ch.hcrc;
+}
+
+#ifdef GAPSCOPE_FUZZ
+/*
+ * Fuzz builds read the file onto the heap, exactly its size, so that the address sanitizer sees
+ * a read past its end (in a mapping it would land in the last page's zeros, unseen).
+ */
+static void *map_file(int fd, size_t size)
+{
+	char *p = malloc(size);
+
+	if (!p || pread(fd, p, size, 0) != (ssize_t)size) {
+		free(p);
+		return MAP_FAILED;
+	}
+	return p;
+}
+
+static void unmap_file(const void *p, size_t size)
+{
+	free((void *)p);
+}
+#else
+static void *map_file(int fd, size_t size)
+{
+	return mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+}
+
+static void unmap_file(const void *p, size_t size)
+{
+	munmap((void *)p, size);
+}
+#endif
+
+struct trace_reader *trace__open(const char *path, char *err, size_t errlen)
+{
+	struct trace_reader *r;
+	struct trace_file_hdr fh;
+	struct stat st;
+	void *data;
+	__u32 crc;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) || st.st_size < (off_t)sizeof(fh)) {
+		snprintf(err, errlen, "%s: not a gapscope trace (too short)", path);
+		close(fd);
+		return NULL;
+	}
+	data = map_file(fd, st.st_size);
+	close(fd);
+	if (data == MAP_FAILED) {
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	memcpy(&fh, data, sizeof(fh));
+	crc = fh.crc;
+	fh.crc = 0;
+	if (memcmp(fh.magic, TRACE_MAGIC, sizeof(fh.magic))) {
+		snprintf(err, errlen, "%s: not a gapscope trace", path);
+		unmap_file(data, st.st_size);
+		return NULL;
+	}
+	if (chunk_crc(0, &fh, sizeof(fh)) != crc || fh.hdr_size < sizeof(fh) ||
+	    fh.hdr_size > (size_t)st.st_size || fh.hdr_size % TRACE_ALIGN) {
+		snprintf(err, errlen, "%s: corrupt trace header", path);
+		unmap_file(data, st.st_size);
+		return NULL;
+	}
+	if (fh.version < TRACE_VERSION_MIN || fh.version > TRACE_VERSION) {
+		snprintf(err, errlen, "%s: trace version %u, this gapscope reads versions %u to %u",
+			 path, fh.version, TRACE_VERSION_MIN, TRACE_VERSION);
+		unmap_file(data, st.st_size);
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		snprintf(err, errlen, "out of memory");
+		unmap_file(data, st.st_size);
+		return NULL;
+	}
+	r->data = data;
+	r->size = st.st_size;
+	r->off = fh.hdr_size;
+	r->st.version = fh.version;
+	r->st.flags = fh.flags;
+	return r;
+}
+
+/*
+ * The current chunk (r->rec .. r->rec_end, one zstd frame and its padding) decompressed onto the
+ * heap, r->rec pointed at its records there. False where it does not decompress to exactly
+ * raw_len bytes (a chunk whose CRC held was written so: it is skipped like a damaged one).
+ */
+static bool inflate_chunk(struct trace_reader *r, __u32 raw_len)
+{
+	size_t zlen = ZSTD_findFrameCompressedSize(r->rec, r->rec_end - r->rec);
+	struct zchunk *z;
+
+	if (ZSTD_isError(zlen) || raw_len % TRACE_ALIGN || raw_len > TRACE_CHUNK_RAW_MAX)
+		return false;
+	if (!r->dctx && !(r->dctx = ZSTD_createDCtx()))
+		return false;
+	z = malloc(sizeof(*z) + raw_len);
+	if (!z)
+		return false;
+	if (ZSTD_decompressDCtx(r->dctx, z->data, raw_len, r->rec, zlen) != raw_len) {
+		free(z);
+		return false;
+	}
+	z->next = NULL;
+	z->off = r->off;
+	z->len = raw_len;
+	if (r->ztail)
+		r->ztail->next = z;
+	else
+		r->zhead = z;
+	r->ztail = z;
+	r->rec = z->data;
+	r->rec_end = z->data + raw_len;
+	return true;
+}
+
+/*
+ * Advance to the next valid chunk; false at the end of the file. A chunk that fails its check is
+ * skipped by scanning (8-byte steps) for the next one that passes; only when none follows is a
+ * chunk header whose length runs past the end taken for what it most likely is: the chunk the
+ * recorder was writing when it stopped.
+ */
+static bool next_chunk(struct trace_reader *r)
+{
+	size_t len, bad = r->off;
+	__u32 raw_len;
+
+	if (r->off >= r->size)
+		return false;
+	if (chunk_ok(r, r->off, &len, &raw_len))
+		goto found;
+	for (r->off = bad + TRACE_ALIGN; r->off < r->size; r->off += TRACE_ALIGN) {
+		if (chunk_ok(r, r->off, &len, &raw_len)) {
+			r->st.bad_chunks++;
+			r->st.bad_bytes += r->off - bad;
+			goto found;
+		}
+	}
+	r->off = r->size;
+	if (chunk_cut(r, bad)) {
+		r->st.cut_bytes += r->size - bad;
+	} else {
+		r->st.bad_chunks++;
+		r->st.bad_bytes += r->size - bad;
+	}
+	return false;
+found:
+	r->rec = r->data + r->off + sizeof(struct trace_chunk_hdr);
+	r->rec_end = r->rec + len;
+	if (raw_len && !inflate_chunk(r, raw_len)) {
+		r->st.bad_chunks++;
+		r->st.bad_bytes += sizeof(struct trace_chunk_hdr) + len;
+		r->rec = NULL;
+	}
+	r->off += sizeof(struct trace_chunk_hdr) + len;
+	r->st.chunks++;
+	return true;
+}
+
+int trace__next(struct trace_reader *r, const struct gs_hdr **rec)
+{
+	for (;;) {
+		if (r->rec && r->rec_end - r->rec >= (ptrdiff_t)sizeof(struct gs_hdr)) {
+			const struct gs_hdr *h = (const void *)r->rec;
+			size_t left = r->rec_end - r->rec;
+
+			if (h->size < sizeof(*h) || h->size % TRACE_ALIGN || h->size > left ||
+			    h->size < sizeof(*h) + 8 * ((size_t)h->ustack_n + h->kstack_n)) {
+				/* The CRC was right, so the writer framed it so: drop
+				 * the rest of this chunk rather than guess. */
+				r->st.bad_chunks++;
+				r->st.bad_bytes += left;
+				r->rec = NULL;
+				continue;
+			}
+			r->rec += h->size;
+			r->st.records++;
+			if (h->type == GS_REC_END)
+				r->st.finished = true;
+			*rec = h;
+			return 1;
+		}
+		r->rec = NULL;
+		if (!next_chunk(r))
+			return 0;
+	}
+}
+
+const struct trace_stats *trace__stats(const struct trace_reader *r)
+{
+	return &r->st;
+}
+
+int trace__scan(const char *path, __u32 type, int (*fn)(void *ctx, const struct gs_hdr *h),
+		void *ctx, char *err, size_t errlen)
+{
+	struct trace_reader *r = trace__open(path, err, errlen);
+	const struct gs_hdr *h;
+	int ret = 0;
+
+	if (!r)
+		return errno ? -errno : -EINVAL;
+	while (!ret && trace__next(r, &h) > 0) {
+		if (h->type == type)
+			ret = fn(ctx, h);
+		trace__release(r, h);
+	}
+	trace__close(r);
+	return ret;
+}
+
+void trace__warn(const struct trace_reader *r, const char *path, FILE *out)
+{
+	const struct trace_stats *st = &r->st;
+
+	if (st->bad_chunks)
+		fprintf(out, "gapscope: warning: %s: %llu corrupt chunk(s) skipped (%llu bytes)\n",
+			path, (unsigned long long)st->bad_chunks,
+			(unsigned long long)st->bad_bytes);
+	if (st->cut_bytes)
+		fprintf(out,
+			"gapscope: warning: %s: trace cut off: read to the last whole chunk "
+			"(%llu bytes of an incomplete chunk ignored)\n",
+			path, (unsigned long long)st->cut_bytes);
+	if (!st->finished)
+		fprintf(out, "gapscope: warning: %s: recording did not finish (no end record)\n",
+			path);
+}
+
+void trace__close(struct trace_reader *r)
+{
+	if (!r)
+		return;
+	while (r->zhead) {
+		struct zchunk *z = r->zhead;
+
+		r->zhead = z->next;
+		free(z);
+	}
+	ZSTD_freeDCtx(r->dctx);
+	unmap_file(r->data, r->size);
+	free(r);
+}
+
+__u32 trace__version(const struct trace_reader *r)
+{
+	return r->st.version;
+}
+
+void trace__release(struct trace_reader *r, const void *rec)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), pos, upto;
+	const unsigned char *p = rec;
+	struct zchunk *z;
+
+	/* Where rec lies in the file: its own offset, or that of the compressed chunk it came from. */
+	if (p >= r->data && p < r->data + r->size) {
+		pos = p - r->data;
+	} else {
+		for (z = r->zhead; z && !(p >= z->data && p < z->data + z->len); z = z->next)
+			;
+		if (!z)
+			return;
+		pos = z->off;
+	}
+	/* Every compressed chunk before that one has been read through. */
+	while (r->zhead && r->zhead->off < pos) {
+		z = r->zhead;
+		r->zhead = z->next;
+		if (!r->zhead)
+			r->ztail = NULL;
+		free(z);
+		r->zfreed++;
+	}
+	upto = pos & ~(page - 1);
+	/* Not every call: a madvise per record would cost more than the pages it frees. */
+	if (upto < r->released + TRACE_RELEASE_STEP || upto > r->size)
+		return;
+#ifdef GAPSCOPE_FUZZ
+	return; /* the heap copy (map_file) must keep its bytes */
+#endif
+	madvise((void *)(r->data + r->released), upto - r->released, MADV_DONTNEED);
+	r->released = upto;
+}
