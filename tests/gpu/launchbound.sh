@@ -12,6 +12,11 @@
 # 2. A GPU-bound training step (resnet50, bf16, batch 64), plain against attached, PAIRS2 pairs.
 # 3. zkengine fixed (launch mode, CUPTI on), plain against recorded, and every zkengine scenario
 #    recorded with --all-launches: its report against the same trace read --decided-only.
+# 4. The CNN of 1 in one process that runs on (torch_cnn.py's windows): PAIRS4 rounds of a plain
+#    window, one under the count-only trap, one attached with `gapscope record -p` (order
+#    alternating round by round), WIN seconds each; the medians of the ratios, the traces' rate,
+#    launches counted and in the trace, and the lookup probe.
+# 5. PyTorch lock+trim (tests/gpu/progs/torch_trim.py) attached with -p: the report's top cause.
 # A short table last; OUT gets table.txt and log.txt.
 set -u
 cd "$(dirname "$0")/../.."
@@ -134,6 +139,96 @@ for v in ("cupti", "api"):
 print("%-14s %s" % (name, " | ".join(out)))
 PY
 	done
+	;;
+esac
+case " ${PARTS:-1 2 3} " in *" 4 "*)
+	PAIRS4=${PAIRS4:-9} WIN=${WIN:-4}
+	coproc Q { exec python3 "$PROG" 0 infer windows; }
+	qpid=$Q_PID
+	read -r -t 180 line <&"${Q[0]}" || line=
+	case $line in ready*) ;; *) say "windows: the program did not start"; kill "$qpid" ;; esac
+	measure() { # LABEL: steps a second over the next WIN seconds
+		local l
+		echo "measure $1 $WIN" >&"${Q[1]}"
+		read -r -t 120 l <&"${Q[0]}" || l=
+		echo "${l##* }"
+	}
+	mkfifo "$W/tc.fifo"
+	: >"$W/pairs4"
+	for r in $(seq "$PAIRS4"); do
+		order="plain trap rec"
+		[ $((r % 2)) = 0 ] && order="rec trap plain"
+		for what in $order; do
+			case $what in
+			plain) p=$(measure "plain.$r") ;;
+			trap)
+				"$TC" "$libcuda" cuLaunchKernel sh -c "echo attached; read x <$W/tc.fifo" \
+					>"$W/tc.$r.out" 2>&1 &
+				tcp=$!
+				for _ in $(seq 300); do grep -q attached "$W/tc.$r.out" && break; sleep 0.1; done
+				t=$(measure "trap.$r")
+				echo >"$W/tc.fifo"
+				wait "$tcp"
+				;;
+			rec)
+				"$GS" record -f -o "$W/w.$r.gsc" -p "$qpid" 2>"$W/w.$r.rec" &
+				rp=$!
+				for _ in $(seq 300); do grep -q "recording pid" "$W/w.$r.rec" && break; sleep 0.1; done
+				t0=$(date +%s.%N)
+				rr=$(measure "rec.$r")
+				kill -INT "$rp"
+				wait "$rp"
+				t1=$(date +%s.%N)
+				echo "  trace $(stat -c %s "$W/w.$r.gsc") bytes over $(awk "BEGIN {print $t1 - $t0}") s from the window's start; $(tail -1 "$W/w.$r.rec")"
+				echo "$(stat -c %s "$W/w.$r.gsc") $t0 $t1" >>"$W/rate4"
+				;;
+			esac
+		done
+		echo "round $r ($order): plain $p trap $t recorded $rr steps/s"
+		echo "$p $t $rr" >>"$W/pairs4"
+	done
+	echo quit >&"${Q[1]}"
+	wait "$qpid" 2>/dev/null
+	say "resnet18 batch 1 eager, one process, $PAIRS4 rounds of ${WIN} s windows: median recorded/plain $(awk '{print $3 / $1}' "$W/pairs4" | med), trapcount/plain $(awk '{print $2 / $1}' "$W/pairs4" | med)"
+	say "  raw steps/s (plain trapcount recorded): $(tr '\n' ';' <"$W/pairs4")"
+	# The recordings' rate, from the window's start to the recorder's exit (an upper bound: the
+	# attach happened before), and the last one's contents.
+	say "  trace rate: median $(awk '{print $1 / 1e6 / ($3 - $2)}' "$W/rate4" | med) MB/s (each: $(awk '{printf "%.2f ", $1 / 1e6 / ($3 - $2)}' "$W/rate4"))"
+	"$GS" script "$W/w.$PAIRS4.gsc" >"$W/w.script" 2>/dev/null
+	"$GS" report -f -o "$W/w.report" "$W/w.$PAIRS4.gsc" >/dev/null 2>&1
+	python3 - "$W/w.report/summary.json" <<'PY' | tee -a "$table"
+import json, sys
+s = json.load(open(sys.argv[1]))
+l = s.get("launches", {})
+print("  last recording: %.1f s, launches %s counted, %s in the trace, async memsets %s counted; gaps %d" % (
+    s["duration_ns"] / 1e9, l.get("total"), l.get("in_trace"), l.get("async_memsets"), len(s["gaps"])))
+PY
+	say "  records by kind: $(grep -v '^#' "$W/w.script" | grep -o ' [a-z]*:[a-z_]*' | sed 's/:.*//' | sort | uniq -c | sort -rn | head -6 | awk '{printf "%s %s, ", $2, $1}')"
+	say "  CUDA records by call: $(grep -o ' cuda:[A-Za-z_0-9]*' "$W/w.script" | sort | uniq -c | sort -rn | head -6 | awk '{printf "%s %s, ", $2, $1}')"
+	say "  lookup probe: $(grep -o 'cuKernelGetFunction retired-at=[0-9.]*' "$W/w.script" | head -1 || true) ; $(grep '^# kernel-names-from-handles' "$W/w.script" | tail -1)"
+	;;
+esac
+
+case " ${PARTS:-1 2 3} " in *" 5 "*)
+	coproc TT { exec python3 tests/gpu/progs/torch_trim.py 40; }
+	tpid=$TT_PID
+	read -r -t 120 line <&"${TT[0]}" || line=
+	case $line in ready*)
+		timeout 60 "$GS" record -f -o "$W/trim.gsc" -p "$tpid" --duration 10 >"$W/trim.rec" 2>&1
+		kill "$tpid" 2>/dev/null
+		wait "$tpid" 2>/dev/null
+		"$GS" report -f "$W/trim.gsc" -o "$W/trim.report" >"$W/trim.txt" 2>&1
+		python3 - "$W/trim.report/summary.json" "$(stat -c %s "$W/trim.gsc")" <<'PY' | tee -a "$table"
+import json, sys
+s = json.load(open(sys.argv[1]))
+t = s["causes"][:3]
+print("torch lock+trim attached: %d gaps | causes %s | trace %.2f MB/s" % (len(s["gaps"]),
+    "; ".join("%s %s %.2f" % (c["kind"], c.get("function") or "", c["share"]) for c in t),
+    int(sys.argv[2]) / 1e6 / (s["duration_ns"] / 1e9)))
+PY
+		;;
+	*) say "torch lock+trim: the loop did not start"; kill "$tpid" ;;
+	esac
 	;;
 esac
 echo

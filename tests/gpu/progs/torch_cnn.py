@@ -2,14 +2,18 @@
 # thousands of kernel launches a second), or with "train" a GPU-bound bf16 training step of a
 # larger one. Warms up, prints "ready", waits for a line on stdin when GO is "wait" (so that a
 # recorder can attach first), then runs for SECONDS and prints "steps_per_s X".
-#   usage: torch_cnn.py SECONDS [infer|train] [go|wait]
-import sys, time
+# With "windows" it runs until told "quit" on stdin, and a line "measure LABEL SECS" makes it
+# print "LABEL steps_per_s X" over the next SECS seconds: plain and attached windows of one
+# process, so that the process's own luck (placement, clocks) is the same on both sides.
+#   usage: torch_cnn.py SECONDS [infer|train] [go|wait|windows]
+import select, sys, time
 import torch
 import torchvision
 
 secs = float(sys.argv[1]) if len(sys.argv) > 1 else 6
 mode = sys.argv[2] if len(sys.argv) > 2 else "infer"
 wait = len(sys.argv) > 3 and sys.argv[3] == "wait"
+windows = len(sys.argv) > 3 and sys.argv[3] == "windows"
 torch.backends.cudnn.benchmark = False
 
 if mode == "train":
@@ -37,6 +41,25 @@ for _ in range(30):
     step()
 torch.cuda.synchronize()
 print("ready", flush=True)
+if windows:
+    n, label, until, t0 = 0, None, 0.0, 0.0
+    while True:
+        out = step()
+        n += 1
+        if n % 20:
+            continue
+        out.float().sum().item()
+        now = time.monotonic()
+        if label and now >= until:
+            print("%s steps_per_s %.3f" % (label, (n - n0) / (now - t0)), flush=True)
+            label = None
+        if not label and select.select([sys.stdin], [], [], 0)[0]:
+            cmd = sys.stdin.readline().split()
+            if not cmd or cmd[0] == "quit":
+                break
+            label, until, n0, t0 = cmd[1], now + float(cmd[2]), n, now
+    torch.cuda.synchronize()
+    sys.exit(0)
 if wait:
     sys.stdin.readline()
 n, t0 = 0, time.monotonic()
