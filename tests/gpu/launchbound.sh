@@ -147,11 +147,11 @@ case " ${PARTS:-1 2 3} " in *" 4 "*)
 	qpid=$Q_PID
 	read -r -t 180 line <&"${Q[0]}" || line=
 	case $line in ready*) ;; *) say "windows: the program did not start"; kill "$qpid" ;; esac
-	measure() { # LABEL: steps a second over the next WIN seconds
+	measure() { # LABEL: "steps/s cpu-us/step" over the next WIN seconds
 		local l
 		echo "measure $1 $WIN" >&"${Q[1]}"
 		read -r -t 120 l <&"${Q[0]}" || l=
-		echo "${l##* }"
+		echo "$l" | awk '{print $3, $5}'
 	}
 	mkfifo "$W/tc.fifo"
 	: >"$W/pairs4"
@@ -184,13 +184,15 @@ case " ${PARTS:-1 2 3} " in *" 4 "*)
 				;;
 			esac
 		done
-		echo "round $r ($order): plain $p trap $t recorded $rr steps/s"
+		echo "round $r ($order): plain $p trap $t recorded $rr (steps/s, main thread CPU us/step)"
 		echo "$p $t $rr" >>"$W/pairs4"
 	done
 	echo quit >&"${Q[1]}"
 	wait "$qpid" 2>/dev/null
-	say "resnet18 batch 1 eager, one process, $PAIRS4 rounds of ${WIN} s windows: median recorded/plain $(awk '{print $3 / $1}' "$W/pairs4" | med), trapcount/plain $(awk '{print $2 / $1}' "$W/pairs4" | med)"
-	say "  raw steps/s (plain trapcount recorded): $(tr '\n' ';' <"$W/pairs4")"
+	# pairs4: plain steps/s, cpu; trap steps/s, cpu; recorded steps/s, cpu
+	say "resnet18 batch 1 eager, one process, $PAIRS4 rounds of ${WIN} s windows: median recorded/plain $(awk '{print $5 / $1}' "$W/pairs4" | med), trapcount/plain $(awk '{print $3 / $1}' "$W/pairs4" | med) (throughput)"
+	say "  main thread CPU a step: median recorded/plain $(awk '{print $6 / $2}' "$W/pairs4" | med), trapcount/plain $(awk '{print $4 / $2}' "$W/pairs4" | med); plain windows' spread (max/min) $(awk 'NR == 1 || $1 > mx {mx = $1} NR == 1 || $1 < mn {mn = $1} END {print mx / mn}' "$W/pairs4")"
+	say "  raw (plain trap recorded, steps/s cpu-us): $(tr '\n' ';' <"$W/pairs4")"
 	# The recordings' rate, from the window's start to the recorder's exit (an upper bound: the
 	# attach happened before), and the last one's contents.
 	say "  trace rate: median $(awk '{print $1 / 1e6 / ($3 - $2)}' "$W/rate4" | med) MB/s (each: $(awk '{printf "%.2f ", $1 / 1e6 / ($3 - $2)}' "$W/rate4"))"

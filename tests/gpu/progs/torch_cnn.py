@@ -3,8 +3,9 @@
 # larger one. Warms up, prints "ready", waits for a line on stdin when GO is "wait" (so that a
 # recorder can attach first), then runs for SECONDS and prints "steps_per_s X".
 # With "windows" it runs until told "quit" on stdin, and a line "measure LABEL SECS" makes it
-# print "LABEL steps_per_s X" over the next SECS seconds: plain and attached windows of one
-# process, so that the process's own luck (placement, clocks) is the same on both sides.
+# print "LABEL steps_per_s X cpu_us_per_step Y" over the next SECS seconds (Y: the main thread's
+# CPU time a step, which a probe's trap adds to, and which the machine's other tenants move far
+# less than throughput): plain and attached windows of one process.
 #   usage: torch_cnn.py SECONDS [infer|train] [go|wait|windows]
 import select, sys, time
 import torch
@@ -42,7 +43,7 @@ for _ in range(30):
 torch.cuda.synchronize()
 print("ready", flush=True)
 if windows:
-    n, label, until, t0 = 0, None, 0.0, 0.0
+    n, label, until, t0, c0 = 0, None, 0.0, 0.0, 0.0
     while True:
         out = step()
         n += 1
@@ -51,13 +52,14 @@ if windows:
         out.float().sum().item()
         now = time.monotonic()
         if label and now >= until:
-            print("%s steps_per_s %.3f" % (label, (n - n0) / (now - t0)), flush=True)
+            print("%s steps_per_s %.3f cpu_us_per_step %.2f" % (label, (n - n0) / (now - t0),
+                  (time.thread_time() - c0) * 1e6 / (n - n0)), flush=True)
             label = None
         if not label and select.select([sys.stdin], [], [], 0)[0]:
             cmd = sys.stdin.readline().split()
             if not cmd or cmd[0] == "quit":
                 break
-            label, until, n0, t0 = cmd[1], now + float(cmd[2]), n, now
+            label, until, n0, t0, c0 = cmd[1], now + float(cmd[2]), n, now, time.thread_time()
     torch.cuda.synchronize()
     sys.exit(0)
 if wait:
