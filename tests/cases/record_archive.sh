@@ -32,7 +32,7 @@ report() {
 		{ cat "$TMP/$1.rerr"; die "report $1"; }
 }
 
-record arch --archive
+record arch --archive --uncompressed # (uncompressed: forged below byte by byte)
 record plain
 grep -E '^gapscope: archive: [1-9][0-9]* files, [0-9.]+ MB kept in the trace' "$TMP/arch.err" ||
 	{ cat "$TMP/arch.err"; die "no archive line"; }
