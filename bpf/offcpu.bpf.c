@@ -24,6 +24,76 @@ const volatile __u64 stack_min_ns = 100000;
 #define EEXIST	  17
 
 /*
+ * What a blocking system call waits on, where its first argument is a file descriptor: the
+ * file's type from its inode, and for anonymous inodes (eventfd, epoll, timerfd, signalfd) the
+ * name their files carry ("[eventfd]"). x86-64 system call numbers; elsewhere none is named.
+ */
+static __always_inline __u16 fd_kind(struct task_struct *task, __s32 nr, struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_x86)
+	struct file **fds, *f;
+	struct fdtable *fdt;
+	unsigned int max, mode;
+	char name[12] = {};
+	__u64 fd;
+
+	switch (nr) {
+	case 0:	  /* read */
+	case 1:	  /* write */
+	case 19:  /* readv */
+	case 20:  /* writev */
+	case 42:  /* connect */
+	case 43:  /* accept */
+	case 44:  /* sendto */
+	case 45:  /* recvfrom */
+	case 46:  /* sendmsg */
+	case 47:  /* recvmsg */
+	case 232: /* epoll_wait */
+	case 281: /* epoll_pwait */
+	case 288: /* accept4 */
+	case 441: /* epoll_pwait2 */
+		break;
+	default:
+		return OFFCPU_FD_NONE;
+	}
+	fd = regs->di;
+	fdt = BPF_CORE_READ(task, files, fdt);
+	if (!fdt)
+		return OFFCPU_FD_NONE;
+	max = BPF_CORE_READ(fdt, max_fds);
+	fds = BPF_CORE_READ(fdt, fd);
+	if (fd >= max || !fds || bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f)
+		return OFFCPU_FD_NONE;
+	mode = BPF_CORE_READ(f, f_inode, i_mode) & 0170000;
+	switch (mode) {
+	case 0010000:
+		return OFFCPU_FD_PIPE;
+	case 0140000:
+		return OFFCPU_FD_SOCKET;
+	case 0100000:
+		return OFFCPU_FD_FILE;
+	case 0020000:
+	case 0060000:
+		return OFFCPU_FD_DEVICE;
+	}
+	bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(f, f_path.dentry, d_name.name));
+	if (name[0] != '[')
+		return OFFCPU_FD_OTHER;
+	if (name[1] == 'e' && name[2] == 'v' && name[5] == 't' && name[6] == 'f')
+		return OFFCPU_FD_EVENTFD; /* [eventfd] */
+	if (name[1] == 'e' && name[2] == 'v' && name[5] == 't' && name[6] == 'p')
+		return OFFCPU_FD_EPOLL; /* [eventpoll] */
+	if (name[1] == 't' && name[2] == 'i')
+		return OFFCPU_FD_TIMERFD;
+	if (name[1] == 's' && name[2] == 'i')
+		return OFFCPU_FD_SIGNALFD;
+	return OFFCPU_FD_OTHER;
+#else
+	return OFFCPU_FD_NONE;
+#endif
+}
+
+/*
  * prev_state is the tracepoint's own argument (Linux 5.18+) rather than prev->__state: a
  * concurrent wakeup may already have set __state back to TASK_RUNNING while the switch
  * proceeds, which would misreport a block as a preemption.
@@ -55,8 +125,10 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 			 */
 			struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
 
-			if (regs)
+			if (regs) {
 				s.syscall = (__s32)SYSCALL_NR(regs);
+				s.fd_flags = fd_kind(prev, s.syscall, regs) << OFFCPU_FD_SHIFT;
+			}
 		}
 		long err = bpf_map_update_elem(&offs, &prev_tid, &s, BPF_NOEXIST);
 

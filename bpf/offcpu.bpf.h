@@ -28,6 +28,8 @@ struct off_state {
 	__u32 prev_state;
 	__u32 cpu;
 	__s32 syscall;
+	__u16 fd_flags; /* OFFCPU_FD_* << OFFCPU_FD_SHIFT */
+	__u16 pad;
 };
 
 struct wake_state {
@@ -63,7 +65,7 @@ static __always_inline void offcpu_fill(struct offcpu_event *ev, const struct of
 	ev->h.tid = tid;
 	ev->h.tgid = tgid;
 	ev->h.cpu = s->cpu;
-	ev->h.flags = flags;
+	ev->h.flags = flags | s->fd_flags;
 	ev->h.ustack_n = 0;
 	ev->h.kstack_n = 0;
 	ev->dur_ns = now - s->ts;

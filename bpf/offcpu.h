@@ -25,6 +25,27 @@ struct offcpu_event {
 	char waker_comm[GS_COMM_LEN]; /* the waker may be outside the target (kworker, ...) */
 };
 
+/*
+ * gs_hdr flags of an off-CPU event, bits 8-11: what the file descriptor a blocking system call
+ * waited on is (read, write, recv*, send*, accept, connect, epoll_wait: the fd is its first
+ * argument), OFFCPU_FD_* ; 0 unknown or none (older traces too).
+ */
+#define OFFCPU_FD_SHIFT 8
+#define OFFCPU_FD_MASK	(0xfu << OFFCPU_FD_SHIFT)
+enum offcpu_fd_kind {
+	OFFCPU_FD_NONE,
+	OFFCPU_FD_PIPE,
+	OFFCPU_FD_SOCKET,
+	OFFCPU_FD_EVENTFD,
+	OFFCPU_FD_FILE,	  /* a regular file */
+	OFFCPU_FD_DEVICE, /* a character or block device */
+	OFFCPU_FD_EPOLL,
+	OFFCPU_FD_TIMERFD,
+	OFFCPU_FD_SIGNALFD,
+	OFFCPU_FD_OTHER,
+	OFFCPU_FD_MAX
+};
+
 #define OFFCPU_NO_SYSCALL      (-1) /* blocked outside a system call, or preempted */
 #define OFFCPU_SYSCALL_UNKNOWN (-2) /* a trace before version 2: not recorded */
 

@@ -118,6 +118,13 @@ static int on_event(void *ctx, void *data, size_t size)
 	case GS_EV_EXEC:
 		map_records__scan(c->maps, c->out, h->tgid);
 		break;
+	case GS_EV_FORK:
+		/* A new process has its parent's mappings, which no mmap event will tell: its
+		 * own map records, as at an exec (a DataLoader worker's stacks). */
+		if (h->size >= sizeof(struct fork_event) &&
+		    ((struct fork_event *)data)->child_tgid != h->tgid)
+			map_records__scan(c->maps, c->out, ((struct fork_event *)data)->child_tgid);
+		break;
 	}
 	if (!(h->flags & GS_F_STACK)) {
 		trace_out__append(c->out, data, h->size);

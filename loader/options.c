@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <argp.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,7 @@ enum {
 	OPT_KEEP_LOOKUPS,
 	OPT_ALL_LAUNCHES,
 	OPT_UNCOMPRESSED,
+	OPT_CGROUP,
 	OPT_LAUNCH_STACKS,
 	OPT_CUPTI,
 	OPT_NO_CUPTI,
@@ -50,7 +52,8 @@ static const char doc[] =
 	"samples of a program, for 'gapscope report' and 'gapscope script'.\n"
 	"\n"
 	"USAGE: gapscope record [-o FILE] [-f] [--duration S] [--freq HZ]\n"
-	"         [--probe LIB:SYM]... [--follow-children] (-p PID | -- CMD [ARGS])\n"
+	"         [--probe LIB:SYM]... [--follow-children]\n"
+	"         (-p PID [-p PID]... [--cgroup PATH] | --cgroup PATH | -- CMD [ARGS])\n"
 	"\n"
 	"EXAMPLES:\n"
 	"  gapscope record -- ./zkengine --device sim   # until it exits\n"
@@ -71,7 +74,14 @@ static const struct argp_option opts[] = {
 	{ "output", 'o', "FILE", 0, "Trace file (default gapscope.gsc)", 0 },
 	{ "force", 'f', NULL, 0, "Replace an existing trace file (removed, not written through)",
 	  0 },
-	{ "pid", 'p', "PID", 0, "Record a running process", 0 },
+	{ "pid", 'p', "PID", 0,
+	  "Record a running process, with its descendants and what they fork from now on; may be "
+	  "given several times (the recording ends when the first exits)",
+	  0 },
+	{ "cgroup", OPT_CGROUP, "PATH", 0,
+	  "Also record every process of a cgroup (a path under /sys/fs/cgroup: a container, a "
+	  "systemd service) and their descendants",
+	  0 },
 	{ "duration", OPT_DURATION, "S", 0, "Stop recording after S seconds", 0 },
 	{ "freq", OPT_FREQ, "HZ", 0, "CPU samples per second per CPU, at most (default 499)", 0 },
 	{ "sampler", OPT_SAMPLER, "tick|timer", 0,
@@ -135,11 +145,22 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'v':
 		o->verbose = true;
 		break;
-	case 'p':
+	case 'p': {
+		long v;
+
 		errno = 0;
-		o->pid = strtol(arg, &end, 10);
-		if (errno || *end || o->pid <= 0)
+		v = strtol(arg, &end, 10);
+		if (errno || *end || v <= 0 || v > INT_MAX)
 			argp_error(state, "invalid pid: %s", arg);
+		if (o->npids == GS_MAX_PIDS)
+			argp_error(state, "at most %d -p", GS_MAX_PIDS);
+		o->pids[o->npids++] = v;
+		if (!o->pid)
+			o->pid = v;
+		break;
+	}
+	case OPT_CGROUP:
+		o->cgroup = arg;
 		break;
 	case OPT_DURATION:
 		o->duration = strtod(arg, &end);
@@ -224,10 +245,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_END:
-		if (!o->cmd && !o->pid)
-			argp_error(state, "need -p PID or a command after --");
-		if (o->cmd && o->pid)
-			argp_error(state, "-p PID and a command exclude each other");
+		if (!o->cmd && !o->pid && !o->cgroup)
+			argp_error(state, "need -p PID, --cgroup PATH or a command after --");
+		if (o->cmd && (o->pid || o->cgroup))
+			argp_error(state, "-p PID or --cgroup and a command exclude each other");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

@@ -11,6 +11,9 @@
 
 #define MAX_USER_PROBES 32
 
+/* -p may be given this many times. */
+#define GS_MAX_PIDS 64
+
 struct record_opts {
 	const char *output;
 	bool force;
@@ -25,8 +28,11 @@ struct record_opts {
 	bool all_launches;  /* --all-launches: every launch streamed (bpf/cuda.bpf.c) */
 	bool uncompressed;  /* --uncompressed: trace chunks written as they are */
 	bool follow_children;
-	pid_t pid;  /* -p */
-	char **cmd; /* or the command to launch */
+	pid_t pid;		 /* -p: the first; the recording ends when it exits */
+	pid_t pids[GS_MAX_PIDS]; /* every -p, in order */
+	int npids;
+	const char *cgroup; /* --cgroup: its processes recorded too */
+	char **cmd;	    /* or the command to launch */
 	bool verbose;
 	unsigned int ringbuf_mb;
 	unsigned int snap_bytes; /* --stack-snapshot: user stack bytes per snapshot, 0 off */

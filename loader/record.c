@@ -32,26 +32,39 @@
 #include "metadata.h"
 #include "options.h"
 #include "sampler.h"
+#include "privs.h"
 #include "target.h"
+#include "tree.h"
 #include "trace.h"
 #include "uprobes.h"
 
 /* -p: what the process has mapped and runs already, on disk before we say we record. */
 static void attach_running(struct uprobes *up, struct map_records *maps, struct trace_out *out,
-			   pid_t pid)
+			   const struct proc_tree *tree)
 {
-	map_records__scan(maps, out, pid);
-	uprobes__attach_mapped(up, pid);
+	pid_t pid = tree->pids[0];
+
+	for (size_t i = 0; i < tree->n; i++) {
+		map_records__scan(maps, out, tree->pids[i]);
+		uprobes__attach_mapped(up, tree->pids[i]);
+	}
 	if (!up->cuda_probes)
 		fprintf(stderr,
 			"gapscope: warning: pid %d has no libcuda mapped (yet): recording its host "
 			"side\n",
 			pid);
 	/* Threads started while the tracepoints were being attached. */
-	meta__threads(out, pid);
+	for (size_t i = 0; i < tree->n; i++)
+		meta__threads(out, tree->pids[i]);
 	/* Everything about the attach is on disk before we say so (tests read it). */
 	trace_out__flush(out);
-	fprintf(stderr, "gapscope: recording pid %d (Ctrl-C to stop)\n", pid);
+	if (tree->n > 1)
+		fprintf(stderr,
+			"gapscope: recording pid %d and %zu more process(es) (%zu of them "
+			"descendants) (Ctrl-C to stop)\n",
+			pid, tree->n - 1, tree->n - tree->given);
+	else
+		fprintf(stderr, "gapscope: recording pid %d (Ctrl-C to stop)\n", pid);
 }
 
 /* Probes off, everything still buffered into the trace, the final records, the summary. */
@@ -122,6 +135,8 @@ int cmd_record(int argc, char **argv)
 	bool umulti;
 	__u64 start_ns;
 	struct stat st;
+	struct proc_tree tree = {};
+	char terr[512];
 
 	/* Parse, then the checks that need no privileges first, each a one-line error. */
 	if (record_opts__parse(argc, argv, &o))
@@ -133,8 +148,22 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "gapscope: %s exists (use -f to overwrite)\n", o.output);
 		return 1;
 	}
-	if (target__check(&t, o.cmd, o.pid) || !bpf_setup__check())
+	if (!o.cmd) {
+		/* An attach takes the processes' descendants, and what they fork from now on. */
+		if (proc_tree__collect(&tree, o.pids, o.npids, o.cgroup, terr, sizeof(terr))) {
+			fprintf(stderr, "gapscope: %s\n", terr);
+			return 1;
+		}
+		o.pid = tree.pids[0];
+		o.follow_children = true;
+	}
+	err = target__check(&t, o.cmd, o.pid) || !bpf_setup__check();
+	for (size_t i = 1; i < tree.n && !err; i++)
+		err = privs__may_trace(tree.pids[i]);
+	if (err) {
+		proc_tree__free(&tree);
 		return 1;
+	}
 	out = (struct trace_out){ .tw = trace__create(o.output, o.force), .path = o.output };
 	if (!out.tw) {
 		fprintf(stderr, "gapscope: cannot create %s: %s\n", o.output, strerror(errno));
@@ -160,6 +189,10 @@ int cmd_record(int argc, char **argv)
 	gpu_feeds__start(&o); /* CUPTI: the target's environment */
 	err = o.cmd ? target__launch(&t, o.cmd, &orig_mask) : target__attach(&t, o.pid);
 	if (err || (err = bpf_setup__watch_tgid(skel, t.pid)) || (err = consumer__open(&c)))
+		goto cleanup;
+	for (size_t i = 1; i < tree.n && !err; i++)
+		err = bpf_setup__watch_tgid(skel, tree.pids[i]);
+	if (err)
 		goto cleanup;
 
 	/* Attach: tracepoints, the sampler, the uprobes; each recorded as it goes live. */
@@ -190,7 +223,7 @@ int cmd_record(int argc, char **argv)
 	if (o.cmd)
 		uprobes__attach_predicted(&up, t.exe);
 	else
-		attach_running(&up, &maps, &out, t.pid);
+		attach_running(&up, &maps, &out, &tree);
 
 	/* Poll until the target ends (or a signal, or --duration); then write the end. */
 	start_ns = clock__mono_ns();
@@ -204,6 +237,7 @@ int cmd_record(int argc, char **argv)
 cleanup:
 	/* In the reverse order of the above. */
 	map_records__free(&maps);
+	proc_tree__free(&tree);
 	archive__free(&archive);
 	uprobes__free(&up);
 	links__free(&links);

@@ -264,6 +264,7 @@ static int complete_gap(struct analysis *a, struct blame *bl, const struct analy
 	g->cause_ns = g->nroots ? g->roots[0].ns : 0;
 	a->gap_ns += g->end_ns - g->start_ns;
 	a->preempted_outside_ns += g->preempted_outside_ns;
+	a->woken_outside_ns += g->woken_outside_ns;
 	if (!err && o->on_gap)
 		err = o->on_gap(g, o->ctx);
 	for (__u32 r = 1; r < g->nroots; r++) {

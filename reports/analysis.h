@@ -106,6 +106,7 @@ struct gap {
 	/* Gap time a thread on a chain was runnable while a process outside the target ran:
 	 * the machine's load, not the program's doing. */
 	__u64 preempted_outside_ns;
+	__u64 woken_outside_ns; /* chains that end at a waker outside the recording */
 };
 
 struct busy_interval {
@@ -165,6 +166,7 @@ struct analysis {
 	size_t ngaps;
 	__u64 gap_ns;
 	__u64 preempted_outside_ns; /* summed over the gaps */
+	__u64 woken_outside_ns;	    /* summed over the gaps */
 	struct cause causes[BK_MAX];
 	size_t ncauses;
 	/* Loss counters by name ("ringbuf", ...), the reader's ("corrupt_chunks", ...) last. */

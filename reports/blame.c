@@ -25,9 +25,10 @@ struct blame {
 	unsigned int max_hops;
 	struct path_link path[MAX_HOPS + 1];
 	__u32 depth;
-	struct vec roots;  /* struct gap_root */
-	struct vec stacks; /* struct gap_stack */
-	__u64 outside_ns;  /* preempted by another process */
+	struct vec roots;	/* struct gap_root */
+	struct vec stacks;	/* struct gap_stack */
+	__u64 outside_ns;	/* preempted by another process */
+	__u64 woken_outside_ns; /* waits whose waker was not recorded */
 	const struct thread **all;
 	size_t nall;
 };
@@ -242,6 +243,67 @@ static const char *preempted_by(struct blame *b, const struct thread *self, __u3
 	return best ? strtab__internf(b->strs, "preempted by %s", best->comm) : NULL;
 }
 
+/* The function a stack was in: its leaf user frame, unless that is the vDSO's; NULL none. */
+static const char *leaf_function(struct blame *b, __u32 stack)
+{
+	struct stack_view v;
+
+	if (stack == STACK_NONE)
+		return NULL;
+	v = stacktab__get(threads__stacks(b->th), stack);
+	for (__u32 i = 0; i < v.nu; i++) {
+		const char *f = names__user(b->nm, v.tgid, v.user[i], i == 0);
+
+		if (f && *f && !strstr(f, "vdso"))
+			return f;
+	}
+	return NULL;
+}
+
+/* How near a stack must be to stand for on-CPU time that no sample fell in. */
+#define UNSAMPLED_SLACK_NS 2000000ull
+
+/*
+ * On-CPU time [s, e) that no sample fell in (shorter than the sampling period, or its tick went
+ * to another thread): named from the nearest stack the thread showed, said which: where it went
+ * off CPU next (its wait's user stack), where it came back from its last wait, or the probed or
+ * CUDA call it ran in; else the thread alone, with how long it ran unsampled.
+ */
+static int unsampled(struct blame *b, const struct thread *th, __u64 s, __u64 e)
+{
+	size_t i = thread__first_off(th, e), j = thread__first_off(th, s);
+	const struct th_off *next = i < th->off.n ? VEC_AT(&th->off, struct th_off, i) : NULL;
+	const struct th_off *prev = j ? VEC_AT(&th->off, struct th_off, j - 1) : NULL;
+	const struct th_call *c = thread__call_at(th, s);
+	const char *fn = NULL, *where = NULL, *x;
+	__u32 stack = STACK_NONE;
+
+	if (next && next->start >= e && next->start - e <= UNSAMPLED_SLACK_NS &&
+	    (fn = leaf_function(b, next->stack))) {
+		stack = next->stack;
+		where = "its stack at its next wait";
+	} else if (prev && prev->end <= s && s - prev->end <= UNSAMPLED_SLACK_NS &&
+		   (fn = leaf_function(b, prev->stack))) {
+		stack = prev->stack;
+		where = "its stack when it came back from its last wait";
+	} else if (c && c->name) {
+		fn = c->name;
+		stack = c->stack;
+		where = "in this probed call";
+	}
+	char d[32];
+
+	if (e - s < 1000000)
+		snprintf(d, sizeof(d), "%llu us", (unsigned long long)(e - s) / 1000);
+	else
+		snprintf(d, sizeof(d), "%.1f ms", (e - s) / 1e6);
+	x = strtab__internf(b->strs, "[on cpu %s, no sample%s%s]", d, where ? ": " : "",
+			    where ? where : "");
+	if (!fn) /* one name a thread, so that its unsampled spans add up to one cause */
+		fn = strtab__internf(b->strs, "%s (not sampled)", th->comm);
+	return root(b, th, TS_ON_CPU, BK_ON_CPU, fn, x, stack, e - s, &x, 1);
+}
+
 /* On-CPU time [s, e): split over the thread's samples in it, by stack. */
 static int on_cpu(struct blame *b, const struct thread *th, __u64 s, __u64 e)
 {
@@ -252,11 +314,8 @@ static int on_cpu(struct blame *b, const struct thread *th, __u64 s, __u64 e)
 	while (k1 < th->samples.n && VEC_AT(&th->samples, struct th_sample, k1)->ts < e)
 		k1++;
 	nsmp = k1 - k0;
-	if (!nsmp) {
-		const char *x = "[on cpu, not sampled]";
-
-		return root(b, th, TS_ON_CPU, BK_ON_CPU, NULL, NULL, STACK_NONE, e - s, &x, 1);
-	}
+	if (!nsmp)
+		return unsampled(b, th, s, e);
 	for (size_t k = k0; k < k1; k++) {
 		const struct th_sample *smp = VEC_AT(&th->samples, struct th_sample, k);
 		__u32 nk = kstack_names(b, smp->stack, frames, MAX_FRAMES);
@@ -302,7 +361,7 @@ static int follow(struct blame *b, const struct thread *th, enum blame_kind kind
 	const char *detail = strtab__internf(b->strs, "%s %s", held ? "held by" : "woken by", who);
 	int err;
 
-	if (!nx || nx->tgid != th->tgid || on_path(b, nx->tid) || b->depth + 1 >= b->max_hops) {
+	if (!nx || on_path(b, nx->tid) || b->depth + 1 >= b->max_hops) {
 		push_link(b, th, TS_BLOCKED, kind, lock, NULL, detail, stack);
 		b->path[b->depth - 1].l.kind = kind;
 		{
@@ -393,32 +452,46 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 				k = BK_CUDA;
 	}
 	{
-		const char *sn = syscall__name(o->syscall);
+		const char *sn = syscall__name(o->syscall), *fd = offcpu__fd_name(o->fd_flags);
 		const char *fn = sn ? sn :
 				 o->syscall >= 0 ?
 				      strtab__internf(b->strs, "syscall %d", o->syscall) :
 				 o->syscall == OFFCPU_SYSCALL_UNKNOWN ? "syscall unknown" :
 									"no syscall";
 		const struct thread *w = o->waker ? threads__find(b->th, o->waker) : NULL;
+		const char *wdetail = NULL;
 
-		/* Woken by a thread of the target (a pipe's writer, an mmap lock's holder):
-		 * what it did meanwhile is the reason; a sleep's timer is not. */
-		if (k != BK_SLEEP && k != BK_CUDA && w && w->tgid == th->tgid &&
-		    !on_path(b, w->tid) && b->depth + 1 < b->max_hops) {
+		if (fd) /* what it waited on: read (pipe), recvfrom (socket), ... */
+			fn = strtab__internf(b->strs, "%s (%s)", fn, fd);
+
+		/* Woken by a recorded thread, of this process or another (a pipe's writer, an
+		 * mmap lock's holder, a DataLoader worker): what it did meanwhile is the reason;
+		 * a sleep's timer is not. */
+		if (k != BK_SLEEP && k != BK_CUDA && w && !on_path(b, w->tid) &&
+		    b->depth + 1 < b->max_hops) {
 			int err;
 
 			push_link(b, th, TS_BLOCKED, k, NULL, fn,
-				  strtab__internf(b->strs, "woken by %s", w->comm), o->stack);
+				  w->tgid == th->tgid ?
+					  strtab__internf(b->strs, "woken by %s", w->comm) :
+					  strtab__internf(b->strs, "woken by %s (pid %u)", w->comm,
+							  w->tgid),
+				  o->stack);
 			err = explain(b, w, s, e);
 			b->depth--;
 			return err;
 		}
 
+		if (o->waker_comm && o->waker_tgid && !w && k != BK_SLEEP) {
+			/* Woken by a process the recording does not hold: named, and counted. */
+			wdetail = strtab__internf(b->strs, "woken by %s (pid %u, not recorded)",
+						  o->waker_comm, o->waker_tgid);
+			b->woken_outside_ns += e - s;
+		} else if (o->waker_comm) {
+			wdetail = strtab__internf(b->strs, "woken by %s", o->waker_comm);
+		}
 		x[n++] = strtab__internf(b->strs, "[%s %s]", blame_kind__name(k), fn);
-		return root(b, th, TS_BLOCKED, k, fn,
-			    o->waker_comm ? strtab__internf(b->strs, "woken by %s", o->waker_comm) :
-					    NULL,
-			    o->stack, e - s, x, n);
+		return root(b, th, TS_BLOCKED, k, fn, wdetail, o->stack, e - s, x, n);
 	}
 }
 
@@ -524,6 +597,7 @@ int blame__gap(struct blame *b, struct gap *g)
 	b->stacks = (struct vec){};
 	b->depth = 0;
 	b->outside_ns = 0;
+	b->woken_outside_ns = 0;
 	free(b->all); /* threads come and go as the trace is read */
 	b->all = threads__all(b->th, &b->nall);
 	if (!closer) {
@@ -533,6 +607,7 @@ int blame__gap(struct blame *b, struct gap *g)
 	g->closer_comm = closer->comm;
 	err = explain(b, closer, g->start_ns, g->end_ns);
 	g->preempted_outside_ns = b->outside_ns;
+	g->woken_outside_ns = b->woken_outside_ns;
 	g->roots = b->roots.data;
 	g->nroots = b->roots.n;
 	g->stacks = b->stacks.data;

@@ -7,6 +7,7 @@
 
 #include "analysis.h"
 #include "kinds.h"
+#include "offcpu.h"
 
 const char *blame_kind__name(enum blame_kind k)
 {
@@ -90,4 +91,18 @@ const char *syscall__name(int nr)
 		if (syscalls[i].nr == nr)
 			return syscalls[i].name;
 	return NULL;
+}
+
+const char *offcpu__fd_name(__u16 flags)
+{
+	static const char *const names[OFFCPU_FD_MAX] = {
+		[OFFCPU_FD_PIPE] = "pipe",	 [OFFCPU_FD_SOCKET] = "socket",
+		[OFFCPU_FD_EVENTFD] = "eventfd", [OFFCPU_FD_FILE] = "file",
+		[OFFCPU_FD_DEVICE] = "device",	 [OFFCPU_FD_EPOLL] = "epoll",
+		[OFFCPU_FD_TIMERFD] = "timerfd", [OFFCPU_FD_SIGNALFD] = "signalfd",
+		[OFFCPU_FD_OTHER] = "other fd",
+	};
+	unsigned int k = (flags & OFFCPU_FD_MASK) >> OFFCPU_FD_SHIFT;
+
+	return k < OFFCPU_FD_MAX ? names[k] : NULL;
 }

@@ -7,5 +7,7 @@
 
 enum blame_kind syscall__kind(int nr); /* BK_OTHER for a call not listed */
 const char *syscall__name(int nr);     /* NULL for a call not listed */
+/* What an off-CPU event's fd was (offcpu.h, OFFCPU_FD_* in its flags): "pipe", ...; NULL none. */
+const char *offcpu__fd_name(__u16 flags);
 
 #endif

@@ -17,6 +17,7 @@
 #include "launches.h"
 #include "reader.h"
 #include "script.h"
+#include "kinds.h"
 
 struct script_opts {
 	const char *file;
@@ -295,6 +296,8 @@ static void print_offcpu(const struct script *s, const struct offcpu_event *e)
 	fprintf(s->out, " state=0x%x%s%s", e->prev_state,
 		h->flags & GS_F_IN_FUTEX ? " in=futex" : "",
 		h->flags & GS_F_RESUME_UNSEEN ? " resume=unseen" : "");
+	if (offcpu__fd_name(h->flags))
+		fprintf(s->out, " fd=%s", offcpu__fd_name(h->flags));
 	print_dur(s->out, "dur", e->dur_ns);
 	if (e->waker_tid || e->wake_ts)
 		fprintf(s->out, " waker=%.16s/%u/%u", e->waker_comm, e->waker_tid, e->waker_tgid);

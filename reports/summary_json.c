@@ -62,7 +62,8 @@ static void json_gap(FILE *out, const struct gap *g)
 	fprintf(out, ",\"start_earliest_ns\":%" PRIu64, (uint64_t)g->start_earliest_ns);
 	fprintf(out, ",\"end_edge\":");
 	json_str(out, g->end_how);
-	fprintf(out, ",\"preempted_outside_ns\":%" PRIu64, (uint64_t)g->preempted_outside_ns);
+	fprintf(out, ",\"preempted_outside_ns\":%" PRIu64 ",\"woken_outside_ns\":%" PRIu64,
+		(uint64_t)g->preempted_outside_ns, (uint64_t)g->woken_outside_ns);
 	fprintf(out, ",\"closer\":{\"tid\":%u,\"comm\":", g->closer_tid);
 	json_str(out, g->closer_comm);
 	fprintf(out, "},\"chain\":[");
@@ -192,8 +193,11 @@ int summary_json__write(const struct analysis *a, FILE *out)
 			a->copy_latency_us);
 	json_launches(out, &a->launches);
 	json_cupti(out, a);
-	fprintf(out, ",\n\"gap_ns\":%" PRIu64 ",\"preempted_outside_ns\":%" PRIu64 ",\n\"gaps\":[",
-		(uint64_t)a->gap_ns, (uint64_t)a->preempted_outside_ns);
+	fprintf(out,
+		",\n\"gap_ns\":%" PRIu64 ",\"preempted_outside_ns\":%" PRIu64
+		",\"woken_outside_ns\":%" PRIu64 ",\n\"gaps\":[",
+		(uint64_t)a->gap_ns, (uint64_t)a->preempted_outside_ns,
+		(uint64_t)a->woken_outside_ns);
 	for (size_t g = 0; g < a->ngaps; g++) {
 		fprintf(out, "%s\n", g ? "," : "");
 		json_gap(out, &a->gaps[g]);

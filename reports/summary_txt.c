@@ -139,6 +139,12 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 		print_ms(out, a->preempted_outside_ns);
 		fprintf(out, " a thread on a chain was runnable while other processes ran\n");
 	}
+	if (a->woken_outside_ns) {
+		fprintf(out, "of which ");
+		print_ms(out, a->woken_outside_ns);
+		fprintf(out, " a chain ended at a waker outside the recording (record it too: -p, "
+			     "--cgroup)\n");
+	}
 	if (a->ncauses)
 		fprintf(out, "\nroot causes (share of gap time):\n");
 	for (size_t i = 0; i < a->ncauses; i++) {

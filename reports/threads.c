@@ -183,7 +183,9 @@ int threads__add_offcpu(struct threads *t, const struct gs_hdr *h, __u32 trace_v
 	o->in_futex = !!(h->flags & GS_F_IN_FUTEX);
 	o->syscall = o->blocked ? offcpu_syscall(e, trace_version) : OFFCPU_NO_SYSCALL;
 	o->cpu = h->cpu;
+	o->fd_flags = h->flags & OFFCPU_FD_MASK;
 	o->waker = e->waker_tid;
+	o->waker_tgid = e->waker_tgid;
 	if (e->waker_tid || e->wake_ts) {
 		memcpy(comm, e->waker_comm, GS_COMM_LEN);
 		o->waker_comm = strtab__intern(t->strs, comm[0] ? comm : "?");

@@ -32,6 +32,8 @@ struct th_off {
 	__u64 wake;    /* blocked: when it was woken (runnable from then on), 0 unknown */
 	__u8 blocked;
 	__u8 in_futex;
+	__u16 fd_flags; /* offcpu.h: OFFCPU_FD_* of the wait's file */
+	__u32 waker_tgid;
 	const char *waker_comm;
 	__u32 stack; /* stacktab: its kernel stack, and user stack where a snapshot gave one */
 };

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The processes an attach records (tree.h): the -p processes, their descendants as /proc shows
+ * them at the attach, and a cgroup's members.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tree.h"
+
+static bool has(const struct proc_tree *t, pid_t pid)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->pids[i] == pid)
+			return true;
+	return false;
+}
+
+static int add(struct proc_tree *t, pid_t pid)
+{
+	if (has(t, pid))
+		return 0;
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 16;
+		pid_t *p = realloc(t->pids, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		t->pids = p;
+		t->cap = cap;
+	}
+	t->pids[t->n++] = pid;
+	return 0;
+}
+
+/* The parent of a process from /proc/PID/stat (its name may hold spaces and parentheses). */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	int ppid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && sscanf(p + 1, " %*c %d", &ppid) != 1)
+		ppid = -1;
+	fclose(f);
+	return ppid;
+}
+
+/* Adds every descendant of the processes in t (one pass over /proc, repeated until no more). */
+static int add_descendants(struct proc_tree *t)
+{
+	size_t before;
+
+	do {
+		DIR *d = opendir("/proc");
+		struct dirent *e;
+
+		if (!d)
+			return -errno;
+		before = t->n;
+		while ((e = readdir(d))) {
+			pid_t pid, pp;
+			int err;
+
+			if (!isdigit((unsigned char)e->d_name[0]))
+				continue;
+			pid = atoi(e->d_name);
+			if (has(t, pid) || (pp = parent_of(pid)) <= 0 || !has(t, pp))
+				continue;
+			err = add(t, pid);
+			if (err) {
+				closedir(d);
+				return err;
+			}
+		}
+		closedir(d);
+	} while (t->n != before);
+	return 0;
+}
+
+int proc_tree__collect(struct proc_tree *t, const pid_t *pids, int npids, const char *cgroup,
+		       char *err, size_t errlen)
+{
+	int rc;
+
+	for (int i = 0; i < npids; i++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d", pids[i]);
+		if (access(path, F_OK)) {
+			snprintf(err, errlen, "cannot attach to pid %d: no such process", pids[i]);
+			return -ESRCH;
+		}
+		if ((rc = add(t, pids[i])))
+			goto fail;
+	}
+	if (cgroup) {
+		char path[4096];
+		FILE *f;
+		int pid;
+
+		/* /sys/fs/cgroup/X, /X or X: the same cgroup. */
+		snprintf(path, sizeof(path), "%s%s/cgroup.procs",
+			 !strncmp(cgroup, "/sys/fs/cgroup/", 15) ? "" :
+			 cgroup[0] == '/'			  ? "/sys/fs/cgroup" :
+								    "/sys/fs/cgroup/",
+			 cgroup);
+		f = fopen(path, "re");
+		if (!f) {
+			snprintf(err, errlen, "cannot read the cgroup's processes: %s: %s", path,
+				 strerror(errno));
+			return -ENOENT;
+		}
+		while (fscanf(f, "%d", &pid) == 1)
+			if ((rc = add(t, pid))) {
+				fclose(f);
+				goto fail;
+			}
+		fclose(f);
+		if (!t->n) {
+			snprintf(err, errlen, "the cgroup %s has no processes", cgroup);
+			return -ESRCH;
+		}
+	}
+	t->given = t->n;
+	if ((rc = add_descendants(t)))
+		goto fail;
+	return 0;
+fail:
+	snprintf(err, errlen, "cannot list the processes to record: %s", strerror(-rc));
+	return rc;
+}
+
+void proc_tree__free(struct proc_tree *t)
+{
+	free(t->pids);
+	*t = (struct proc_tree){};
+}

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Blame across processes and waits other than futex (tests/record/workers.c on simcuda, real
+# probes): a GPU feeder reads its batches from two worker processes, forked before anything is
+# recorded, that compute each batch in augment_batch; the batches come through a pipe, a Unix
+# socket pair or an eventfd. Recorded in launch mode with --follow-children, and attached with
+# -p to the parent after the workers exist (the recorder takes its descendants). Each time the
+# report's top cause is on_cpu in augment_batch with share >= 0.8 of the gap time that is not
+# CPU contention (preemption: the machine's load, or the workers' own), and its longest such
+# gap's chain goes from the feeder's wait, named with its system call and file kind, to a
+# data_worker thread of another process. The program runs at nice -19 so that the machine's
+# other work takes little of its CPU time.
+set -eu
+. "$GAPSCOPE_ROOT/tests/lib.sh"
+need_root "loads BPF programs and attaches uprobes"
+GS=$BUILD/gapscope
+LIBCUDA=$PWD/$BUILD/simcuda/libcuda.so.1
+${CC:-cc} -O2 -g -fno-omit-frame-pointer -Iengine -o "$TMP/workers" tests/record/workers.c -ldl ||
+	die "cannot build the workers program"
+
+# check NAME LINK: the report of NAME.gsc names augment_batch, through a wait named LINK.
+check() {
+	"$GS" report -o "$TMP/$1.rep" "$TMP/$1.gsc" >"$TMP/$1.txt" 2>"$TMP/$1.rerr" ||
+		{ cat "$TMP/$1.rerr"; die "report $1"; }
+	python3 - "$TMP/$1.rep/summary.json" "$2" "$1" <<'PY' || { cat "$TMP/$1.txt"; die "$1"; }
+import json, sys
+s = json.load(open(sys.argv[1]))
+link, name = sys.argv[2], sys.argv[3]
+causes = [c for c in s["causes"] if c["kind"] != "preempted"]
+total = sum(c["ns"] for c in causes)
+assert causes, "%s: no causes but preemption" % name
+top = causes[0]
+share = top["ns"] / total
+assert top["kind"] == "on_cpu" and top["function"].startswith("augment_batch"), \
+    "%s: top cause %s %s" % (name, top["kind"], top["function"])
+assert share >= 0.8, "%s: augment_batch %.2f of the gap time" % (name, share)
+feeder = [g for g in s["gaps"] if g["chain"] and g["chain"][0]["comm"] == "gpu_feeder" and
+          any(l["comm"] == "data_worker" for l in g["chain"])]
+assert feeder, "%s: no chain from the feeder to a worker" % name
+g = max(feeder, key=lambda g: g["duration_ns"])
+first = g["chain"][0]
+assert first["function"] == link and first["kind"] == "io", \
+    "%s: the feeder's wait is %s %s" % (name, first["kind"], first["function"])
+assert "woken by data_worker (pid " in first["detail"], "%s: %s" % (name, first["detail"])
+print("%s: augment_batch %.2f of the gap time (%d of %d gaps through %s)" % (
+    name, share, len(feeder), len(s["gaps"]), link))
+PY
+}
+
+for mode in pipe socket eventfd; do
+	link="read ($mode)"
+	# Launch mode: the workers are forked under the recorder.
+	timeout 120 nice -n -19 "$GS" record --follow-children -o "$TMP/$mode.gsc" -- \
+		"$TMP/workers" "$LIBCUDA" "$mode" 40 20 >"$TMP/$mode.out" 2>"$TMP/$mode.err" ||
+		{ cat "$TMP/$mode.out" "$TMP/$mode.err"; die "record $mode"; }
+	check "$mode" "$link"
+
+	# Attached: the workers exist, waiting for the word, before the recorder starts.
+	coproc W { exec nice -n -19 "$TMP/workers" "$LIBCUDA" "$mode" 40 20 wait; }
+	wpid=$W_PID
+	read -r -t 60 line <&"${W[0]}" || die "$mode: the program did not start"
+	pid=${line#ready }
+	# Its stderr through a FIFO, read line by line until it says it is recording.
+	mkfifo "$TMP/$mode.fifo"
+	"$GS" record -o "$TMP/$mode.p.gsc" -p "$pid" 2>"$TMP/$mode.fifo" &
+	rp=$!
+	exec {fd}<"$TMP/$mode.fifo"
+	said=
+	while read -r -t 60 l <&$fd; do
+		echo "$l" >>"$TMP/$mode.p.err"
+		case $l in *"recording pid $pid and 2 more process(es) (2 of them descendants)"*)
+			said=yes
+			break
+			;;
+		esac
+	done
+	[ -n "$said" ] || { cat "$TMP/$mode.p.err"; die "$mode: no attach to the three processes"; }
+	cat <&$fd >>"$TMP/$mode.p.err" &
+	echo go >&"${W[1]}"
+	cat <&"${W[0]}" >"$TMP/$mode.p.out"
+	wait "$wpid" || die "$mode: the program failed"
+	wait "$rp" || { cat "$TMP/$mode.p.err"; die "record -p $mode"; }
+	grep -q "batches 40" "$TMP/$mode.p.out" || die "$mode: the program did not finish"
+	check "$mode.p" "$link"
+done
+echo "ok: the workers' augment_batch is named through pipe, socket and eventfd waits"
