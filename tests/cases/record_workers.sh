@@ -46,6 +46,40 @@ print("%s: augment_batch %.2f of the gap time (%d of %d gaps through %s)" % (
 PY
 }
 
+# attached NAME MODE CGROUP HOW: runs the program (in CGROUP when given) until its workers
+# exist and wait, records it attached (HOW: -p for the parent, pids for the parent and both
+# workers given with -p each, cgroup for --cgroup CGROUP), lets it run, and waits for both.
+attached() {
+	local name=$1 mode=$2 cg=$3 how=$4 line pid rp wpid fd l said args
+	coproc W { [ -z "$cg" ] || echo $BASHPID >"$cg/cgroup.procs"
+		exec nice -n -19 "$TMP/workers" "$LIBCUDA" "$mode" 40 20 wait; }
+	wpid=$W_PID
+	read -r -t 60 line <&"${W[0]}" || die "$name: the program did not start"
+	pid=${line#ready }
+	case $how in
+	-p) args=(-p "$pid") ;;
+	pids) args=(-p "$pid"); for c in $(cat /proc/"$pid"/task/"$pid"/children); do args+=(-p "$c"); done ;;
+	cgroup) args=(--cgroup "$cg") ;;
+	esac
+	# Its stderr through a FIFO, read line by line until it says it is recording.
+	mkfifo "$TMP/$name.fifo"
+	"$GS" record -o "$TMP/$name.gsc" "${args[@]}" 2>"$TMP/$name.fifo" &
+	rp=$!
+	exec {fd}<"$TMP/$name.fifo"
+	said=
+	while read -r -t 60 l <&$fd; do
+		echo "$l" >>"$TMP/$name.err"
+		case $l in *"recording pid "*" and 2 more process(es)"*) said=yes; break ;; esac
+	done
+	[ -n "$said" ] || { cat "$TMP/$name.err"; die "$name: no attach to the three processes"; }
+	cat <&$fd >>"$TMP/$name.err" &
+	echo go >&"${W[1]}"
+	cat <&"${W[0]}" >"$TMP/$name.out"
+	wait "$wpid" || die "$name: the program failed"
+	wait "$rp" || { cat "$TMP/$name.err"; die "record $name"; }
+	grep -q "batches 40" "$TMP/$name.out" || die "$name: the program did not finish"
+}
+
 for mode in pipe socket eventfd; do
 	link="read ($mode)"
 	# Launch mode: the workers are forked under the recorder.
@@ -55,31 +89,21 @@ for mode in pipe socket eventfd; do
 	check "$mode" "$link"
 
 	# Attached: the workers exist, waiting for the word, before the recorder starts.
-	coproc W { exec nice -n -19 "$TMP/workers" "$LIBCUDA" "$mode" 40 20 wait; }
-	wpid=$W_PID
-	read -r -t 60 line <&"${W[0]}" || die "$mode: the program did not start"
-	pid=${line#ready }
-	# Its stderr through a FIFO, read line by line until it says it is recording.
-	mkfifo "$TMP/$mode.fifo"
-	"$GS" record -o "$TMP/$mode.p.gsc" -p "$pid" 2>"$TMP/$mode.fifo" &
-	rp=$!
-	exec {fd}<"$TMP/$mode.fifo"
-	said=
-	while read -r -t 60 l <&$fd; do
-		echo "$l" >>"$TMP/$mode.p.err"
-		case $l in *"recording pid $pid and 2 more process(es) (2 of them descendants)"*)
-			said=yes
-			break
-			;;
-		esac
-	done
-	[ -n "$said" ] || { cat "$TMP/$mode.p.err"; die "$mode: no attach to the three processes"; }
-	cat <&$fd >>"$TMP/$mode.p.err" &
-	echo go >&"${W[1]}"
-	cat <&"${W[0]}" >"$TMP/$mode.p.out"
-	wait "$wpid" || die "$mode: the program failed"
-	wait "$rp" || { cat "$TMP/$mode.p.err"; die "record -p $mode"; }
-	grep -q "batches 40" "$TMP/$mode.p.out" || die "$mode: the program did not finish"
+	attached "$mode.p" "$mode" "" -p
 	check "$mode.p" "$link"
 done
-echo "ok: the workers' augment_batch is named through pipe, socket and eventfd waits"
+
+# Several -p (the parent and each worker), and --cgroup with the program in a cgroup of its own.
+attached pids pipe "" pids
+check pids "read (pipe)"
+grep -q "recording pid .* and 2 more process(es) (0 of them descendants)" "$TMP/pids.err" ||
+	die "pids: the three -p were not taken as given"
+cg=
+for h in /sys/fs/cgroup/unified /sys/fs/cgroup/pids /sys/fs/cgroup; do
+	[ -f "$h/cgroup.procs" ] && mkdir "$h/gapscope-test-$$" 2>/dev/null && cg=$h/gapscope-test-$$ && break
+done
+[ -n "$cg" ] || die "cannot make a cgroup"
+attached cgroup pipe "$cg" cgroup
+rmdir "$cg"
+check cgroup "read (pipe)"
+echo "ok: the workers' augment_batch is named through pipe, socket and eventfd waits, with -p, several -p and --cgroup"
