@@ -19,6 +19,7 @@
 
 #include "demangle.c" /* one translation unit: the unit-test rule builds a single file */
 #include "dwscopes.c"
+#include "symfile.c"
 #include "symbols.c"
 #include "testlib.h"
 
