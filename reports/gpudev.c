@@ -205,7 +205,7 @@ void gpudev__queue_copy(struct gputime *g, struct stream *s, const struct gop *o
 
 /* Every stream of the device a context or a copy synchronizes with. */
 void gpudev__evidence_all(struct gputime *g, __u32 device, bool blocking_only, __u64 cut,
-			 const struct gop *op)
+			  const struct gop *op)
 {
 	for (struct stream *s = g->streams; s; s = s->next)
 		if (s->device == device && !(blocking_only && s->non_blocking))
