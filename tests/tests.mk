@@ -1,7 +1,7 @@
 # Unit tests: tests/unit/X.c -> build/tests/X, run by tests/run.sh (exit 0 pass, 77 skip).
 
 TEST_CFLAGS := $(CFLAGS) -I$(BUILD)/bpf -Ibpf -Iloader -Ireports -Iengine
-TEST_LIBS   := -lbpf -ldw -lelf -lz -lzstd -lstdc++
+TEST_LIBS   := -lbpf -ldw -lelf -lz -lzstd -liberty
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
