@@ -122,6 +122,7 @@ struct device_summary {
 struct cause {
 	enum blame_kind kind;
 	const char *function; /* the function (or lock) explaining most of this kind */
+	const char *comm;     /* the thread of the largest root of that function */
 	__u64 ns;
 	double share; /* of all gap time */
 };

@@ -253,9 +253,14 @@ static int on_cpu(struct blame *b, const struct thread *th, __u64 s, __u64 e)
 		k1++;
 	nsmp = k1 - k0;
 	if (!nsmp) {
+		/* No function to name: what is known instead, the last call seen (the detail is
+		 * the same for each interval of the thread after that call: roots still merge). */
 		const char *x = "[on cpu, not sampled]";
+		const struct th_call *c = thread__last_call(th, e);
+		const char *d = c ? strtab__internf(b->strs, "no sample, after %s", c->name) :
+				    "no sample";
 
-		return root(b, th, TS_ON_CPU, BK_ON_CPU, NULL, NULL, STACK_NONE, e - s, &x, 1);
+		return root(b, th, TS_ON_CPU, BK_ON_CPU, NULL, d, STACK_NONE, e - s, &x, 1);
 	}
 	for (size_t k = k0; k < k1; k++) {
 		const struct th_sample *smp = VEC_AT(&th->samples, struct th_sample, k);

@@ -462,6 +462,28 @@ const struct th_call *thread__call_at(const struct thread *th, __u64 t)
 	return best;
 }
 
+const struct th_call *thread__last_call(const struct thread *th, __u64 t)
+{
+	size_t lo = 0, hi = th->calls.n;
+	const struct th_call *best = NULL;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (VEC_AT(&th->calls, struct th_call, mid)->start <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t k = 0; k < 8 && lo; k++, lo--) {
+		const struct th_call *c = VEC_AT(&th->calls, struct th_call, lo - 1);
+
+		if (c->end <= t && (!best || c->end > best->end))
+			best = c;
+	}
+	return best;
+}
+
 const struct th_futex *thread__futex_at(const struct thread *th, __u64 t)
 {
 	size_t i = thread__first_futex(th, t);
