@@ -52,7 +52,7 @@ override LDFLAGS += -pthread
 # Packages the project needs from Debian; CUDA comes from the toolkit at $(CUDA_HOME).
 DEB_PKGS = build-essential clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	   libzstd-dev liblzma-dev libbz2-dev libgmp-dev pkg-config python3 util-linux clang-format \
-	   libiberty-dev libdebuginfod-dev \
+	   libiberty-dev libdebuginfod-dev xz-utils \
 	   help2man \
 	   $(BROWSER_DEB_PKGS)
 

@@ -37,13 +37,13 @@ const char *shortname(const char *name, char *buf, size_t size)
 
 	if (!name || !size)
 		return name;
-#define PUT(str, len)                                                                              \
-	do {                                                                                       \
-		size_t l_ = (len);                                                                 \
-		if (n + l_ >= size)                                                                \
-			l_ = size - 1 - n;                                                         \
-		memcpy(buf + n, (str), l_);                                                        \
-		n += l_;                                                                           \
+#define PUT(str, len)                       \
+	do {                                \
+		size_t l_ = (len);          \
+		if (n + l_ >= size)         \
+			l_ = size - 1 - n;  \
+		memcpy(buf + n, (str), l_); \
+		n += l_;                    \
 	} while (0)
 	while (*s && n + 1 < size) {
 		char prev = s > name ? s[-1] : '\0';

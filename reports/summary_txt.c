@@ -116,6 +116,32 @@ static void print_tiers(FILE *out, const struct analysis *a)
 	}
 }
 
+/* Code addresses left unnamed (printed as file+offset), and the files they are in. */
+static void print_symbols(FILE *out, const struct symbol_counts *c)
+{
+	if (!c->on)
+		return;
+	fprintf(out, "symbols: %" PRIu64 " of %" PRIu64 " code addresses unnamed",
+		(uint64_t)c->unnamed, (uint64_t)(c->named + c->unnamed));
+	if (c->unmapped)
+		fprintf(out, ", %" PRIu64 " outside every mapping", (uint64_t)c->unmapped);
+	for (size_t i = 0; i < c->nfiles; i++) {
+		const char *base = strrchr(c->files[i].path, '/');
+
+		fprintf(out, "%s %s %" PRIu64 " (%s)", i ? "," : ":",
+			base ? base + 1 : c->files[i].path, (uint64_t)c->files[i].unnamed,
+			strcmp(c->files[i].state, "ok") ?
+				c->files[i].state :
+			!strcmp(c->files[i].source ?: "", "dynsym") ?
+				"stripped, no debug file: exported names only" :
+			c->files[i].source ?:
+					     "?");
+	}
+	if (c->more_files)
+		fprintf(out, " and %zu more files", c->more_files);
+	fputc('\n', out);
+}
+
 int summary_txt__write(const struct analysis *a, const struct report_out_opts *o, FILE *out)
 {
 	const struct gap **by_dur;
@@ -196,6 +222,7 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 		(uint64_t)a->stacks.captured, (uint64_t)a->stacks.complete,
 		(uint64_t)a->stacks.truncated, (uint64_t)a->stacks.stopped,
 		(uint64_t)a->stacks.fp_only, (uint64_t)a->stacks.fp_complete);
+	print_symbols(out, &a->symbols);
 	if (a->archive)
 		fprintf(out, "archive: %" PRIu64 " files, %" PRIu64 " used, %" PRIu64 " damaged\n",
 			(uint64_t)a->archive->files, (uint64_t)a->archive->used,

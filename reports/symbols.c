@@ -259,6 +259,10 @@ static struct sym_cache_ent *cache_get(struct symbolizer *s, int module, __u64 k
 	} else if (mod->state == SYM_FILE_OK) {
 		n = module_frames(s, mod, key, f);
 	}
+	if (!(key & SYM_DATA_KEY)) {
+		mod->named += f[n - 1].function != NULL;
+		mod->unnamed += !f[n - 1].function;
+	}
 	if (grow((void **)&s->frames, &s->capframes, s->nframes + n, sizeof(*s->frames)))
 		return NULL;
 	memcpy(&s->frames[s->nframes], f, n * sizeof(*f));
@@ -281,6 +285,7 @@ int symbolizer__resolve(struct symbolizer *s, __u32 tgid, __u64 addr, struct sym
 	module = addr_locate(s, tgid, addr, false, &vaddr);
 	if (module >= 0)
 		e = cache_get(s, module, vaddr & ~SYM_DATA_KEY);
+	s->stats.unmapped += module < 0;
 	if (!e) {
 		s->stats.unresolved++;
 		return 0;
@@ -313,7 +318,9 @@ bool symbolizer__file(const struct symbolizer *s, size_t i, struct sym_file_info
 {
 	if (i >= s->nmods)
 		return false;
-	*f = (struct sym_file_info){ s->mods[i].path, NULL, s->mods[i].state };
+	*f = (struct sym_file_info){ s->mods[i].path,  NULL,
+				     s->mods[i].state, s->mods[i].source,
+				     s->mods[i].named, s->mods[i].unnamed };
 	if (s->mods[i].mod)
 		dwfl_module_info(s->mods[i].mod, NULL, NULL, NULL, NULL, NULL, NULL,
 				 &f->debug_path);

@@ -44,7 +44,9 @@ struct sym_module {
 	size_t nsyms;
 	struct sym_load loads[SYM_MAX_LOADS];
 	int nloads;
-	__u64 vaddr_end; /* end of the highest PT_LOAD in memory (.bss included) */
+	__u64 vaddr_end;    /* end of the highest PT_LOAD in memory (.bss included) */
+	const char *source; /* struct sym_file_info's */
+	__u64 named, unnamed;
 };
 
 struct sym_vma {

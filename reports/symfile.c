@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <elfutils/libdw.h>
 
 #include "symbols_int.h"
 
@@ -80,6 +81,51 @@ const char *symfile__symbol(const struct sym_module *mod, __u64 vaddr, bool data
 	return best ? best->name : NULL;
 }
 
+/* Whether elf has a section of type type (0: any) named name (NULL: any). */
+static bool has_section(Elf *elf, GElf_Word type, const char *name)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh) || (type && sh.sh_type != type))
+			continue;
+		n = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || (n && !strcmp(n, name)))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Which source named the module's functions (struct sym_file_info's source), once its symbols
+ * are read: libdwfl takes the file's .symtab, else a separate debug file's (found on the debug
+ * path, or from debuginfod: that one has no name here), else .gnu_debugdata's beside .dynsym.
+ */
+static const char *module_source(Dwfl_Module *dm, Elf *elf)
+{
+	const char *debug = NULL;
+	Dwarf_Addr bias;
+	Dwarf *dw;
+
+	if (has_section(elf, SHT_SYMTAB, NULL))
+		return "symtab";
+	dwfl_module_info(dm, NULL, NULL, NULL, NULL, NULL, NULL, &debug);
+	if (debug)
+		return "debug file";
+	dw = dwfl_module_getdwarf(dm, &bias);
+	if (dw && dwarf_getelf(dw) != elf)
+		return "debuginfod";
+	if (has_section(elf, SHT_PROGBITS, ".gnu_debugdata"))
+		return "minidebuginfo";
+	return "dynsym";
+}
+
 /*
  * Reports file as the only module of a Dwfl of its own, checks its build-id against the one
  * recorded, keeps its PT_LOAD headers and indexes its symbols. 0, -ENOENT (no such file), -ESTALE
@@ -132,6 +178,7 @@ static int module_report(struct symbolizer *s, struct sym_module *mod, const cha
 	err = mod->nloads ? module_index(mod, dm) : -EINVAL;
 	if (err)
 		goto fail; /* the symbols indexed so far stay for symbolizer__free() */
+	mod->source = module_source(dm, elf);
 	mod->dwfl = dwfl;
 	mod->mod = dm;
 	return 0;

@@ -55,12 +55,8 @@ static const struct {
 
 /* Names that are not C++ or Rust: as they are. */
 static const char *const unchanged[] = {
-	"malloc_trim",
-	"libc.so.6+0x1a1efa",
-	"[lock tracker_lock]",
-	"train (train.py:42)",
-	"by compute_input",
-	"",
+	"malloc_trim",	       "libc.so.6+0x1a1efa", "[lock tracker_lock]",
+	"train (train.py:42)", "by compute_input",   "",
 };
 
 int main(void)
