@@ -437,10 +437,9 @@ size_t thread__first_sample(const struct thread *th, __u64 a)
 	return lo;
 }
 
-const struct th_call *thread__call_at(const struct thread *th, __u64 t)
+size_t thread__calls_upto(const struct thread *th, __u64 t)
 {
 	size_t lo = 0, hi = th->calls.n;
-	const struct th_call *best = NULL;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -450,6 +449,14 @@ const struct th_call *thread__call_at(const struct thread *th, __u64 t)
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+const struct th_call *thread__call_at(const struct thread *th, __u64 t)
+{
+	size_t lo = thread__calls_upto(th, t);
+	const struct th_call *best = NULL;
+
 	/* Calls nest only shallowly (a CUDA call inside a probed function): look a few back. */
 	for (size_t k = 0; k < 8 && lo; k++, lo--) {
 		const struct th_call *c = VEC_AT(&th->calls, struct th_call, lo - 1);
@@ -464,17 +471,9 @@ const struct th_call *thread__call_at(const struct thread *th, __u64 t)
 
 const struct th_call *thread__last_call(const struct thread *th, __u64 t)
 {
-	size_t lo = 0, hi = th->calls.n;
+	size_t lo = thread__calls_upto(th, t);
 	const struct th_call *best = NULL;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (VEC_AT(&th->calls, struct th_call, mid)->start <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (size_t k = 0; k < 8 && lo; k++, lo--) {
 		const struct th_call *c = VEC_AT(&th->calls, struct th_call, lo - 1);
 

@@ -13,10 +13,8 @@
 # that on a loaded machine the helper's work is on-CPU rather than preempted by other processes.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
-need_root "loads BPF programs and attaches uprobes"
-GS=$BUILD/gapscope
-LIBCUDA=$PWD/$BUILD/simcuda/libcuda.so.1
-[ -f "$LIBCUDA" ] || die "$LIBCUDA not built"
+need_probes
+need_built "$LIBCUDA"
 ${CC:-cc} -O2 -g -fno-omit-frame-pointer -Wl,--build-id -Iengine -pthread -o "$TMP/feeder" \
 	tests/report/feeder.c -ldl || die "cannot build the feeder"
 id=$(readelf -n "$TMP/feeder" | sed -n 's/.*Build ID: \([0-9a-f]*\)/\1/p')
