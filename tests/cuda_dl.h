@@ -39,13 +39,13 @@ static inline cuda_dl_fn cuda_dl_sym(const char *name)
 	return f;
 }
 
-#define CU(name, ...)                                                                    \
-	do {                                                                             \
-		int r_ = cuda_dl_sym(#name)(__VA_ARGS__);                                \
-		if (r_) {                                                                \
+#define CU(name, ...)                                                                   \
+	do {                                                                            \
+		int r_ = cuda_dl_sym(#name)(__VA_ARGS__);                               \
+		if (r_) {                                                               \
 			fprintf(stderr, "%s: %s: error %d\n", cuda_dl_prog, #name, r_); \
-			exit(1);                                                         \
-		}                                                                        \
+			exit(1);                                                        \
+		}                                                                       \
 	} while (0)
 
 /* Device 0's primary context, made current: where every test program's work goes. */
