@@ -49,9 +49,12 @@ CFLAGS   ?= -O2 -g
 override CFLAGS += $(WARN) $(FPFLAGS) -MMD -MP -D_GNU_SOURCE -pthread
 override LDFLAGS += -pthread
 
-# Packages the project needs from Debian; CUDA comes from the toolkit at $(CUDA_HOME).
+# Packages the project needs from Debian; CUDA comes from the toolkit at $(CUDA_HOME). libiberty:
+# the demangler; libdebuginfod1: what libdwfl loads to ask debuginfod servers (DEBUGINFOD_URLS);
+# xz-utils: tests make MiniDebugInfo.
 DEB_PKGS = build-essential clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	   libzstd-dev liblzma-dev libbz2-dev libgmp-dev pkg-config python3 util-linux clang-format \
+	   libiberty-dev libdebuginfod1 xz-utils \
 	   help2man \
 	   $(BROWSER_DEB_PKGS)
 

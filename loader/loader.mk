@@ -11,12 +11,12 @@ LOADER_SRCS := $(wildcard loader/*.c)
 LOADER_OBJS := $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(LOADER_SRCS))
 
 GAPSCOPE_CFLAGS := $(CFLAGS) -I$(BUILD)/bpf -Ibpf -Iloader -Ireports
-# libzstd: stack snapshots are compressed (loader/consume.c). libstdc++: __cxa_demangle for C++ and Rust names (reports/demangle.c).
-GAPSCOPE_LIBS   := -lbpf -ldw -lelf -lz -lzstd -lstdc++
+# libzstd: stack snapshots are compressed (loader/consume.c). libiberty (static only): the
+# demangler for C++ and Rust names (reports/demangle.c).
+GAPSCOPE_LIBS   := -lbpf -ldw -lelf -lz -lzstd -liberty
 # libelf.a (elfutils 0.188) decompresses zstd sections; libbpf.a needs libelf and zlib; libdw.a
-# (reports/symbols.c) needs libelf, zlib, liblzma (.gnu_debugdata, .xz) and libbz2; libstdc++.a
-# is there for its demangler alone.
-PORTABLE_LIBS   := -Wl,-Bstatic -lbpf -ldw -lelf -lz -lzstd -llzma -lbz2 -lstdc++ -Wl,-Bdynamic
+# (reports/symfile.c) needs libelf, zlib, liblzma (.gnu_debugdata, .xz) and libbz2.
+PORTABLE_LIBS   := -Wl,-Bstatic -lbpf -ldw -lelf -lz -lzstd -llzma -lbz2 -liberty -Wl,-Bdynamic
 
 # Skeleton headers are generated: objects wait for them (the -MMD files track them afterwards).
 $(BUILD)/loader/%.o: loader/%.c | $(BUILD)/loader/ $(BPF_SKELS)

@@ -49,7 +49,8 @@ static pid_t parent_of(pid_t pid)
 	f = fopen(path, "re");
 	if (!f)
 		return -1;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && sscanf(p + 1, " %*c %d", &ppid) != 1)
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) &&
+	    sscanf(p + 1, " %*c %d", &ppid) != 1)
 		ppid = -1;
 	fclose(f);
 	return ppid;
@@ -111,8 +112,8 @@ int proc_tree__collect(struct proc_tree *t, const pid_t *pids, int npids, const 
 		/* /sys/fs/cgroup/X, /X or X: the same cgroup. */
 		snprintf(path, sizeof(path), "%s%s/cgroup.procs",
 			 !strncmp(cgroup, "/sys/fs/cgroup/", 15) ? "" :
-			 cgroup[0] == '/'			  ? "/sys/fs/cgroup" :
-								    "/sys/fs/cgroup/",
+			 cgroup[0] == '/'			 ? "/sys/fs/cgroup" :
+								   "/sys/fs/cgroup/",
 			 cgroup);
 		f = fopen(path, "re");
 		if (!f) {

@@ -13,7 +13,7 @@
 #include <sys/types.h>
 
 struct proc_tree {
-	pid_t *pids;  /* the given ones first (-p in order, then the cgroup's), then descendants */
+	pid_t *pids; /* the given ones first (-p in order, then the cgroup's), then descendants */
 	size_t n;
 	size_t given; /* how many of pids were given, not found as descendants */
 	size_t cap;

@@ -501,6 +501,7 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 	if (launch_counter__totals(p->launches, probe_name_of, p, &a->launches))
 		goto oom;
 	a->stacks = *unwinder__counts(p->uw);
+	names__counts(p->nm, &a->symbols);
 	losses__reader(a, trace__stats(a->priv->tr));
 	return a;
 oom:

@@ -123,6 +123,7 @@ struct device_summary {
 struct cause {
 	enum blame_kind kind;
 	const char *function; /* the function (or lock) explaining most of this kind */
+	const char *comm;     /* the thread of the largest root of that function */
 	__u64 ns;
 	double share; /* of all gap time */
 };
@@ -156,6 +157,25 @@ struct cupti_info {
 	const char *status; /* why there is no CUPTI tier, when the collector said so */
 };
 
+/*
+ * User code addresses named from the files (distinct per file), left unnamed (printed as
+ * file+offset: no source the file offers covered them, or the file was missing or another build)
+ * and outside every recorded mapping ("[unknown]"); the files with unnamed addresses, most first.
+ */
+#define SYMBOL_FILES_MAX 8
+struct symbol_counts {
+	bool on; /* symbols were read from files (not --no-file-symbols) */
+	__u64 named, unnamed, unmapped;
+	struct {
+		const char *path;
+		const char *state;  /* "ok", "missing", "build_id_mismatch", "unreadable" */
+		const char *source; /* struct sym_file_info's; NULL when not read */
+		__u64 unnamed;
+	} files[SYMBOL_FILES_MAX];
+	size_t nfiles;
+	size_t more_files; /* with unnamed addresses, past the SYMBOL_FILES_MAX listed */
+};
+
 struct analysis {
 	__u64 start_ns, end_ns, duration_ns;
 	__u64 events; /* trace records analysed */
@@ -178,6 +198,7 @@ struct analysis {
 	 * not lost, but ended at the thread's next sign of running; counted, not a note. */
 	__u64 resume_unseen;
 	struct stack_counts stacks;
+	struct symbol_counts symbols;
 	/* record --archive's files (archived.h), counted as they are used; NULL: none archived. */
 	const struct archive_stats *archive;
 	/* What the trace lacked, one line each (cut off, corrupt, no CUDA events, ...). */

@@ -507,18 +507,10 @@ static int in_call(struct blame *b, const struct thread *th, const struct th_cal
 static __u64 call_edge(const struct thread *th, __u64 t, __u64 z)
 {
 	const struct th_call *c = thread__call_at(th, t);
-	size_t lo = 0, hi = th->calls.n;
+	size_t lo = thread__calls_upto(th, t);
 
 	if (c)
 		return c->end < z ? c->end : z;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (VEC_AT(&th->calls, struct th_call, mid)->start <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo < th->calls.n && VEC_AT(&th->calls, struct th_call, lo)->start < z)
 		return VEC_AT(&th->calls, struct th_call, lo)->start;
 	return z;

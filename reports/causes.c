@@ -7,7 +7,8 @@
 struct kind_fn {
 	enum blame_kind kind;
 	const char *fn;
-	__u64 ns;
+	const char *comm; /* the thread of its largest root */
+	__u64 ns, comm_ns;
 };
 
 /* A gap's roots into the totals by (kind, function or lock). */
@@ -29,15 +30,20 @@ void causes__count(struct vec *kind_fn, const struct gap *g)
 			e->kind = l->kind;
 			e->fn = fn;
 		}
-		if (e)
-			e->ns += root->ns;
+		if (!e)
+			continue;
+		e->ns += root->ns;
+		if (root->ns > e->comm_ns) {
+			e->comm = l->comm;
+			e->comm_ns = root->ns;
+		}
 	}
 }
 
 /* Causes over all gaps, by kind; each names the function (or lock) explaining most of it. */
 void causes__rank(struct analysis *a, const struct vec *kind_fn)
 {
-	const char *best_fn[BK_MAX] = {};
+	const char *best_fn[BK_MAX] = {}, *best_comm[BK_MAX] = {};
 	__u64 best[BK_MAX] = {}, by_kind[BK_MAX] = {};
 
 	for (size_t i = 0; i < kind_fn->n; i++) {
@@ -47,6 +53,7 @@ void causes__rank(struct analysis *a, const struct vec *kind_fn)
 		if (e->ns > best[e->kind]) {
 			best[e->kind] = e->ns;
 			best_fn[e->kind] = e->fn;
+			best_comm[e->kind] = e->comm;
 		}
 	}
 	a->ncauses = 0;
@@ -55,6 +62,7 @@ void causes__rank(struct analysis *a, const struct vec *kind_fn)
 			continue;
 		a->causes[a->ncauses].kind = k;
 		a->causes[a->ncauses].function = best_fn[k];
+		a->causes[a->ncauses].comm = best_comm[k];
 		a->causes[a->ncauses].ns = by_kind[k];
 		a->causes[a->ncauses].share = a->gap_ns ? (double)by_kind[k] / a->gap_ns : 0;
 		a->ncauses++;

@@ -1,99 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Demangled names (demangle.h). */
-#include <ctype.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* glibc declares basename(): libiberty.h is told so, lest its own declaration clash with <libgen.h>. */
+#define HAVE_DECL_BASENAME 1
+#include <libiberty/demangle.h>
+
 #include "demangle.h"
 
-/* libstdc++ (or any C++ runtime): the Itanium ABI's demangler, callable from C. */
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
-
-/* Rust's legacy escapes inside an identifier, "$LT$" for '<' and the like. */
-static const struct {
-	const char *esc;
-	char c;
-} rust_escapes[] = {
-	{ "$SP$", '@' }, { "$BP$", '*' }, { "$RF$", '&' }, { "$LT$", '<' },
-	{ "$GT$", '>' }, { "$LP$", '(' }, { "$RP$", ')' }, { "$C$", ',' },
-};
-
-/*
- * Where a Rust legacy hash ("::h" and 16 hex digits) ends the path, or NULL: at the end, or
- * before a clone suffix the C++ demangler added (" [clone .llvm.123]").
- */
-static char *rust_hash(char *s)
+/* C++ ("_Z"), Rust legacy ("_ZN...17h<hash>E") and Rust v0 ("_R") names: what the demangler knows. */
+static bool is_mangled(const char *name)
 {
-	for (char *p = strstr(s, "::h"); p; p = strstr(p + 1, "::h")) {
-		int i = 0;
-
-		while (i < 16 && isxdigit((unsigned char)p[3 + i]))
-			i++;
-		if (i == 16 && (!p[19] || p[19] == ' '))
-			return p;
-	}
-	return NULL;
-}
-
-/* Undoes Rust's escapes in place: "$u20$" (a code point in hex, ASCII only), the table, ".." for
- * "::". */
-static void rust_unescape(char *s)
-{
-	char *w = s, *start = s;
-
-	while (*s) {
-		size_t k, n = 0;
-
-		/* A component that starts with an escape is prefixed with '_': "_$LT$". */
-		if (*s == '_' && s[1] == '$' && (w == start || w[-1] == ':')) {
-			s++;
-			continue;
-		}
-
-		if (*s == '.' && s[1] == '.') {
-			*w++ = ':';
-			*w++ = ':';
-			s += 2;
-			continue;
-		}
-		if (*s != '$') {
-			*w++ = *s++;
-			continue;
-		}
-		for (k = 0; k < sizeof(rust_escapes) / sizeof(rust_escapes[0]); k++) {
-			n = strlen(rust_escapes[k].esc);
-			if (!strncmp(s, rust_escapes[k].esc, n))
-				break;
-		}
-		if (k < sizeof(rust_escapes) / sizeof(rust_escapes[0])) {
-			*w++ = rust_escapes[k].c;
-			s += n;
-		} else if (s[1] == 'u' && strchr(s + 2, '$')) {
-			char *end;
-			unsigned long c = strtoul(s + 2, &end, 16);
-
-			if (*end == '$' && c > 0 && c < 128) {
-				*w++ = (char)c;
-				s = end + 1;
-			} else {
-				*w++ = *s++;
-			}
-		} else {
-			*w++ = *s++;
-		}
-	}
-	*w = '\0';
+	return name && name[0] == '_' && (name[1] == 'Z' || name[1] == 'R');
 }
 
 char *demangle(const char *name)
 {
-	char *out, *hash, *copy = NULL;
+	char *out, *copy = NULL;
 	const char *llvm;
-	int status = -1;
 
-	if (!name || name[0] != '_' || name[1] != 'Z')
+	if (!is_mangled(name))
 		return NULL;
 	/* LLVM's ".llvm.NNNN" (a function made local for cross-module inlining) is dropped, as
 	 * Rust's and LLVM's own demanglers do; the Itanium grammar has no place for it. */
@@ -103,18 +32,13 @@ char *demangle(const char *name)
 		if (!copy)
 			return NULL;
 	}
-	out = __cxa_demangle(copy ? copy : name, NULL, NULL, &status);
+	/*
+	 * libiberty tries Rust first (a legacy Rust name is also a well-formed C++ one: its hash
+	 * tells them apart), then the Itanium ABI. Without DMGL_VERBOSE a Rust name comes without
+	 * its hash or its crates' disambiguators, as Rust prints it: "std::rt::lang_start::<()>".
+	 */
+	out = cplus_demangle(copy ? copy : name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
 	free(copy);
-	if (status || !out) {
-		free(out);
-		return NULL;
-	}
-	/* Rust (legacy): the hash tells it from C++, whose names never end so. */
-	hash = rust_hash(out);
-	if (hash) {
-		memmove(hash, hash + 19, strlen(hash + 19) + 1);
-		rust_unescape(out);
-	}
 	return out;
 }
 
@@ -165,7 +89,7 @@ const char *demangler__name(struct demangler *d, const char *name)
 	char *out;
 
 	/* Only mangled names are kept: the rest answer themselves. */
-	if (!d || !name || name[0] != '_' || name[1] != 'Z')
+	if (!d || !is_mangled(name))
 		return name;
 	if (d->cap && dm_slot(d->tab, d->cap, name)->key)
 		return dm_slot(d->tab, d->cap, name)->name;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Symbol names as their programmers write them: C++ (Itanium ABI, "_Z...") through the C++
- * runtime's __cxa_demangle, Rust's legacy names (Itanium-mangled, with a "17h<16 hex>E" hash
- * that is dropped and "$LT$"-style escapes undone), anything else as it is. Rust's v0 names
- * ("_R...") are left as they are.
+ * Symbol names as their programmers write them, through libiberty's demangler (the one binutils
+ * and gdb use): C++ (Itanium ABI, "_Z..."), Rust's legacy names (Itanium-mangled, with a
+ * "17h<16 hex>E" hash that is dropped and "$LT$"-style escapes undone) and Rust's v0 names
+ * ("_R...", printed as Rust does, without crate disambiguators); anything else as it is.
  *
  * A demangler caches by the name's address: names from a symbol table or a DWARF string section
  * keep theirs, so each is demangled once; results live until demangler__free().

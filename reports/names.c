@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "archived.h"
 #include "names.h"
 #include "perfmap.h"
@@ -238,4 +239,49 @@ const char *names__kernel(struct names *n, __u64 addr)
 	if (!lo)
 		return strtab__internf(n->strs, "0x%llx_[k]", (unsigned long long)addr);
 	return strtab__internf(n->strs, "%s_[k]", n->ksyms[lo - 1].name);
+}
+
+static const char *file_state(enum sym_file_state st)
+{
+	switch (st) {
+	case SYM_FILE_OK:
+		return "ok";
+	case SYM_FILE_MISSING:
+		return "missing";
+	case SYM_FILE_BUILD_ID_MISMATCH:
+		return "build_id_mismatch";
+	default:
+		return "unreadable";
+	}
+}
+
+void names__counts(const struct names *n, struct symbol_counts *c)
+{
+	struct sym_file_info f;
+
+	*c = (struct symbol_counts){ .on = n->file_symbols };
+	c->unmapped = symbolizer__stats(n->sym)->unmapped;
+	for (size_t i = 0; symbolizer__file(n->sym, i, &f); i++) {
+		size_t k;
+
+		c->named += f.named;
+		c->unnamed += f.unnamed;
+		if (!f.unnamed)
+			continue;
+		/* Kept most first: insert, the least falling off the end. */
+		for (k = c->nfiles; k > 0 && c->files[k - 1].unnamed < f.unnamed; k--)
+			;
+		if (c->nfiles == SYMBOL_FILES_MAX) {
+			c->more_files++;
+			if (k == SYMBOL_FILES_MAX)
+				continue;
+			c->nfiles--;
+		}
+		memmove(&c->files[k + 1], &c->files[k], (c->nfiles - k) * sizeof(c->files[0]));
+		c->files[k].path = f.path;
+		c->files[k].state = file_state(f.state);
+		c->files[k].source = f.source;
+		c->files[k].unnamed = f.unnamed;
+		c->nfiles++;
+	}
 }

@@ -42,4 +42,8 @@ bool names__in_libc(struct names *n, __u32 tgid, __u64 addr);
 const char *names__data(struct names *n, __u32 tgid, __u64 addr);
 const char *names__kernel(struct names *n, __u64 addr);
 
+struct symbol_counts;
+/* How many user code addresses were named, and where names were missing (analysis.h). */
+void names__counts(const struct names *n, struct symbol_counts *c);
+
 #endif

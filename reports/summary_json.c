@@ -168,6 +168,25 @@ int summary_json__write(const struct analysis *a, FILE *out)
 		(uint64_t)a->stacks.captured, (uint64_t)a->stacks.complete,
 		(uint64_t)a->stacks.truncated, (uint64_t)a->stacks.stopped,
 		(uint64_t)a->stacks.fp_only, (uint64_t)a->stacks.fp_complete);
+	if (a->symbols.on) {
+		const struct symbol_counts *c = &a->symbols;
+
+		fprintf(out,
+			",\n\"symbols\":{\"named\":%" PRIu64 ",\"unnamed\":%" PRIu64
+			",\"unmapped\":%" PRIu64 ",\"unnamed_files\":[",
+			(uint64_t)c->named, (uint64_t)c->unnamed, (uint64_t)c->unmapped);
+		for (size_t i = 0; i < c->nfiles; i++) {
+			fprintf(out, "%s{\"path\":", i ? "," : "");
+			json_str(out, c->files[i].path);
+			fprintf(out, ",\"state\":\"%s\",\"source\":", c->files[i].state);
+			if (c->files[i].source)
+				json_str(out, c->files[i].source);
+			else
+				fputs("null", out);
+			fprintf(out, ",\"unnamed\":%" PRIu64 "}", (uint64_t)c->files[i].unnamed);
+		}
+		fprintf(out, "],\"more_files\":%zu}", c->more_files);
+	}
 	if (a->archive)
 		fprintf(out,
 			",\n\"archive\":{\"files\":%" PRIu64 ",\"used\":%" PRIu64

@@ -6,6 +6,7 @@
 
 #include "analysis.h"
 #include "archived.h"
+#include "shortname.h"
 
 static void print_ms(FILE *out, __u64 ns)
 {
@@ -20,18 +21,28 @@ static void print_ms(FILE *out, __u64 ns)
 /* One link as "lock tracker_lock held by finalizer-2", "malloc_trim 208 ms", ... */
 static void print_link(FILE *out, const struct chain_link *l, bool last)
 {
+	char lock[SHORTNAME_MAX], fn[SHORTNAME_MAX];
+	const char *function = shortname(l->function, fn, sizeof(fn));
+
 	if (l->kind == BK_LOCK || l->kind == BK_COND) {
-		fprintf(out, "%s %s", blame_kind__name(l->kind), l->lock ? l->lock : "?");
+		fprintf(out, "%s %s", blame_kind__name(l->kind),
+			l->lock ? shortname(l->lock, lock, sizeof(lock)) : "?");
 		if (l->detail)
 			fprintf(out, " %s", l->detail);
 	} else if (l->kind == BK_PROBE || l->kind == BK_CUDA) {
-		fprintf(out, "%s", l->function ? l->function : blame_kind__name(l->kind));
+		fprintf(out, "%s", function ? function : blame_kind__name(l->kind));
 	} else if (l->kind == BK_PREEMPTED && l->detail) {
 		fprintf(out, "%s", l->detail);
 	} else {
+		/* Never a bare kind: without a function, what is known ("no sample, after X"), and
+		 * the thread. */
 		fprintf(out, "%s", blame_kind__name(l->kind));
-		if (l->function)
-			fprintf(out, " %s", l->function);
+		if (function)
+			fprintf(out, " %s", function);
+		else if (l->detail)
+			fprintf(out, " (%s) in %s", l->detail, l->comm ? l->comm : "?");
+		else
+			fprintf(out, " in %s", l->comm ? l->comm : "?");
 	}
 	if (last) {
 		fputc(' ', out);
@@ -105,6 +116,32 @@ static void print_tiers(FILE *out, const struct analysis *a)
 	}
 }
 
+/* Code addresses left unnamed (printed as file+offset), and the files they are in. */
+static void print_symbols(FILE *out, const struct symbol_counts *c)
+{
+	if (!c->on)
+		return;
+	fprintf(out, "symbols: %" PRIu64 " of %" PRIu64 " code addresses unnamed",
+		(uint64_t)c->unnamed, (uint64_t)(c->named + c->unnamed));
+	if (c->unmapped)
+		fprintf(out, ", %" PRIu64 " outside every mapping", (uint64_t)c->unmapped);
+	for (size_t i = 0; i < c->nfiles; i++) {
+		const char *base = strrchr(c->files[i].path, '/');
+
+		fprintf(out, "%s %s %" PRIu64 " (%s)", i ? "," : ":",
+			base ? base + 1 : c->files[i].path, (uint64_t)c->files[i].unnamed,
+			strcmp(c->files[i].state, "ok") ?
+				c->files[i].state :
+			!strcmp(c->files[i].source ?: "", "dynsym") ?
+				"stripped, no debug file: exported names only" :
+			c->files[i].source ?:
+					     "?");
+	}
+	if (c->more_files)
+		fprintf(out, " and %zu more files", c->more_files);
+	fputc('\n', out);
+}
+
 int summary_txt__write(const struct analysis *a, const struct report_out_opts *o, FILE *out)
 {
 	const struct gap **by_dur;
@@ -148,10 +185,16 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 	if (a->ncauses)
 		fprintf(out, "\nroot causes (share of gap time):\n");
 	for (size_t i = 0; i < a->ncauses; i++) {
-		fprintf(out, "  %5.1f%%  %-12s %-40s ", 100 * a->causes[i].share,
-			blame_kind__name(a->causes[i].kind),
-			a->causes[i].function ? a->causes[i].function : "");
-		print_ms(out, a->causes[i].ns);
+		char fn[SHORTNAME_MAX];
+
+		const struct cause *c = &a->causes[i];
+
+		/* Without a function, the thread most of it was in. */
+		if (!c->function)
+			snprintf(fn, sizeof(fn), "(no function) in %s", c->comm ? c->comm : "?");
+		fprintf(out, "  %5.1f%%  %-12s %-40s ", 100 * c->share, blame_kind__name(c->kind),
+			c->function ? shortname(c->function, fn, sizeof(fn)) : fn);
+		print_ms(out, c->ns);
 		fputc('\n', out);
 	}
 	top = o->top < a->ngaps ? o->top : a->ngaps;
@@ -185,6 +228,7 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 		(uint64_t)a->stacks.captured, (uint64_t)a->stacks.complete,
 		(uint64_t)a->stacks.truncated, (uint64_t)a->stacks.stopped,
 		(uint64_t)a->stacks.fp_only, (uint64_t)a->stacks.fp_complete);
+	print_symbols(out, &a->symbols);
 	if (a->archive)
 		fprintf(out, "archive: %" PRIu64 " files, %" PRIu64 " used, %" PRIu64 " damaged\n",
 			(uint64_t)a->archive->files, (uint64_t)a->archive->used,

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Symbols with libdwfl (see symbols.h). A file mapped by several processes (libc by all) is one
- * module, in a Dwfl of its own at bias 0: read once, and cached by (module, ELF address).
+ * Symbols with libdwfl (see symbols.h): processes' addresses to mapped files and frames. A file
+ * mapped by several processes (libc by all) is one module, in a Dwfl of its own at bias 0 (opened
+ * and indexed by reports/symfile.c): read once, and cached by (module, ELF address).
  */
 #include <errno.h>
 #include <limits.h>
@@ -14,75 +15,8 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
-#include "demangle.h"
 #include "dwscopes.h"
-#include "symbols.h"
-
-#define SYM_BUILD_ID_MAX 64
-#define SYM_MAX_FRAMES	 16 /* inline depth kept per address; deeper chains are cut */
-#define SYM_MAX_LOADS	 8  /* PT_LOAD headers kept: files have 2 to 5 */
-#define SYM_DEBUG_ROOT	 "/usr/lib/debug"
-#define SYM_DATA_KEY	 (1ULL << 63) /* in a cache key: a data-symbol answer */
-#define SYM_CACHE_SIZE	 (1u << 18)   /* entries; emptied when half full */
-
-struct sym_sym {
-	__u64 addr, size;
-	const char *name; /* libdwfl's, or a copy without "@VERSION" (owned) */
-	int rank;	  /* of the names at one address the lowest is shown */
-	bool data, owned;
-};
-
-struct sym_load {
-	__u64 offset, filesz, vaddr;
-};
-
-struct sym_module {
-	char *path;
-	const char *base; /* in path */
-	__u8 build_id[SYM_BUILD_ID_MAX];
-	__u32 build_id_len;
-	enum sym_file_state state;
-	Dwfl *dwfl;
-	Dwfl_Module *mod;
-	struct sym_sym *syms; /* sorted by address */
-	size_t nsyms;
-	struct sym_load loads[SYM_MAX_LOADS];
-	int nloads;
-	__u64 vaddr_end; /* end of the highest PT_LOAD in memory (.bss included) */
-};
-
-struct sym_vma {
-	__u32 tgid, module;
-	__u64 start, end, pgoff;
-	__u64 bias; /* run-time minus ELF address, once biased */
-	bool biased;
-};
-
-/* A cached answer: frames[first .. first + n) of the arena; module 0 marks an empty slot. */
-struct sym_cache_ent {
-	__u64 key;    /* ELF address, | SYM_DATA_KEY for data symbols */
-	__u32 module; /* module index + 1 */
-	__u32 n;
-	__u32 first;
-};
-
-struct symbolizer {
-	char *debug_dir;	       /* --debug-dir, absolute */
-	char debuginfo[PATH_MAX + 64]; /* libdwfl's search path */
-	char *debuginfo_path;	       /* = debuginfo, for callbacks.debuginfo_path */
-	Dwfl_Callbacks callbacks;
-	struct sym_module *mods;
-	size_t nmods, capmods;
-	struct sym_vma *vmas; /* sorted by tgid, then start; a process's do not overlap */
-	size_t nvmas, capvmas;
-	struct sym_cache_ent *cache;
-	size_t cache_used;
-	struct sym_frame *frames; /* the cache's arena */
-	size_t nframes, capframes;
-	struct symbolizer_stats stats;
-	struct demangler *dm; /* C++ and Rust names */
-	struct sym_fallback fallback;
-};
+#include "symbols_int.h"
 
 /* Room for need elements: callers never ask for more than SYM_MAX_FRAMES beyond what they have. */
 static int grow(void **p, size_t *cap, size_t need, size_t size)
@@ -202,176 +136,6 @@ int symbolizer__add_map(struct symbolizer *s, __u32 tgid, const struct sym_map *
 	return 0;
 }
 
-static int sym_cmp(const void *a, const void *b)
-{
-	const struct sym_sym *x = a, *y = b;
-
-	return x->addr != y->addr ? (x->addr < y->addr ? -1 : 1) : x->rank - y->rank;
-}
-
-/*
- * The module's sized function and object symbols by address: dwfl_module_addrinfo scans the
- * whole table at every lookup, milliseconds a lookup in a library of 10^5 symbols. Of aliases,
- * the one a user calls: fewest leading '_', no old version (name@V, not name@@V), global before
- * weak before local, the shortest (malloc, not __libc_malloc; __lll_lock_wait, not __GI_...).
- */
-static int module_index(struct sym_module *mod, Dwfl_Module *dm)
-{
-	int n = dwfl_module_getsymtab(dm);
-
-	mod->syms = calloc(n > 0 ? n : 1, sizeof(*mod->syms));
-	if (!mod->syms)
-		return -ENOMEM;
-	for (int i = 1; i < n; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		const char *name = dwfl_module_getsym_info(dm, i, &sym, &addr, NULL, NULL, NULL);
-		const char *at = name ? strchr(name, '@') : NULL;
-		int type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
-		struct sym_sym *y = &mod->syms[mod->nsyms];
-
-		if (!name || !*name || !sym.st_size || sym.st_shndx == SHN_UNDEF ||
-		    (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_OBJECT))
-			continue;
-		*y = (struct sym_sym){ addr, sym.st_size, name, 0, type == STT_OBJECT, at != NULL };
-		int weak = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
-		y->rank = (int)(strspn(name, "_") & 63) << 24 | (at && at[1] != '@') << 22 |
-			  weak << 20 | (int)(at ? at - name : (long)strnlen(name, 65535));
-		if (at)
-			y->name = strndup(name, at - name);
-		if (!y->name)
-			return -ENOMEM;
-		mod->nsyms++;
-	}
-	qsort(mod->syms, mod->nsyms, sizeof(*mod->syms), sym_cmp);
-	return 0;
-}
-
-/* The best named symbol of the kind asked for whose extent holds vaddr, or NULL. */
-static const char *module_symbol(const struct sym_module *mod, __u64 vaddr, bool data)
-{
-	const struct sym_sym *syms = mod->syms, *best = NULL;
-	size_t lo = 0, hi = mod->nsyms;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (syms[mid].addr <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* Back from the last at or below vaddr: the highest start that holds it, best rank. */
-	for (size_t i = lo; i-- > 0 && lo - i <= 32 && (!best || syms[i].addr == best->addr);) {
-		const struct sym_sym *y = &syms[i];
-
-		if (y->data == data && vaddr - y->addr < y->size)
-			best = y;
-	}
-	return best ? best->name : NULL;
-}
-
-/*
- * Reports file as the only module of a Dwfl of its own, checks its build-id against the one
- * recorded, keeps its PT_LOAD headers and indexes its symbols. 0, -ENOENT (no such file), -ESTALE
- * (another build), -EINVAL (not a regular ELF file) or -ENOMEM.
- */
-static int module_report(struct symbolizer *s, struct sym_module *mod, const char *file)
-{
-	int err = -EINVAL, len;
-	const unsigned char *bits;
-	GElf_Addr bias, vaddr;
-	Dwfl_Module *dm;
-	struct stat st;
-	size_t phnum;
-	Dwfl *dwfl;
-	Elf *elf;
-
-	if (file[0] != '[' && stat(file, &st))
-		return -ENOENT;
-	if (file[0] == '[' || !S_ISREG(st.st_mode)) /* [vdso]; a device or FIFO can block */
-		return -EINVAL;
-	dwfl = dwfl_begin(&s->callbacks);
-	if (!dwfl)
-		return -ENOMEM;
-	dwfl_report_begin(dwfl);
-	/* At bias 0 with p_vaddr added: module addresses are the file's ELF addresses. */
-	dm = dwfl_report_elf(dwfl, mod->base, file, -1, 0, true);
-	dwfl_report_end(dwfl, NULL, NULL);
-	if (!dm)
-		goto fail;
-	err = -ESTALE;
-	len = dwfl_module_build_id(dm, &bits, &vaddr);
-	if (mod->build_id_len &&
-	    (len != (int)mod->build_id_len || memcmp(bits, mod->build_id, len)))
-		goto fail;
-	err = -EINVAL;
-	elf = dwfl_module_getelf(dm, &bias);
-	if (!elf || elf_getphdrnum(elf, &phnum))
-		goto fail;
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (mod->nloads < SYM_MAX_LOADS)
-			mod->loads[mod->nloads++] = (struct sym_load){ ph.p_offset, ph.p_filesz,
-								       ph.p_vaddr };
-		if (ph.p_vaddr + ph.p_memsz > mod->vaddr_end)
-			mod->vaddr_end = ph.p_vaddr + ph.p_memsz;
-	}
-	err = mod->nloads ? module_index(mod, dm) : -EINVAL;
-	if (err)
-		goto fail; /* the symbols indexed so far stay for symbolizer__free() */
-	mod->dwfl = dwfl;
-	mod->mod = dm;
-	return 0;
-fail:
-	dwfl_end(dwfl);
-	return err;
-}
-
-/*
- * Opens the file of mod on its first address. Where the file recorded is gone or another build,
- * a file named by the build-id under --debug-dir or /usr/lib/debug stands in: the binary itself
- * (.build-id/xx/rest), or its debug file (rest.debug), with the same program headers and symbols.
- */
-static void module_open(struct symbolizer *s, struct sym_module *mod)
-{
-	const char *roots[] = { s->debug_dir, SYM_DEBUG_ROOT };
-	char file[PATH_MAX], hex[2 * SYM_BUILD_ID_MAX + 1];
-	size_t len;
-	int err;
-
-	/* /proc/PID/maps marks a file unlinked while mapped; the name is still worth a try. */
-	len = snprintf(file, sizeof(file), "%s", mod->path);
-	if (len > 10 && len < sizeof(file) && !strcmp(file + len - 10, " (deleted)"))
-		file[len - 10] = '\0';
-	err = module_report(s, mod, file);
-	s->stats.build_id_mismatch += err == -ESTALE;
-	s->stats.missing_files += err == -ENOENT;
-	if (err && err != -ENOMEM && s->fallback.file) {
-		const char *kept = s->fallback.file(s->fallback.ctx, mod->build_id,
-						    mod->build_id_len);
-
-		if (kept && !module_report(s, mod, kept)) {
-			err = 0;
-			s->fallback.used(s->fallback.ctx, kept);
-		}
-	}
-	for (__u32 i = 0; i < mod->build_id_len; i++)
-		sprintf(hex + 2 * i, "%02x", mod->build_id[i]);
-	for (int i = 0; err && err != -ENOMEM && mod->build_id_len >= 2 && i < 4; i++) {
-		snprintf(file, sizeof(file), "%s/.build-id/%.2s/%s%s", roots[i / 2], hex, hex + 2,
-			 i % 2 ? ".debug" : "");
-		if (roots[i / 2] && !module_report(s, mod, file))
-			err = 0;
-	}
-	mod->state = err == -ESTALE ? SYM_FILE_BUILD_ID_MISMATCH : SYM_FILE_BAD;
-	if (!err || err == -ENOENT)
-		mod->state = !err ? SYM_FILE_OK : SYM_FILE_MISSING;
-}
-
 /*
  * The load bias of v's file. Two segments can share a file page (read-only data and RELRO), so a
  * mapping's file offset can name the wrong segment; the file's lowest mapping cannot: it maps the
@@ -417,7 +181,7 @@ static int addr_locate(struct symbolizer *s, __u32 tgid, __u64 addr, bool data, 
 	v = inside ? &s->vmas[i] : &s->vmas[i - 1];
 	mod = &s->mods[v->module];
 	if (mod->state == SYM_FILE_UNOPENED)
-		module_open(s, mod);
+		symfile__open(s, mod);
 	if (mod->state != SYM_FILE_OK) {
 		*vaddr = addr - v->start + v->pgoff; /* a file offset is all we know */
 		return inside ? (int)v->module : -1;
@@ -430,7 +194,7 @@ static int addr_locate(struct symbolizer *s, __u32 tgid, __u64 addr, bool data, 
 static int module_frames(struct symbolizer *s, struct sym_module *mod, __u64 vaddr,
 			 struct sym_frame *f)
 {
-	const char *sym = demangler__name(s->dm, module_symbol(mod, vaddr, false)), *file = NULL;
+	const char *sym = demangler__name(s->dm, symfile__symbol(mod, vaddr, false)), *file = NULL;
 	Dwarf_Die *cu, scopes[SYM_MAX_FRAMES * 2];
 	int line = 0, n = 0, nscopes = 0;
 	Dwarf_Addr bias;
@@ -489,11 +253,15 @@ static struct sym_cache_ent *cache_get(struct symbolizer *s, int module, __u64 k
 	f[0] = (struct sym_frame){ .module = mod->base, .offset = key }; /* unread */
 	if (key & SYM_DATA_KEY) {
 		bool ok = mod->state == SYM_FILE_OK;
-		f[0].function = ok ? module_symbol(mod, key & ~SYM_DATA_KEY, true) : NULL;
+		f[0].function = ok ? symfile__symbol(mod, key & ~SYM_DATA_KEY, true) : NULL;
 		f[0].function = demangler__name(s->dm, f[0].function);
 		n = f[0].function ? 1 : 0;
 	} else if (mod->state == SYM_FILE_OK) {
 		n = module_frames(s, mod, key, f);
+	}
+	if (!(key & SYM_DATA_KEY)) {
+		mod->named += f[n - 1].function != NULL;
+		mod->unnamed += !f[n - 1].function;
 	}
 	if (grow((void **)&s->frames, &s->capframes, s->nframes + n, sizeof(*s->frames)))
 		return NULL;
@@ -517,6 +285,7 @@ int symbolizer__resolve(struct symbolizer *s, __u32 tgid, __u64 addr, struct sym
 	module = addr_locate(s, tgid, addr, false, &vaddr);
 	if (module >= 0)
 		e = cache_get(s, module, vaddr & ~SYM_DATA_KEY);
+	s->stats.unmapped += module < 0;
 	if (!e) {
 		s->stats.unresolved++;
 		return 0;
@@ -549,7 +318,9 @@ bool symbolizer__file(const struct symbolizer *s, size_t i, struct sym_file_info
 {
 	if (i >= s->nmods)
 		return false;
-	*f = (struct sym_file_info){ s->mods[i].path, NULL, s->mods[i].state };
+	*f = (struct sym_file_info){ s->mods[i].path,  NULL,
+				     s->mods[i].state, s->mods[i].source,
+				     s->mods[i].named, s->mods[i].unnamed };
 	if (s->mods[i].mod)
 		dwfl_module_info(s->mods[i].mod, NULL, NULL, NULL, NULL, NULL, NULL,
 				 &f->debug_path);

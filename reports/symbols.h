@@ -16,6 +16,11 @@
  * debug file of its build-id under those folders stands in for it. As everywhere libdwfl is
  * used, a DEBUGINFOD_URLS in the environment also has debuginfod servers asked for debug files.
  *
+ * Before an offset every source a file offers is used: its .symtab, a separate debug file
+ * (build-id, debuglink), the MiniDebugInfo of .gnu_debugdata, debuginfod (where DEBUGINFOD_URLS
+ * is set: libdwfl asks through elfutils' libdebuginfod, with its cache), then .dynsym; each file
+ * says which one named it, and how many of its addresses stayed unnamed (symbolizer__file).
+ *
  * Each file is opened once, on the first address that needs it, and shared by every process that
  * maps it; each (file, address) is resolved once and cached (the cache starts over past 131072
  * of them), so resolving the same stacks again costs a few lookups, not DWARF work.
@@ -64,6 +69,7 @@ struct symbolizer_stats {
 	__u64 unresolved;	 /* calls that named none (no mapping, no file, or no symbol) */
 	__u64 missing_files;	 /* mapped files that could not be opened (by distinct file) */
 	__u64 build_id_mismatch; /* files whose build-id differs from the trace's: not used */
+	__u64 unmapped;		 /* calls for an address no recorded mapping covers */
 };
 
 /* The state of one mapped file, for reports that say which files gave no names. */
@@ -80,6 +86,12 @@ struct sym_file_info {
 	const char *debug_path; /* separate file DWARF was read from (NULL: none, in the file
 				 * itself, or not looked for yet) */
 	enum sym_file_state state;
+	/* Where its function names came from: "symtab" (its own .symtab), "debug file" (a
+	 * separate one: --debug-dir, /usr/lib/debug, .gnu_debuglink), "debuginfod",
+	 * "minidebuginfo" (.gnu_debugdata), "dynsym" (none of those: exported names only);
+	 * NULL when not opened. */
+	const char *source;
+	__u64 named, unnamed; /* distinct code addresses resolved in it, with and without a name */
 };
 
 struct symbolizer;

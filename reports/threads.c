@@ -439,10 +439,9 @@ size_t thread__first_sample(const struct thread *th, __u64 a)
 	return lo;
 }
 
-const struct th_call *thread__call_at(const struct thread *th, __u64 t)
+size_t thread__calls_upto(const struct thread *th, __u64 t)
 {
 	size_t lo = 0, hi = th->calls.n;
-	const struct th_call *best = NULL;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -452,6 +451,14 @@ const struct th_call *thread__call_at(const struct thread *th, __u64 t)
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+const struct th_call *thread__call_at(const struct thread *th, __u64 t)
+{
+	size_t lo = thread__calls_upto(th, t);
+	const struct th_call *best = NULL;
+
 	/* Calls nest only shallowly (a CUDA call inside a probed function): look a few back. */
 	for (size_t k = 0; k < 8 && lo; k++, lo--) {
 		const struct th_call *c = VEC_AT(&th->calls, struct th_call, lo - 1);
@@ -459,6 +466,20 @@ const struct th_call *thread__call_at(const struct thread *th, __u64 t)
 		if (c->end <= t)
 			continue;
 		if (!best || (c->kind == TC_PROBE && best->kind != TC_PROBE))
+			best = c;
+	}
+	return best;
+}
+
+const struct th_call *thread__last_call(const struct thread *th, __u64 t)
+{
+	size_t lo = thread__calls_upto(th, t);
+	const struct th_call *best = NULL;
+
+	for (size_t k = 0; k < 8 && lo; k++, lo--) {
+		const struct th_call *c = VEC_AT(&th->calls, struct th_call, lo - 1);
+
+		if (c->end <= t && (!best || c->end > best->end))
 			best = c;
 	}
 	return best;

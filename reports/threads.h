@@ -115,8 +115,12 @@ const struct th_wake *threads__next_wake(struct threads *t, __u64 uaddr, __u32 t
 size_t thread__first_off(const struct thread *th, __u64 a);
 size_t thread__first_futex(const struct thread *th, __u64 a);
 size_t thread__first_sample(const struct thread *th, __u64 a);
+/* The number of calls that started at or before t (calls are sorted by start). */
+size_t thread__calls_upto(const struct thread *th, __u64 t);
 /* The call covering t (the innermost: latest start), NULL if none; probes before CUDA calls. */
 const struct th_call *thread__call_at(const struct thread *th, __u64 t);
+/* The call that ended last at or before t (of the few started last), NULL if none. */
+const struct th_call *thread__last_call(const struct thread *th, __u64 t);
 /* The futex wait covering t, NULL if none. */
 const struct th_futex *thread__futex_at(const struct thread *th, __u64 t);
 

@@ -15,6 +15,22 @@ trap cleanup EXIT
 die() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
 
+# What the tests run: the recorder and reporter, the engine, simcuda's driver (an absolute path,
+# for programs that dlopen it), the C compiler.
+GS=$BUILD/gapscope
+ZK=$BUILD/zkengine
+case $BUILD in
+/*) LIBCUDA=$BUILD/simcuda/libcuda.so.1 ;;
+*) LIBCUDA=$PWD/$BUILD/simcuda/libcuda.so.1 ;;
+esac
+CC=${CC:-cc}
+
+# need_built FILE...: each was built, or the test fails saying which was not.
+need_built() {
+	local f
+	for f; do [ -e "$f" ] || die "$f not built"; done
+}
+
 # Root-only tests skip on a developer machine without root, never in CI.
 need_root() {
 	[ "$(id -u)" -eq 0 ] && return 0
@@ -51,4 +67,10 @@ check_samples() {
 	[ "$expect" -ge "$3" ] || die "too little CPU time to judge sampling: $cpu_ns ns"
 	awk -v n="$2" -v e="$expect" -v t="$4" 'BEGIN { exit !(n >= (1 - t) * e && n <= (1 + t) * e) }' ||
 		die "$2 samples, expected $expect +-$4"
+}
+
+# need_probes: root (the test loads BPF programs and attaches uprobes) and the recorder built.
+need_probes() {
+	need_root "loads BPF programs and attaches uprobes"
+	need_built "$GS"
 }

@@ -1,7 +1,7 @@
 # Unit tests: tests/unit/X.c -> build/tests/X, run by tests/run.sh (exit 0 pass, 77 skip).
 
 TEST_CFLAGS := $(CFLAGS) -I$(BUILD)/bpf -Ibpf -Iloader -Ireports -Iengine
-TEST_LIBS   := -lbpf -ldw -lelf -lz -lzstd -lstdc++
+TEST_LIBS   := -lbpf -ldw -lelf -lz -lzstd -liberty
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
@@ -18,7 +18,8 @@ $(BUILD)/tests/%: tests/unit/%.c | $(BUILD)/tests/
 $(BUILD)/tests/test_bpf_smoke: $(BUILD)/bpf/smoke.skel.h
 
 # test_symbols maps a small shared object built with -g, and copies of it: stripped of every
-# symbol table, and with its DWARF moved to libsymtest.debug named by .gnu_debuglink.
+# symbol table, with its DWARF moved to libsymtest.debug named by .gnu_debuglink, and stripped
+# with MiniDebugInfo (.gnu_debugdata) as Fedora ships its libraries.
 SYMTEST_DIR := $(BUILD)/tests/symbols
 $(SYMTEST_DIR)/libsymtest.so: tests/symbols/symtest.c | $(SYMTEST_DIR)/
 	$(call msg,CC,tests/symbols/libsymtest.so)
@@ -27,6 +28,7 @@ $(SYMTEST_DIR)/libsymtest.so: tests/symbols/symtest.c | $(SYMTEST_DIR)/
 	$(Q)objcopy --strip-all $@ $(@D)/libsymtest-stripped.so
 	$(Q)cd $(@D) && objcopy --strip-debug --add-gnu-debuglink=libsymtest.debug \
 		libsymtest.so libsymtest-linked.so
+	$(Q)tests/symbols/minidebuginfo.sh $@ $(@D)/libsymtest-mini.so
 $(BUILD)/tests/test_symbols: $(SYMTEST_DIR)/libsymtest.so
 
 # ... and a C++ one, for names as C++ programmers write them (demangled, inlined methods).

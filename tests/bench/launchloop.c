@@ -7,7 +7,7 @@
  * a uprobe on it adds: tests/bench/launch_cost.sh puts the recorder's cost per launch beside a
  * count-only uprobe's, as tests/gpu/truth.sh does with empty kernels on a GPU.
  */
-#include <dlfcn.h>
+#include "../cuda_dl.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +34,7 @@ int main(int argc, char **argv)
 	launch_ex_fn launch_ex;
 	launch_fn launch;
 	memset_fn memset_async = NULL;
-	void *lib, *f = NULL;
+	void *f = NULL;
 	int n, ex, ms, bad = 0;
 	double t0, t1;
 
@@ -45,18 +45,13 @@ int main(int argc, char **argv)
 	n = atoi(argv[2]);
 	ex = argc > 3 && !strcmp(argv[3], "ex");
 	ms = argc > 3 && !strcmp(argv[3], "memset");
-	lib = dlopen(argv[1], RTLD_NOW);
-	if (!lib) {
-		fprintf(stderr, "launchloop: %s\n", dlerror());
-		return 1;
-	}
-	get_function = (get_function_fn)dlsym(lib, "cuModuleGetFunction");
-	launch = (launch_fn)dlsym(lib, "cuLaunchKernel");
-	launch_ex = (launch_ex_fn)dlsym(lib, "cuLaunchKernelEx");
+	cuda_dl_open("launchloop", argv[1]);
+	get_function = (get_function_fn)cuda_dl_sym("cuModuleGetFunction");
+	launch = (launch_fn)cuda_dl_sym("cuLaunchKernel");
+	launch_ex = (launch_ex_fn)cuda_dl_sym("cuLaunchKernelEx");
 	if (ms)
-		memset_async = (memset_fn)dlsym(lib, "cuMemsetD8Async");
-	if (!get_function || !launch || !launch_ex || (ms && !memset_async) ||
-	    get_function(&f, NULL, "empty_kernel")) {
+		memset_async = (memset_fn)cuda_dl_sym("cuMemsetD8Async");
+	if (get_function(&f, NULL, "empty_kernel")) {
 		fprintf(stderr, "launchloop: %s lacks the driver calls it needs\n", argv[1]);
 		return 1;
 	}

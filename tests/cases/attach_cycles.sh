@@ -11,7 +11,7 @@
 # partitions (~70 s of simcuda device time at SIMCUDA_TIME_SCALE=4) leave a margin of about 2x.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
-need_root "loads BPF programs and attaches uprobes"
+need_probes
 [ -x "$BUILD/zkengine" ] || die "$BUILD/zkengine not built"
 
 cd "$GAPSCOPE_ROOT"

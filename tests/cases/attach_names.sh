@@ -8,8 +8,7 @@
 # stdin once the recorder said "recording pid"), launches them, looks up a fourth, launches all.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
-need_root "loads BPF programs and attaches uprobes"
-CC=${CC:-cc}
+need_probes
 
 mkdir -p "$TMP/lib"
 $CC -O2 -g -shared -fPIC -o "$TMP/lib/libcuda.so.1" tests/record/fakecuda.c

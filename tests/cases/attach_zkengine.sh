@@ -8,7 +8,7 @@
 # recorder's "recording pid" line), never from a sleep.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
-need_root "loads BPF programs and attaches uprobes"
+need_probes
 command -v bpftool >/dev/null || die "bpftool missing (make deps)"
 [ -x "$BUILD/zkengine" ] || die "$BUILD/zkengine not built"
 

@@ -3,8 +3,7 @@
 # gives one line and a non-zero exit.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
-ZK=$BUILD/zkengine
-[ -x "$ZK" ] || die "$ZK not built"
+need_built "$ZK"
 
 expect_error() { # expect_error STATUS ARGS...: exactly one line "zkengine: ...", nothing else
 	local want=$1; shift

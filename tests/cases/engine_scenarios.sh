@@ -8,8 +8,7 @@
 # Nothing compares timings of separate runs: each run is judged against itself.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
-ZK=$BUILD/zkengine
-[ -x "$ZK" ] || die "$ZK not built"
+need_built "$ZK"
 command -v python3 >/dev/null || die "python3 missing (make deps)"
 P=16
 

@@ -3,8 +3,7 @@
 # (SIMCUDA_FAULT corrupts one output element of every launch of the named kernel).
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
-ZK=$BUILD/zkengine
-[ -x "$ZK" ] || die "$ZK not built"
+need_built "$ZK"
 
 run() { # run NAME ARGS...: exit status to $TMP/NAME.rc, output to $TMP/NAME.{out,err}
 	local name=$1; shift

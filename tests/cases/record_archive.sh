@@ -9,7 +9,7 @@
 #     counted, and the report still completes.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
-need_root "loads BPF programs and attaches uprobes"
+need_probes
 GS=$PWD/$BUILD/gapscope
 [ -x "$BUILD/zkengine-nofp" ] || die "zkengine-nofp not built"
 [ -f "$BUILD/simcuda/libcuda.so.1" ] || die "simcuda not built"

@@ -16,10 +16,7 @@
 # Each recording takes about a second on a 2-CPU machine.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
-need_root "loads BPF programs and attaches uprobes"
-GS=$BUILD/gapscope
-[ -x "$GS" ] || die "$GS not built"
-CC=${CC:-cc}
+need_probes
 
 lingerers=()
 cleanup() {

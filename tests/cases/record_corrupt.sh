@@ -10,7 +10,6 @@
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "records a real trace"
-CC=${CC:-cc}
 cd "$GAPSCOPE_ROOT"
 $CC -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \
 	-D_GNU_SOURCE -Ibpf -Iloader -Ireports -o "$TMP/script-asan" tests/record/script_main.c \

@@ -8,10 +8,7 @@
 # default recording itself is checked against the engine's count in record_zkengine.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
-need_root "loads BPF programs and attaches uprobes"
-GS=$BUILD/gapscope
-ZK=$BUILD/zkengine
-LIBCUDA=$PWD/$BUILD/simcuda/libcuda.so.1
+need_probes
 CHECK="python3 $GAPSCOPE_ROOT/tests/report/decided_check.py"
 ${CC:-cc} -O2 -g -fno-omit-frame-pointer -Iengine -pthread -o "$TMP/feeder" \
 	tests/report/feeder.c -ldl || die "cannot build the feeder"

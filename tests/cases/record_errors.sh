@@ -7,7 +7,7 @@ set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "loads BPF programs, drops privileges and hides BTF in a mount namespace"
 GS=$(realpath "$BUILD/gapscope")
-[ -x "$GS" ] || die "$GS not built"
+need_built "$GS"
 
 # expect_error NAME PATTERN CMD...: non-zero exit, exactly one stderr line matching PATTERN,
 # and the target never ran (it would have created $TMP/ran).

@@ -8,7 +8,6 @@ set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "loads BPF programs and mounts tmpfs"
 GS=$(realpath "$BUILD/gapscope")
-CC=${CC:-cc}
 $CC -O2 -g -pthread -o "$TMP/target" tests/record/target.c -ldl
 mounts=()
 trap 'for m in "${mounts[@]}"; do umount "$m"; done; cleanup' EXIT

@@ -6,9 +6,7 @@
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "loads BPF programs"
-GS=$BUILD/gapscope
-ZK=$BUILD/zkengine
-[ -x "$ZK" ] || die "$ZK not built"
+need_built "$ZK"
 ldconfig -p | grep -q 'libnvidia-ml.so.1 ' && skip "libnvidia-ml is installed here"
 
 "$GS" record --nvml -o "$TMP/n.gsc" -- true 2>"$TMP/n.err" || { cat "$TMP/n.err"; die "--nvml failed"; }

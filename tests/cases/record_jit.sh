@@ -9,10 +9,8 @@
 # by other processes: naming, not scheduling, is what this test is about.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
-need_root "loads BPF programs and attaches uprobes"
-GS=$BUILD/gapscope
-LIBCUDA=$PWD/$BUILD/simcuda/libcuda.so.1
-[ -f "$LIBCUDA" ] || die "$LIBCUDA not built"
+need_probes
+need_built "$LIBCUDA"
 ${CC:-cc} -O2 -g -fno-omit-frame-pointer -Iengine -o "$TMP/jit" tests/record/jit.c -ldl ||
 	die "cannot build the jit program"
 rc=0

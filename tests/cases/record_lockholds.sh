@@ -7,10 +7,7 @@
 # lock functions are not probed at all (uncontended locks cost nothing).
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
-need_root "loads BPF programs and attaches uprobes"
-GS=$BUILD/gapscope
-[ -x "$GS" ] || die "$GS not built"
-CC=${CC:-cc}
+need_probes
 $CC -O2 -g -fno-omit-frame-pointer -pthread -o "$TMP/target" tests/record/target.c -ldl
 
 "$GS" record -o "$TMP/on.gsc" --lock-holds -- "$TMP/target" --contend >"$TMP/out" 2>"$TMP/err" ||

@@ -9,10 +9,7 @@
 # is there and nothing is retired.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
-need_root "loads BPF programs and attaches uprobes"
-GS=$BUILD/gapscope
-[ -x "$GS" ] || die "$GS not built"
-CC=${CC:-cc}
+need_probes
 cd "$GAPSCOPE_ROOT"
 mkdir -p "$TMP/lib"
 $CC -O2 -g -shared -fPIC -o "$TMP/lib/libcuda.so.1" tests/record/fakecuda.c

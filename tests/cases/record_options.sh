@@ -7,9 +7,7 @@
 #  - --follow-children records the processes the target starts, and only with it.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
-need_root "loads BPF programs and attaches uprobes"
-GS=$BUILD/gapscope
-CC=${CC:-cc}
+need_probes
 
 mkdir -p "$TMP/bin/lib" "$TMP/other"
 $CC -O2 -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$TMP/bin/lib/libcuda.so.1" tests/record/fakecuda.c

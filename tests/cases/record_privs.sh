@@ -18,7 +18,6 @@ set -eu
 need_root "changes uid and grants capabilities"
 command -v setpriv >/dev/null || die "setpriv (util-linux) not installed"
 GS=$(realpath "$BUILD/gapscope")
-CC=${CC:-cc}
 ME=65534 OTHER=65533
 
 # The files the unprivileged recorder reads, and a directory of its own for its traces.

@@ -8,10 +8,7 @@
 # count is judged against that CPU time.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
-need_root "loads BPF programs and attaches uprobes"
-GS=$BUILD/gapscope
-[ -x "$GS" ] || die "$GS not built"
-CC=${CC:-cc}
+need_probes
 
 mkdir -p "$TMP/lib"
 $CC -O2 -g -fno-omit-frame-pointer -shared -fPIC -o "$TMP/lib/libcuda.so.1" \

@@ -15,9 +15,7 @@
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "loads BPF programs and writes into a BPF map"
-GS=$BUILD/gapscope
 BPFTOOL=${BPFTOOL:-$(command -v bpftool || echo /usr/sbin/bpftool)}
-[ -x "$GS" ] || die "$GS not built"
 [ -x "$BPFTOOL" ] || die "bpftool not found"
 [ "$(nproc)" -ge 2 ] || die "needs 2 CPUs: the target spins on CPU 1"
 

@@ -24,8 +24,6 @@
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "loads BPF programs"
-GS=$BUILD/gapscope
-[ -x "$GS" ] || die "$GS not built"
 ${CC:-cc} -O2 -g -fno-omit-frame-pointer -o "$TMP/burn" tests/record/burn.c
 
 check() { # SAMPLER FREQ [RECORD OPTIONS]

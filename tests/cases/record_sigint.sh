@@ -11,7 +11,6 @@ set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "loads BPF programs"
 GS=$(realpath "$BUILD/gapscope")
-CC=${CC:-cc}
 $CC -O2 -g -pthread -o "$TMP/target" tests/record/target.c -ldl
 
 python3 - "$GS" "$TMP/t.gsc" "$TMP/target" >"$TMP/out" <<'PY'

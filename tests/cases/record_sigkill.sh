@@ -9,9 +9,8 @@
 #       it finishes.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
-need_root "loads BPF programs and attaches uprobes"
+need_probes
 [ -x "$BUILD/zkengine" ] || die "$BUILD/zkengine not built"
-CC=${CC:-cc}
 cd "$GAPSCOPE_ROOT"
 $CC -O2 -g -pthread -o "$TMP/target" tests/record/target.c -ldl
 $CC -O2 -g -shared -fPIC -o "$TMP/libcuda.so.1" tests/record/fakecuda.c

@@ -10,10 +10,9 @@
 #   -p after the lookup: fr_scale(handle) before the unload, fr_powers(handle) after.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
-need_root "loads BPF programs and attaches uprobes"
+need_probes
 GS=$(realpath "$BUILD/gapscope")
 SIM=$(realpath "$BUILD/simcuda/libcuda.so.1")
-CC=${CC:-cc}
 $CC -O2 -g -o "$TMP/stale_names" tests/record/stale_names.c -ldl
 N=4
 

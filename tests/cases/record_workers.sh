@@ -12,9 +12,7 @@
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "loads BPF programs and attaches uprobes"
-GS=$BUILD/gapscope
-LIBCUDA=$PWD/$BUILD/simcuda/libcuda.so.1
-${CC:-cc} -O2 -g -fno-omit-frame-pointer -Iengine -o "$TMP/workers" tests/record/workers.c -ldl ||
+$CC -O2 -g -fno-omit-frame-pointer -Iengine -o "$TMP/workers" tests/record/workers.c -ldl ||
 	die "cannot build the workers program"
 
 # check NAME LINK: the report of NAME.gsc names augment_batch, through a wait named LINK.

@@ -7,10 +7,8 @@
 # sampling period, and no loss.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
-need_root "loads BPF programs and attaches uprobes"
-GS=$BUILD/gapscope
-ZK=$BUILD/zkengine
-[ -x "$ZK" ] || die "$ZK not built"
+need_probes
+need_built "$ZK"
 
 "$GS" record -o "$TMP/zk.gsc" -- "$ZK" --device sim --partitions 4 --log2n 10 --verify \
 	--scenario tracker-trim --truth "$TMP/truth.jsonl" \

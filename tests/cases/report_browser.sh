@@ -6,10 +6,8 @@
 # left in build/tests/render/index.png.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
-need_root "loads BPF programs and attaches uprobes"
-GS=$BUILD/gapscope
-ZK=$BUILD/zkengine
-[ -x "$ZK" ] || die "$ZK not built"
+need_probes
+need_built "$ZK"
 timeout 300 "$GS" record -o "$TMP/t.gsc" -- "$ZK" --device sim --scenario tracker-trim \
 	>"$TMP/rec.out" 2>&1 || { cat "$TMP/rec.out"; die "record"; }
 "$GS" report "$TMP/t.gsc" -o "$TMP/rep" >"$TMP/rep.txt" 2>&1 || { cat "$TMP/rep.txt"; die "report"; }

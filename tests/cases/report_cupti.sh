@@ -13,11 +13,8 @@
 # recording: nothing depends on the machine's speed.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
-need_root "loads BPF programs and attaches uprobes"
-GS=$BUILD/gapscope
-ZK=$BUILD/zkengine
-CC=${CC:-cc}
-[ -x "$ZK" ] || die "$ZK not built"
+need_probes
+need_built "$ZK"
 cd "$GAPSCOPE_ROOT"
 $CC -O2 -g -D_GNU_SOURCE -Ibpf -Iloader -o "$TMP/add_cupti" tests/report/add_cupti.c \
 	loader/trace.c loader/trace_read.c -lz -lzstd || die "cannot build add_cupti"

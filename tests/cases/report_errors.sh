@@ -7,9 +7,6 @@
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "records real traces"
-CC=${CC:-cc}
-GS=$BUILD/gapscope
-LIBCUDA=$PWD/$BUILD/simcuda/libcuda.so.1
 ASAN_BIN=$BUILD/asan/gapscope
 # The report's objects are rebuilt every time (a header change must reach each of them).
 rm -rf "$ASAN_BIN" "$BUILD/asan/reports"

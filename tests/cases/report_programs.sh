@@ -7,11 +7,9 @@
 # expected cause must rank first and explain at least half of the gap time.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
-need_root "loads BPF programs and attaches uprobes"
-GS=$BUILD/gapscope
-LIBCUDA=$PWD/$BUILD/simcuda/libcuda.so.1
+need_probes
 CHECK="python3 $GAPSCOPE_ROOT/tests/report/report_check.py"
-[ -f "$LIBCUDA" ] || die "$LIBCUDA not built"
+need_built "$LIBCUDA"
 ${CC:-cc} -O2 -g -fno-omit-frame-pointer -Iengine -pthread -o "$TMP/feeder" \
 	tests/report/feeder.c -ldl || die "cannot build the feeder"
 

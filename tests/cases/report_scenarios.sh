@@ -7,11 +7,9 @@
 # run: nothing is retried.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
-need_root "loads BPF programs and attaches uprobes"
-GS=$BUILD/gapscope
-ZK=$BUILD/zkengine
+need_probes
 CHECK="python3 $GAPSCOPE_ROOT/tests/report/report_check.py"
-[ -x "$ZK" ] || die "$ZK not built"
+need_built "$ZK"
 
 run() {
 	local s=$1

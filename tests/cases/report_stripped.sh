@@ -4,11 +4,9 @@
 # by what is left (the waiting callsite's address), and the holders are the truth's.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
-need_root "loads BPF programs and attaches uprobes"
-GS=$BUILD/gapscope
+need_probes
 CHECK="python3 $GAPSCOPE_ROOT/tests/report/report_check.py"
-CC=${CC:-cc}
-[ -x "$BUILD/zkengine" ] || die "zkengine not built"
+need_built "$ZK"
 mkdir -p "$TMP/bin"
 objcopy --strip-all "$BUILD/zkengine" "$TMP/bin/zkengine"
 ln -s "$PWD/$BUILD/simcuda" "$TMP/bin/simcuda"	# found next to the engine

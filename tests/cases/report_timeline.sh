@@ -9,11 +9,9 @@
 # are left out: the threshold is said in the metadata and kept to, and the arrows are all there.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
-need_root "loads BPF programs and attaches uprobes"
-GS=$BUILD/gapscope
-ZK=$BUILD/zkengine
+need_probes
 CHECK="python3 $GAPSCOPE_ROOT/tests/render/check_timeline.py"
-[ -x "$ZK" ] || die "$ZK not built"
+need_built "$ZK"
 
 "$GS" record -o "$TMP/t.gsc" -- "$ZK" --device sim --scenario tracker-trim \
 	>"$TMP/rec.out" 2>"$TMP/rec.err" || { cat "$TMP/rec.out" "$TMP/rec.err"; die "record"; }

@@ -12,11 +12,9 @@
 # about 40 windows it takes three.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
-need_root "loads BPF programs and attaches uprobes"
-GS=$BUILD/gapscope
-ZK=$BUILD/zkengine
+need_probes
 CHECK="python3 $GAPSCOPE_ROOT/tests/report/report_check.py"
-[ -x "$ZK" ] || die "$ZK not built"
+need_built "$ZK"
 for s in tracker-trim gpu-lock-wide starved; do
 	timeout 300 "$GS" record -o "$TMP/$s.gsc" -- "$ZK" --device sim --scenario "$s" \
 		--partitions 40 --truth "$TMP/$s.truth" >"$TMP/$s.out" 2>&1 || { cat "$TMP/$s.out"; die "record $s"; }

@@ -10,11 +10,9 @@
 #     truncated, and the frames they show are the sleep's, deep_bottom's, then deep_recurse's.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
-need_root "loads BPF programs and attaches uprobes"
-GS=$BUILD/gapscope
-LIBCUDA=$PWD/$BUILD/simcuda/libcuda.so.1
+need_probes
 [ -x "$BUILD/zkengine-nofp" ] || die "zkengine-nofp not built"
-[ -f "$LIBCUDA" ] || die "$LIBCUDA not built"
+need_built "$LIBCUDA"
 
 # record NAME ARGS...: a trace and its report in $TMP/NAME.{gsc,rep,txt}
 record() {

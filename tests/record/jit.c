@@ -15,7 +15,6 @@
  * usage: jit LIBCUDA ITER PERIOD_MS
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,30 +24,9 @@
 #include <unistd.h>
 
 #include "kernels.h"
+#include "../cuda_dl.h"
 
-typedef int (*fn_t)();
 typedef void (*jit_fn)(uint64_t n);
-static void *lib;
-
-static fn_t sym(const char *name)
-{
-	fn_t f = (fn_t)dlsym(lib, name);
-
-	if (!f) {
-		fprintf(stderr, "jit: %s: %s\n", name, dlerror());
-		exit(1);
-	}
-	return f;
-}
-
-#define CU(name, ...)                                                      \
-	do {                                                               \
-		int r_ = sym(#name)(__VA_ARGS__);                          \
-		if (r_) {                                                  \
-			fprintf(stderr, "jit: %s: error %d\n", #name, r_); \
-			exit(1);                                           \
-		}                                                          \
-	} while (0)
 
 static uint64_t now_ns(void)
 {
@@ -128,9 +106,9 @@ static __attribute__((noinline)) void feed_from_jit(unsigned int ms)
 int main(int argc, char **argv)
 {
 	static const uint32_t fatbin[4] = { 0xBA55ED50u }; /* the fatbin header's magic */
-	void *ctx, *mod, *dev_mem, *stream, *func;
+	void *mod, *dev_mem, *stream, *func;
 	struct fr_scale_args args;
-	int iter, period, dev;
+	int iter, period;
 
 	if (argc < 4) {
 		fprintf(stderr, "usage: jit LIBCUDA ITER PERIOD_MS\n");
@@ -140,16 +118,9 @@ int main(int argc, char **argv)
 	printf("jit: pid %d\n", getpid());
 	iter = atoi(argv[2]);
 	period = atoi(argv[3]);
-	lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-	if (!lib) {
-		fprintf(stderr, "jit: %s\n", dlerror());
-		return 1;
-	}
+	cuda_dl_open("jit", argv[1]);
 	generate();
-	CU(cuInit, 0);
-	CU(cuDeviceGet, &dev, 0);
-	CU(cuDevicePrimaryCtxRetain, &ctx, dev);
-	CU(cuCtxSetCurrent, ctx);
+	cuda_dl_context();
 	CU(cuModuleLoadData, &mod, fatbin);
 	CU(cuModuleGetFunction, &func, mod, "fr_scale");
 	CU(cuStreamCreate, &stream, 1);

@@ -11,7 +11,7 @@
  * exit 3). Then N more launches, and one of a fifth kernel whose function no probe saw made.
  * Prints the launches of each phase.
  */
-#include <dlfcn.h>
+#include "../cuda_dl.h"
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -54,7 +54,7 @@ static int probed(int mem, void *fn)
 
 int main(int argc, char **argv)
 {
-	void *lib, *k[5];
+	void *k[5];
 	int n, wait, mem;
 
 	if (argc != 4) {
@@ -63,17 +63,13 @@ int main(int argc, char **argv)
 	}
 	n = atoi(argv[2]);
 	wait = atoi(argv[3]);
-	lib = dlopen(argv[1], RTLD_NOW);
-	if (!lib) {
-		fprintf(stderr, "lookups_target: %s\n", dlerror());
-		return 1;
-	}
-	get_kernel = (lib_get_kernel_fn)dlsym(lib, "cuLibraryGetKernel");
-	get_function = (kernel_get_function_fn)dlsym(lib, "cuKernelGetFunction");
-	launch = (launch_ex_fn)dlsym(lib, "cuLaunchKernelEx");
+	cuda_dl_open("lookups_target", argv[1]);
+	get_kernel = (lib_get_kernel_fn)cuda_dl_sym("cuLibraryGetKernel");
+	get_function = (kernel_get_function_fn)cuda_dl_sym("cuKernelGetFunction");
+	launch = (launch_ex_fn)cuda_dl_sym("cuLaunchKernelEx");
 	mem = open("/proc/self/mem", O_RDONLY);
-	if (!get_kernel || !get_function || !launch || mem < 0) {
-		fprintf(stderr, "lookups_target: no driver functions or /proc/self/mem\n");
+	if (mem < 0) {
+		fprintf(stderr, "lookups_target: /proc/self/mem\n");
 		return 1;
 	}
 	for (int i = 0; i < 5; i++)

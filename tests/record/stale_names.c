@@ -8,37 +8,14 @@
  * attaches with -p meanwhile). Prints the handle and both kernels' names as key=value lines.
  * Usage: stale_names LIBCUDA N [--wait]
  */
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef int CUresult;
+#include "../cuda_dl.h"
+
 typedef void *CUfunction;
-
-static void *lib;
-
-static void *sym(const char *name)
-{
-	void *p = dlsym(lib, name);
-
-	if (!p) {
-		fprintf(stderr, "stale_names: %s: %s\n", name, dlerror());
-		exit(2);
-	}
-	return p;
-}
-
-static void check(CUresult rc, const char *call)
-{
-	if (rc) {
-		fprintf(stderr, "stale_names: %s: CUresult %d\n", call, rc);
-		exit(2);
-	}
-}
-
-#define CU(fn, ...) check(((CUresult(*)())sym(#fn))(__VA_ARGS__), #fn)
 
 /* Every kernel of simcuda's table takes one struct: all zero, it has nothing to do (n = 0). */
 static void launch(CUfunction f, int n)
@@ -54,25 +31,18 @@ static void launch(CUfunction f, int n)
 int main(int argc, char **argv)
 {
 	static const uint32_t image[4] = { 0xBA55ED50u }; /* a fatbin's header, as simcuda wants */
-	void *ctx, *a, *b;
+	void *a, *b;
 	CUfunction f, fs[64];
 	unsigned int count;
 	const char *name;
 	char line[16];
-	int dev, n;
+	int n;
 
 	if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "--wait")))
 		return 2;
 	n = atoi(argv[2]);
-	lib = dlopen(argv[1], RTLD_NOW);
-	if (!lib) {
-		fprintf(stderr, "stale_names: %s\n", dlerror());
-		return 2;
-	}
-	CU(cuInit, 0);
-	CU(cuDeviceGet, &dev, 0);
-	CU(cuDevicePrimaryCtxRetain, &ctx, dev);
-	CU(cuCtxSetCurrent, ctx);
+	cuda_dl_open("stale_names", argv[1]);
+	cuda_dl_context();
 	CU(cuModuleLoadData, &a, image);
 	CU(cuModuleGetFunction, &f, a, "fr_scale");
 	if (argc == 4) {

@@ -18,7 +18,6 @@
  * usage: workers LIBCUDA MODE ITER WORK_MS [wait]
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,33 +29,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../cuda_dl.h"
 #include "kernels.h"
 
 #define NWORKERS 2
 #define BATCH	 4096
-
-typedef int (*fn_t)();
-static void *lib;
-
-static fn_t sym(const char *name)
-{
-	fn_t f = (fn_t)dlsym(lib, name);
-
-	if (!f) {
-		fprintf(stderr, "workers: %s: %s\n", name, dlerror());
-		exit(1);
-	}
-	return f;
-}
-
-#define CU(name, ...)                                                          \
-	do {                                                                   \
-		int r_ = sym(#name)(__VA_ARGS__);                              \
-		if (r_) {                                                      \
-			fprintf(stderr, "workers: %s: error %d\n", #name, r_); \
-			exit(1);                                               \
-		}                                                              \
-	} while (0)
 
 static uint64_t now_ns(void)
 {
@@ -133,9 +110,9 @@ static void worker(int out, int go, const char *mode, int batches, unsigned int 
 int main(int argc, char **argv)
 {
 	static const uint32_t fatbin[4] = { 0xBA55ED50u }; /* the fatbin header's magic */
-	void *ctx, *mod, *func, *stream, *params[1], *dev_mem;
+	void *mod, *func, *stream, *params[1], *dev_mem;
 	struct fr_scale_args args;
-	int iter, in, out, go[2], dev, status, bad = 0;
+	int iter, in, out, go[2], status, bad = 0;
 	const char *mode;
 	unsigned int ms;
 	pid_t pids[NWORKERS];
@@ -177,15 +154,8 @@ int main(int argc, char **argv)
 		if (pids[w] == 0)
 			worker(out, go[0], mode, iter / NWORKERS + (w < iter % NWORKERS), ms);
 	}
-	lib = dlopen(argv[1], RTLD_NOW);
-	if (!lib) {
-		fprintf(stderr, "workers: %s\n", dlerror());
-		return 1;
-	}
-	CU(cuInit, 0);
-	CU(cuDeviceGet, &dev, 0);
-	CU(cuDevicePrimaryCtxRetain, &ctx, dev);
-	CU(cuCtxSetCurrent, ctx);
+	cuda_dl_open("workers", argv[1]);
+	cuda_dl_context();
 	CU(cuModuleLoadData, &mod, fatbin);
 	CU(cuModuleGetFunction, &func, mod, "fr_scale");
 	CU(cuStreamCreate, &stream, 1);

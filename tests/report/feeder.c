@@ -21,7 +21,6 @@
  * usage: feeder LIBCUDA MODE ITER PERIOD_MS [FILE]
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -32,29 +31,7 @@
 #include <unistd.h>
 
 #include "kernels.h"
-
-typedef int (*fn_t)();
-static void *lib;
-
-static fn_t sym(const char *name)
-{
-	fn_t f = (fn_t)dlsym(lib, name);
-
-	if (!f) {
-		fprintf(stderr, "feeder: %s: %s\n", name, dlerror());
-		exit(77); /* this driver lacks it: the test skips the mode */
-	}
-	return f;
-}
-
-#define CU(name, ...)                                                         \
-	do {                                                                  \
-		int r_ = sym(#name)(__VA_ARGS__);                             \
-		if (r_) {                                                     \
-			fprintf(stderr, "feeder: %s: error %d\n", #name, r_); \
-			exit(1);                                              \
-		}                                                             \
-	} while (0)
+#include "../cuda_dl.h"
 
 static uint64_t now_ns(void)
 {
@@ -141,9 +118,9 @@ static void *helper_main(void *arg)
 int main(int argc, char **argv)
 {
 	static const uint32_t fatbin[4] = { 0xBA55ED50u }; /* the fatbin header's magic */
-	void *ctx, *mod, *dev_mem, *graph = NULL, *exec = NULL;
+	void *mod, *dev_mem, *graph = NULL, *exec = NULL;
 	const char *mode;
-	int iter, fd = -1, dev;
+	int iter, fd = -1;
 	pthread_t helper;
 	char buf[4096];
 
@@ -155,16 +132,10 @@ int main(int argc, char **argv)
 	mode = argv[2];
 	iter = atoi(argv[3]);
 	period = atoi(argv[4]);
-	lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-	if (!lib) {
-		fprintf(stderr, "feeder: %s\n", dlerror());
-		return 1;
-	}
+	cuda_dl_missing = 77; /* this driver lacks a function: the test skips the mode */
+	cuda_dl_open("feeder", argv[1]);
 	pthread_setname_np(pthread_self(), "feeder");
-	CU(cuInit, 0);
-	CU(cuDeviceGet, &dev, 0);
-	CU(cuDevicePrimaryCtxRetain, &ctx, dev);
-	CU(cuCtxSetCurrent, ctx);
+	cuda_dl_context();
 	CU(cuModuleLoadData, &mod, fatbin);
 	CU(cuModuleGetFunction, &func, mod, "fr_scale");
 	CU(cuStreamCreate, &stream, 1);
@@ -173,7 +144,8 @@ int main(int argc, char **argv)
 	args.c = fr_one();
 	args.n = 256;
 	if (!strcmp(mode, "graph")) {
-		sym("cuGraphLaunch"); /* skip before capturing if the driver cannot replay */
+		cuda_dl_sym(
+			"cuGraphLaunch"); /* skip before capturing if the driver cannot replay */
 		/* Work done and synchronized first: the captured launches that follow do not run,
 		 * so the device stays idle until the first replay (a gap only if they are not
 		 * taken for work). */

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * reports/demangle.c on names g++ 12 and rustc 1.95 (legacy mangling, the default for a crate's
- * own symbols) wrote into object files, each with the name its programmer would use: C++ as
- * c++filt prints it, Rust without the hash and with its escapes undone. Plain C names, v0 Rust
- * names and malformed ones are not demangled. The demangler's cache answers by address.
+ * reports/demangle.c on names g++ 12 and rustc 1.95 wrote into object files, each with the name
+ * its programmer would use: C++ as c++filt prints it; Rust's legacy names (the default for a
+ * crate's own symbols) without the hash and with their escapes undone; Rust's v0 names (rustc -C
+ * symbol-mangling-version=v0, and the standard library 1.95 ships) as Rust's own backtraces print
+ * them, without crate disambiguators. Plain C names and malformed ones are not demangled. The
+ * demangler's cache answers by address.
  * tests/symbols/symcpp.cc checks the same through the symbolizer on a library g++ builds.
  */
 #include "demangle.c" /* one translation unit: the unit-test rule builds a single file */
@@ -37,6 +39,23 @@ static const struct {
 	  "core::ptr::const_ptr::<impl *const T>::is_aligned_to" },
 	/* Made local by LLVM for inlining across modules: the suffix goes as well. */
 	{ "_ZN1r7Counter4bump17h49589b57aea71b42E.llvm.12345678", "r::Counter::bump" },
+	/* Rust, v0: a function, an inherent method, a trait method of a generic type. */
+	{ "_RNvCs2OpA4fNwd7R_1r12closure_user", "r::closure_user" },
+	{ "_RNvMCsj6gjteTz5uu_1bNtB2_7Counter4bump", "<b::Counter>::bump" },
+	{ "_RNvXs_Cs2OpA4fNwd7R_1rNtB4_7CounterNtNtCsgEmfK2I1SDS_4core3fmt7Display3fmt",
+	  "<r::Counter as core::fmt::Display>::fmt" },
+	{ "_RNvXs_Csj6gjteTz5uu_1bINtB4_3JobhENtB4_4Work3runB4_", "<b::Job<u8> as b::Work>::run" },
+	{ "_RINvCsj6gjteTz5uu_1b11generic_summEB2_", "b::generic_sum::<u32>" },
+	/* The standard library's, as a tokio program's stacks show them; a closure; fn types. */
+	{ "_RNvMNtNtNtNtCsjrHSEGnQ3l9_3std3sys4sync7condvar5futexNtB2_7Condvar4wait",
+	  "<std::sys::sync::condvar::futex::Condvar>::wait" },
+	{ "_RNCINvNtCsjrHSEGnQ3l9_3std2rt10lang_startuE0Csj6gjteTz5uu_1b",
+	  "std::rt::lang_start::<()>::{closure#0}" },
+	{ "_RINvNtNtCsjrHSEGnQ3l9_3std3sys9backtrace28___rust_begin_short_backtraceFEuuECsj6gjteTz5u"
+	  "u_1b",
+	  "std::sys::backtrace::__rust_begin_short_backtrace::<fn(), ()>" },
+	{ "_RNvNtNtCsgEmfK2I1SDS_4core9panicking11panic_const24panic_const_add_overflow",
+	  "core::panicking::panic_const::panic_const_add_overflow" },
 };
 
 static const char *const not_mangled[] = {
@@ -46,8 +65,9 @@ static const char *const not_mangled[] = {
 	"_Z",
 	"_Zfoo",
 	"",
-	/* Rust v0: left as it is. */
-	"_RNvNtNtCsgEmfK2I1SDS_4core9panicking11panic_const24panic_const_add_overflow",
+	"_R",
+	/* A v0 name cut short. */
+	"_RNvMNtNtNtNtCsjrHSEGnQ3l9_3std3sys4sync7condvar5fut",
 };
 
 int main(void)
@@ -91,8 +111,8 @@ int main(void)
 		CHECK(!strncmp(demangler__name(d, many[i]), "fn", 2), "%s", many[i]);
 	}
 	CHECK(demangler__name(d, cases[1].mangled) == first, "after growing");
-	/* Every name starting "_Z" is kept, the malformed two as themselves. */
-	CHECK_EQ_U64(d->n, sizeof(cases) / sizeof(cases[0]) + 2 + 1 + 2000);
+	/* Every name starting "_Z" or "_R" is kept, the malformed four as themselves. */
+	CHECK_EQ_U64(d->n, sizeof(cases) / sizeof(cases[0]) + 4 + 1 + 2000);
 	demangler__free(d);
 	TEST_PASS();
 }

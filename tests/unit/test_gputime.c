@@ -16,6 +16,7 @@
 /* One translation unit: the unit-test rule builds a single file. */
 #include "strtab.c"
 #include "gputime.c"
+#include "gpudev.c"
 #include "testlib.h"
 
 #define MS 1000000ull

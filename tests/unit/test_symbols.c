@@ -5,7 +5,8 @@
  * map records, and checks names, file:line and an inlined frame against the source, static data
  * symbols (also in .bss past the file's mapping), libc functions by name from its .dynsym, and
  * the same object seen by other "processes": with a wrong build-id (not used, counted), stripped
- * (.dynsym names only), with DWARF found through .gnu_debuglink, and found by build-id under a
+ * (.dynsym names only), stripped with MiniDebugInfo (.gnu_debugdata names its static function),
+ * with DWARF found through .gnu_debuglink, and found by build-id under a
  * debug folder, also when the mapped file is gone. A C++ object (tests/symbols/symcpp.cc) has its
  * functions named as C++ programmers write them, an inlined method's frame included.
  */
@@ -19,6 +20,7 @@
 
 #include "demangle.c" /* one translation unit: the unit-test rule builds a single file */
 #include "dwscopes.c"
+#include "symfile.c"
 #include "symbols.c"
 #include "testlib.h"
 
@@ -27,6 +29,7 @@
 #define TGID_STRIPPED (TGID + 1000002)
 #define TGID_LINKED   (TGID + 1000003)
 #define TGID_GONE     (TGID + 1000004)
+#define TGID_MINI     (TGID + 1000005)
 
 struct symtest_site {
 	void *ret;
@@ -203,6 +206,7 @@ static void check_inline_chain(struct symbolizer *s, __u32 tgid, const struct sy
 int main(int argc, char **argv)
 {
 	char exe[PATH_MAX], lib[PATH_MAX + 64], stripped[PATH_MAX + 64], linked[PATH_MAX + 64];
+	char mini[PATH_MAX + 64];
 	char gone[PATH_MAX + 64];
 	char tmp[] = "/tmp/gapscope-symbols-XXXXXX", link_dir[PATH_MAX], dbg[PATH_MAX + 256];
 	char target[PATH_MAX + 64], exe_name[256];
@@ -233,6 +237,7 @@ int main(int argc, char **argv)
 	snprintf(lib, sizeof(lib), "%s/libsymtest.so", symdir);
 	snprintf(stripped, sizeof(stripped), "%s/libsymtest-stripped.so", symdir);
 	snprintf(linked, sizeof(linked), "%s/libsymtest-linked.so", symdir);
+	snprintf(mini, sizeof(mini), "%s/libsymtest-mini.so", symdir);
 	snprintf(gone, sizeof(gone), "%s/no-such-dir/libsymtest.so", symdir);
 
 	h = dlopen(lib, RTLD_NOW);
@@ -382,6 +387,23 @@ int main(int argc, char **argv)
 	CHECK(!strcmp(symbolizer__data_symbol(s, TGID_STRIPPED, (__u64)site) ?: "", "symtest_site"),
 	      "exported data is in .dynsym");
 
+	CHECK(!strcmp(file_info(s, stripped).source, "dynsym"), "%s",
+	      file_info(s, stripped).source);
+	CHECK_EQ_U64(file_info(s, stripped).unnamed, 1); /* symtest_hidden */
+	CHECK_EQ_U64(file_info(s, stripped).named, 2);
+
+	/* Stripped, with MiniDebugInfo: .gnu_debugdata names the static function too. */
+	add_self_maps(s, TGID_MINI, mini, false);
+	n = symbolizer__resolve(s, TGID_MINI, (__u64)hidden + 1, f, 8);
+	CHECK(n == 1 && !strcmp(f[0].function ?: "", "symtest_hidden"), "%d %s", n, f[0].function);
+	n = symbolizer__resolve(s, TGID_MINI, (__u64)site->ret - 1, f, 8);
+	CHECK(n == 1 && !strcmp(f[0].function ?: "", "symtest_outer") && !f[0].file, "%d %s", n,
+	      f[0].function);
+	CHECK(!strcmp(file_info(s, mini).source, "minidebuginfo"), "%s", file_info(s, mini).source);
+	CHECK_EQ_U64(file_info(s, mini).unnamed, 0);
+	CHECK_EQ_U64(file_info(s, mini).named, 2);
+	CHECK(!strcmp(file_info(s, lib).source, "symtab"), "%s", file_info(s, lib).source);
+
 	/* DWARF in a separate file named by .gnu_debuglink, next to the object. */
 	add_self_maps(s, TGID_LINKED, linked, false);
 	check_inline_chain(s, TGID_LINKED, site, (__u64)site->ret - 1 - lm->l_addr);
@@ -424,6 +446,14 @@ int main(int argc, char **argv)
 	      "");
 	CHECK_EQ_U64(symbolizer__stats(s2)->missing_files, 1);
 	CHECK(file_info(s2, gone).state == SYM_FILE_OK, "");
+	CHECK(!strcmp(file_info(s2, stripped).source, "debug file"), "%s",
+	      file_info(s2, stripped).source);
+	n = symbolizer__resolve(s2, TGID_STRIPPED, (__u64)hidden + 1, f, 8);
+	CHECK(n == 1 && !strcmp(f[0].function ?: "", "symtest_hidden"), "%d %s", n, f[0].function);
+	CHECK_EQ_U64(file_info(s2, stripped).unnamed, 0);
+	/* An address no mapping covers: counted. */
+	CHECK(!symbolizer__resolve(s2, TGID_STRIPPED, 16, f, 8), "unmapped");
+	CHECK_EQ_U64(symbolizer__stats(s2)->unmapped, 1);
 
 	/*
 	 * More distinct addresses than the cache holds (of a file that is gone, cheap to resolve):

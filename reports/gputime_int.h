@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The API-inferred GPU timeline's state, shared by its two halves: reports/gputime.c takes the
+ * calls (threads' contexts, streams and events by handle, which evidence a call gives) and
+ * reports/gpudev.c keeps each device's busy intervals and gaps from launches and evidence.
+ */
+#ifndef GAPSCOPE_GPUTIME_INT_H
+#define GAPSCOPE_GPUTIME_INT_H
+
+#include <stdbool.h>
+
+#include "gputime.h"
+
+#define MAX_DEVICES	    64
+#define NULL_STREAM_MAX	    2 /* 0: legacy NULL stream, 1: CU_STREAM_LEGACY, 2: per-thread */
+#define STREAM_NON_BLOCKING 1
+
+/* What gputime needs of one call. */
+struct gop {
+	__u64 t;     /* entry */
+	__u64 end;   /* return (== t for an entry-only call) */
+	__u64 woken; /* its last sleep's wakeup, 0 unknown */
+	__u32 tid, tgid;
+	__u32 kind; /* enum cu_kind */
+	__s32 ret;
+	__u64 stream, ctx, handle, aux, bytes;
+	const char *fn, *comm;
+};
+
+struct stream {
+	__u64 key_handle, key_owner; /* handle, and the tgid (real streams) or ctx (NULL) */
+	__u32 device;
+	__u8 non_blocking, capturing, known_device;
+	__u64 last_launch; /* ts of the last launch, 0 none */
+	__u64 done_before; /* launches before this are complete */
+	/* The copy model (gputime__copy_model): where the stream's own copies hold its kernels. */
+	__u64 copy_free; /* the copies queued while no kernel was outstanding end then, 0 none */
+	__u64 tail_ns;	 /* modelled time of the copies queued since the last launch */
+	__u64 tail_last; /* when the last of them was queued */
+	/* Since it last became outstanding: when its first kernel could start, and the launch. */
+	__u64 start_eff;
+	const char *start_how;
+	__u32 start_tid;
+	struct stream *next; /* all streams */
+};
+
+struct tstate {
+	__u32 tid;
+	__u64 ctx; /* current context */
+	struct tstate *next;
+};
+
+struct ctxmap {
+	__u64 ctx;
+	__u32 device;
+	struct ctxmap *next;
+};
+
+struct gdev {
+	bool seen;
+	__u32 outstanding; /* streams with outstanding work */
+	__u64 busy_since;
+	__u64 idle_since; /* when the last evidence made it idle, 0: never busy yet */
+	const char *idle_fn, *idle_comm; /* the call that made it idle */
+	const char *idle_less;		 /* "" or how much earlier the copy model put it */
+	__u64 idle_earliest;
+	struct vec busy; /* struct busy_interval */
+	/* The copy model: when the copies queued so far each way end (0: host to device). */
+	__u64 engine_free[2];
+	/* The latest gap while a launch on another stream may still end it earlier. */
+	bool pend;
+	struct gpu_idle gap;
+	/* The latest launches, for gputime__launcher(): a ring. */
+	__u64 launch_ts[GPUTIME_LAUNCHES];
+	__u32 launch_tid[GPUTIME_LAUNCHES];
+	__u32 nlaunch;
+};
+
+/* An event's last two records: a synchronize that began before the latest waits for the other. */
+struct evrec {
+	__u64 handle;
+	__u32 tgid;
+	struct {
+		struct stream *stream;
+		__u64 ts;
+	} rec[2]; /* [0] the latest */
+	struct evrec *next;
+};
+
+struct gputime {
+	struct strtab *strs;
+	struct stream *last; /* the stream named last: most calls name it again */
+	struct tstate *last_thread;
+	struct evrec *events;
+	struct stream *streams;
+	struct tstate *threads;
+	struct ctxmap *ctxs;
+	struct gdev dev[MAX_DEVICES];
+	struct vec idle; /* struct gpu_idle */
+	__u64 min_gap;
+	double copy_bytes_per_ns; /* 0: copies are not modelled */
+	__u64 copy_latency_ns;
+};
+
+/* The devices' gaps the trace has passed (their end before now) are final. */
+void gpudev__flush_due(struct gputime *g, __u64 now);
+/* A launch on s (not being captured). */
+void gpudev__launch(struct gputime *g, struct stream *s, const struct gop *op);
+/* Completion evidence for the launches on s before cut, from the call op. */
+void gpudev__evidence(struct gputime *g, struct stream *s, __u64 cut, const struct gop *op);
+/* An async copy between host and device on s (the copy model). */
+void gpudev__queue_copy(struct gputime *g, struct stream *s, const struct gop *op, bool to_host);
+/* Evidence for every stream of device (only the blocking ones: blocking_only). */
+void gpudev__evidence_all(struct gputime *g, __u32 device, bool blocking_only, __u64 cut,
+			  const struct gop *op);
+
+#endif
