@@ -136,6 +136,7 @@ int cmd_record(int argc, char **argv)
 	__u64 start_ns;
 	struct stat st;
 	struct proc_tree tree = {};
+	bool probe_all = false; /* uprobes in every process (BPF filters), not one pid's */
 	char terr[512];
 
 	/* Parse, then the checks that need no privileges first, each a one-line error. */
@@ -155,6 +156,11 @@ int cmd_record(int argc, char **argv)
 			return 1;
 		}
 		o.pid = tree.pids[0];
+		/* One -p: library probes stay that process's (a uprobe traps in every process
+		 * it is in, target or not); its descendants' waits and CPU time come from the
+		 * tracepoints, which the BPF side filters. Several, or a cgroup, or children
+		 * asked for: probes everywhere, filtered in BPF. */
+		probe_all = tree.given > 1 || o.follow_children;
 		o.follow_children = true;
 	}
 	err = target__check(&t, o.cmd, o.pid) || !bpf_setup__check();
@@ -202,7 +208,7 @@ int cmd_record(int argc, char **argv)
 		.out = &out,
 		.umulti = umulti,
 		.tgid = t.pid,
-		.pid = o.follow_children ? -1 : t.pid,
+		.pid = o.cmd ? (o.follow_children ? -1 : t.pid) : probe_all ? -1 : t.pid,
 		.lock_holds = o.lock_holds,
 		.keep_lookups = o.keep_lookups,
 		.specs = o.probes,
