@@ -27,15 +27,48 @@
 #include "trace.h"
 #include "uprobes.h"
 
-int signals__block(sigset_t *orig)
+/*
+ * The signals passed on to a launched target: every one a process can catch, but SIGCHLD (the
+ * target's own end), SIGPIPE (ignored: a closed stderr must not stop a recording) and the
+ * terminal's stop signals (SIGTSTP, SIGTTIN, SIGTTOU: they stop the recorder as before, so that
+ * a shell sees the job stop; the terminal sends the target its own). The real-time ones too,
+ * but glibc's two below SIGRTMIN. The one list: a mode that keeps a signal for itself takes it
+ * out here.
+ */
+bool signals__passed_on(int sig)
 {
-	static const int sigs[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	switch (sig) {
+	case SIGKILL:
+	case SIGSTOP:
+	case SIGCHLD:
+	case SIGPIPE:
+	case SIGTSTP:
+	case SIGTTIN:
+	case SIGTTOU:
+		return false;
+	}
+	return sig > 0 && sig < NSIG && (sig < 32 || (sig >= SIGRTMIN && sig <= SIGRTMAX));
+}
+
+/* With -p nothing is passed on: a signal whose default would end the recorder ends the recording. */
+static bool ends_recording(int sig)
+{
+	return sig != SIGCONT && sig != SIGWINCH && sig != SIGURG;
+}
+
+int signals__block(sigset_t *orig, bool *pipe_ignored)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
 	sigset_t mask;
 	int fd;
 
+	sigaction(SIGPIPE, &ign, &old);
+	*pipe_ignored = old.sa_handler == SIG_IGN;
 	sigemptyset(&mask);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(*sigs); i++)
-		sigaddset(&mask, sigs[i]);
+	sigaddset(&mask, SIGCHLD);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (signals__passed_on(sig))
+			sigaddset(&mask, sig);
 	sigprocmask(SIG_BLOCK, &mask, orig);
 	fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	return fd < 0 ? -errno : fd;
@@ -247,7 +280,7 @@ static bool on_signals(struct consumer *c, int sfd, struct target *t)
 		}
 		if (!t->launched) {
 			/* -p: a signal to the recorder ends the recording only. */
-			stop = true;
+			stop |= ends_recording(si.ssi_signo);
 			continue;
 		}
 		/*

@@ -368,9 +368,11 @@ void map_records__scan(struct map_records *m, struct trace_out *o, pid_t tgid)
 {
 	struct procmaps it;
 	struct procmaps_entry e;
+	char dir[PATH_MAX];
 
 	if (procmaps__open(&it, tgid))
 		return;
+	procmaps__dir(tgid, dir, sizeof(dir));
 	while (procmaps__next(&it, &e)) {
 		struct map_seen s = { tgid, e.start, e.end, e.ino, e.pgoff };
 		size_t plen = strlen(e.path) + 1;
@@ -394,9 +396,9 @@ void map_records__scan(struct map_records *m, struct trace_out *o, pid_t tgid)
 		if (e.ino) {
 			/* Through map_files: the very file mapped, also in another mount namespace
 			 * or after it was deleted. */
-			char mf[128];
+			char mf[PATH_MAX + 64];
 
-			snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", tgid,
+			snprintf(mf, sizeof(mf), "%s/map_files/%llx-%llx", dir,
 				 (unsigned long long)e.start, (unsigned long long)e.end);
 			rec->build_id_len = elfx__build_id(mf, rec->build_id,
 							   sizeof(rec->build_id));

@@ -29,8 +29,10 @@
 #include "gpu_feeds.h"
 #include "jitmap.h"
 #include "links.h"
+#include "memlimit.h"
 #include "metadata.h"
 #include "options.h"
+#include "outfile.h"
 #include "sampler.h"
 #include "target.h"
 #include "trace.h"
@@ -122,6 +124,7 @@ int cmd_record(int argc, char **argv)
 	bool umulti;
 	__u64 start_ns;
 	struct stat st;
+	const char *what;
 
 	/* Parse, then the checks that need no privileges first, each a one-line error. */
 	if (record_opts__parse(argc, argv, &o))
@@ -133,7 +136,14 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "gapscope: %s exists (use -f to overwrite)\n", o.output);
 		return 1;
 	}
-	if (target__check(&t, o.cmd, o.pid) || !bpf_setup__check())
+	if (o.force && outfile__replaceable(o.output, &what) < 0) {
+		fprintf(stderr, "gapscope: %s is %s: -f replaces only a regular file or a link\n",
+			o.output, what);
+		return 1;
+	}
+	if (target__check(&t, o.cmd, o.pid))
+		return o.cmd ? 127 : 1; /* as a shell says a command it cannot run */
+	if (!bpf_setup__check() || !memlimit__check(o.ringbuf_mb))
 		return 1;
 	out = (struct trace_out){ .tw = trace__create(o.output, o.force), .path = o.output };
 	if (!out.tw) {
@@ -141,7 +151,7 @@ int cmd_record(int argc, char **argv)
 		return 1;
 	}
 	bpf_setup__mount_tracefs(o.verbose);
-	err = sfd = signals__block(&orig_mask);
+	err = sfd = signals__block(&orig_mask, &t.pipe_ignored);
 	if (sfd < 0) {
 		fprintf(stderr, "gapscope: %s\n", strerror(-err));
 		goto cleanup;
@@ -168,7 +178,12 @@ int cmd_record(int argc, char **argv)
 		.out = &out,
 		.umulti = umulti,
 		.tgid = t.pid,
-		.pid = o.follow_children ? -1 : t.pid,
+		/*
+		 * A uprobe for one process follows its main thread's memory: one whose main thread
+		 * has exited has none, so its probes are for every process, filtered by the BPF
+		 * side, as with --follow-children.
+		 */
+		.pid = o.follow_children || t.leader_gone ? -1 : t.pid,
 		.lock_holds = o.lock_holds,
 		.keep_lookups = o.keep_lookups,
 		.specs = o.probes,

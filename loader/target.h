@@ -18,7 +18,9 @@ struct target {
 	bool released; /* told to exec */
 	bool gone;     /* reaped, or (-p) exited */
 	bool exec_failed;
-	int status; /* wait status of a launched target */
+	bool leader_gone;  /* -p: its main thread has exited (pthread_exit), others live */
+	bool pipe_ignored; /* SIGPIPE was ignored when we started: the target inherits that */
+	int status;	   /* wait status of a launched target */
 	struct rusage ru;
 	char exe[PATH_MAX]; /* the launched command's file */
 	int go_fd, exec_fd; /* release, and exec errors back */

@@ -15,6 +15,7 @@
 
 #include "gapscope_cmd.h"
 #include "launches.h"
+#include "numarg.h"
 #include "reader.h"
 #include "script.h"
 
@@ -50,7 +51,6 @@ static const char doc[] = "Print a gapscope trace, one event per line.\n"
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct script_opts *o = state->input;
-	char *end;
 	double ms;
 
 	switch (key) {
@@ -61,8 +61,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->no_meta = true;
 		break;
 	case 'w':
-		ms = strtod(arg, &end);
-		if (*end || ms < 0 || ms > 1e6)
+		if (numarg__double(arg, 0, 1e6, &ms))
 			argp_error(state, "--window: a number of milliseconds, not '%s'", arg);
 		o->window_ns = (__u64)(ms * 1e6);
 		break;

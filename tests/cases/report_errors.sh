@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gapscope report on bad input, built with ASan and UBSan (into build/asan/): a missing file, a
 # file that is no trace, bad options and an existing output directory each give one line and a
-# non-zero exit (bad options: argp's message); an empty trace and one without CUDA events say so; traces cut at random
+# non-zero exit (bad options: argp's message); an empty trace (the header alone, as a recorder
+# killed at once leaves it) is an error, one without CUDA events says so; traces cut at random
 # offsets or with bytes overwritten give a report of what could be read and say what was not;
 # a version 1 trace (before the off-CPU system call) is read, its blocked reasons unknown.
 set -eu
@@ -61,8 +62,12 @@ cmp -s "$TMP/exists/summary.json" "$TMP/asan.json" || die "--format json is not 
 "$ASAN" "$TMP/nocuda.gsc" -o "$TMP/r1" >"$TMP/o" 2>"$TMP/e" || die "report without CUDA"
 grep -q 'no CUDA events' "$TMP/e" "$TMP/o" || die "no word of the missing CUDA events"
 head -c 32 "$TMP/t.gsc" >"$TMP/empty.gsc"
-"$ASAN" "$TMP/empty.gsc" -o "$TMP/r2" >"$TMP/o" 2>"$TMP/e" || die "report of an empty trace"
-grep -q 'holds no events' "$TMP/o" || die "no word of the empty trace"
+rc=0
+"$ASAN" "$TMP/empty.gsc" -o "$TMP/r2" >"$TMP/o" 2>"$TMP/e" || rc=$?
+[ "$rc" -ne 0 ] || die "report of an empty trace: exit 0"
+assert_eq "$(cat "$TMP/e")" "gapscope: $TMP/empty.gsc holds no records: its recorder ended before writing any" \
+	"report of an empty trace"
+[ ! -e "$TMP/r2" ] || die "an empty trace left a report directory"
 
 # Damaged copies, and a version 1 header.
 python3 - "$TMP" "$ASAN" <<'PY' || die "damaged traces"
