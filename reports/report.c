@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "analysis.h"
+#include "escape.h"
 #include "gapscope_cmd.h"
 #include "numarg.h"
 #include "outfile.h"
@@ -295,8 +296,12 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "gapscope: %s\n", err);
 		goto out;
 	}
-	for (size_t i = 0; i < a->nnotes; i++)
-		fprintf(stderr, "gapscope: warning: %s: %s\n", env.file, a->notes[i]);
+	for (size_t i = 0; i < a->nnotes; i++) {
+		char note[ESC_TEXT_MAX];
+
+		fprintf(stderr, "gapscope: warning: %s: %s\n", env.file,
+			esc__text(note, sizeof(note), a->notes[i], SIZE_MAX));
+	}
 	if (folded_out__finish(fo, a)) {
 		fprintf(stderr, "gapscope: cannot write the folded stacks under %s\n", gaps);
 		goto out;

@@ -6,6 +6,7 @@
 
 #include "analysis.h"
 #include "archived.h"
+#include "escape.h"
 
 static void print_ms(FILE *out, __u64 ns)
 {
@@ -17,21 +18,32 @@ static void print_ms(FILE *out, __u64 ns)
 		fprintf(out, "%.2f ms", ns / 1e6);
 }
 
+/* A name as text: no control character of the target's reaches a terminal (escape.h). */
+static void put(FILE *out, const char *s)
+{
+	esc__put_text(out, s, SIZE_MAX);
+}
+
 /* One link as "lock tracker_lock held by finalizer-2", "malloc_trim 208 ms", ... */
 static void print_link(FILE *out, const struct chain_link *l, bool last)
 {
 	if (l->kind == BK_LOCK || l->kind == BK_COND) {
-		fprintf(out, "%s %s", blame_kind__name(l->kind), l->lock ? l->lock : "?");
-		if (l->detail)
-			fprintf(out, " %s", l->detail);
+		fprintf(out, "%s ", blame_kind__name(l->kind));
+		put(out, l->lock);
+		if (l->detail) {
+			fputc(' ', out);
+			put(out, l->detail);
+		}
 	} else if (l->kind == BK_PROBE || l->kind == BK_CUDA) {
-		fprintf(out, "%s", l->function ? l->function : blame_kind__name(l->kind));
+		put(out, l->function ? l->function : blame_kind__name(l->kind));
 	} else if (l->kind == BK_PREEMPTED && l->detail) {
-		fprintf(out, "%s", l->detail);
+		put(out, l->detail);
 	} else {
 		fprintf(out, "%s", blame_kind__name(l->kind));
-		if (l->function)
-			fprintf(out, " %s", l->function);
+		if (l->function) {
+			fputc(' ', out);
+			put(out, l->function);
+		}
 	}
 	if (last) {
 		fputc(' ', out);
@@ -41,14 +53,16 @@ static void print_link(FILE *out, const struct chain_link *l, bool last)
 
 static void print_chain(FILE *out, const struct gap *g)
 {
-	fprintf(out, "%s", g->closer_comm ? g->closer_comm : "?");
+	put(out, g->closer_comm);
 	for (__u32 k = 0; k < g->nchain; k++) {
 		const struct chain_link *l = &g->chain[k];
 
 		fprintf(out, " \u2190 ");
 		if (k && (g->chain[k - 1].kind == BK_LOCK || g->chain[k - 1].kind == BK_COND) &&
-		    k + 1 < g->nchain)
-			fprintf(out, "%s: ", l->comm);
+		    k + 1 < g->nchain) {
+			put(out, l->comm);
+			fputs(": ", out);
+		}
 		print_link(out, l, k + 1 == g->nchain);
 	}
 	fputc('\n', out);
@@ -82,15 +96,17 @@ static void print_tiers(FILE *out, const struct analysis *a)
 
 	if (!c->marked)
 		return;
-	if (!c->on)
-		fprintf(out, "CUPTI: no activity (%s): API-inferred timeline only\n",
-			c->status ? c->status : "the collector never started");
-	else
+	if (!c->on) {
+		fputs("CUPTI: no activity (", out);
+		put(out, c->status ? c->status : "the collector never started");
+		fputs("): API-inferred timeline only\n", out);
+	} else {
 		fprintf(out,
 			"CUPTI: %" PRIu64 " kernels, %" PRIu64 " copies, %" PRIu64 " launch calls, "
 			"%" PRIu64 " records dropped%s\n",
 			(uint64_t)c->kernels, (uint64_t)c->copies, (uint64_t)c->launches,
 			(uint64_t)(c->dropped + c->bad), c->flushed ? "" : " (no final flush)");
+	}
 	for (size_t i = 0; i < a->nagree; i++) {
 		const struct tier_agreement *t = &a->agree[i];
 
@@ -118,8 +134,11 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 		fprintf(out, ", %" PRIu64 " launches (%" PRIu64 " in the trace)",
 			(uint64_t)a->launches.total, (uint64_t)a->launches.in_trace);
 	fputc('\n', out);
-	for (size_t i = 0; i < a->nnotes; i++)
-		fprintf(out, "note: %s\n", a->notes[i]);
+	for (size_t i = 0; i < a->nnotes; i++) {
+		fputs("note: ", out);
+		put(out, a->notes[i]);
+		fputc('\n', out);
+	}
 	for (size_t d = 0; d < a->ndevices; d++)
 		fprintf(out, "device %u: busy %.1f%% (%.3f s of %.3f s, %s)\n", a->devices[d].id,
 			a->duration_ns ? 100.0 * a->devices[d].busy_ns / a->duration_ns : 0.0,
@@ -142,9 +161,11 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 	if (a->ncauses)
 		fprintf(out, "\nroot causes (share of gap time):\n");
 	for (size_t i = 0; i < a->ncauses; i++) {
+		char fn[ESC_TEXT_MAX];
+
 		fprintf(out, "  %5.1f%%  %-12s %-40s ", 100 * a->causes[i].share,
 			blame_kind__name(a->causes[i].kind),
-			a->causes[i].function ? a->causes[i].function : "");
+			esc__text(fn, sizeof(fn), a->causes[i].function ?: "", SIZE_MAX));
 		print_ms(out, a->causes[i].ns);
 		fputc('\n', out);
 	}

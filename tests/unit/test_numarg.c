@@ -38,7 +38,7 @@ int main(void)
 	CHECK_EQ_U64(int_of("007", 0, 10, 0), 7);
 	CHECK(int_of("-3", -5, 5, 0) == -3, "negative in range");
 	int_of("11", 0, 10, -ERANGE);
-	int_of("-1", 0, 10, -EINVAL); /* no sign where the range has none */
+	int_of("-1", 0, 10, -EINVAL);		  /* no sign where the range has none */
 	int_of("4294967297", 0, 100000, -ERANGE); /* would be 1 as a 32-bit value */
 	int_of("18446744073709551617", 0, 1LL << 62, -ERANGE); /* beyond 64 bits */
 	int_of("", 0, 10, -EINVAL);
