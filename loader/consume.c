@@ -22,6 +22,7 @@
 #include "ksyms.h"
 #include "links.h"
 #include "metadata.h"
+#include "procmaps.h"
 #include "stack.h"
 #include "target.h"
 #include "trace.h"
@@ -113,19 +114,54 @@ static void name_kernel_frames(struct consumer *c, const __u64 *frames, unsigned
 	}
 }
 
+/*
+ * The file behind a mapping the event reports: its /proc/PID/map_files/START-END link, which
+ * lives as long as the mapping (a dlopen closes its fd at once: with -p the thread is not stopped
+ * and the fd is gone by the time the event is read), found by the mapping's inode where the
+ * range moved on (merged, split); else the fd's link. The link opens the very file mapped, also
+ * across mount namespaces. Its path into PATH, what it shows into SHOWN; false when none.
+ */
+static bool mapped_file(const struct mmap_event *ev, char *path, size_t plen, char *shown,
+			size_t slen)
+{
+	char dir[PATH_MAX];
+	struct procmaps it;
+	struct procmaps_entry e;
+	bool found = false;
+	ssize_t n;
+
+	procmaps__dir(ev->h.tgid, dir, sizeof(dir));
+	if (!procmaps__open(&it, ev->h.tgid)) {
+		while (!found && procmaps__next(&it, &e))
+			found = e.ino == ev->ino && ev->addr >= e.start && ev->addr < e.end;
+		procmaps__close(&it);
+	}
+	if (found)
+		snprintf(path, plen, "%s/map_files/%llx-%llx", dir, (unsigned long long)e.start,
+			 (unsigned long long)e.end);
+	if (!found || (n = readlink(path, shown, slen - 1)) <= 0) {
+		snprintf(path, plen, "%s/fd/%d", dir, ev->fd);
+		n = readlink(path, shown, slen - 1);
+	}
+	if (n <= 0)
+		return false;
+	shown[n] = 0;
+	return true;
+}
+
 /* A watched library mapped: attach to it (the mapping thread waits stopped if asked to). */
 static void on_mmap(struct consumer *c, const struct mmap_event *ev)
 {
-	char fdpath[64], shown[PATH_MAX];
-	ssize_t n;
+	char path[PATH_MAX + 64], shown[PATH_MAX];
+	size_t had = c->up->nfiles;
 
 	if (ev->flags & MMAP_F_WATCHED) {
-		snprintf(fdpath, sizeof(fdpath), "/proc/%u/fd/%d", ev->h.tgid, ev->fd);
-		n = readlink(fdpath, shown, sizeof(shown) - 1);
-		if (n > 0) {
-			shown[n] = 0;
-			/* The fd link opens the very file mapped (also across mount namespaces). */
-			uprobes__attach_file(c->up, fdpath, shown, ev->dev, ev->ino);
+		if (mapped_file(ev, path, sizeof(path), shown, sizeof(shown))) {
+			uprobes__attach_file(c->up, path, shown, ev->dev, ev->ino);
+			/* Unstopped (-p), its calls before this line were not seen. */
+			if (c->up->nfiles > had && !(ev->flags & MMAP_F_STOPPED))
+				fprintf(stderr, "gapscope: pid %u mapped %s: probes attached\n",
+					ev->h.tgid, shown);
 		} else if (ev->flags & MMAP_F_STOPPED) {
 			fprintf(stderr, "gapscope: warning: cannot attach to %s of pid %u: %s\n",
 				ev->name, ev->h.tgid, strerror(errno));

@@ -16,13 +16,14 @@
 
 /* Thread names: at most 15 bytes each (the kernel's comm). */
 static const char *const thread_names[] = {
-	"\xed\xa0\x80surr\xef\xbf\xbe",	   /* U+D800, U+FFFE */
-	"big\xf4\x90\x80\x80\xff\xfe",	   /* beyond U+10FFFF; bytes that start nothing */
-	"over\xc0\xaf\xe0\x80\xaf",	   /* overlong '/' in two and three bytes */
-	"\x1b]0;pwned\x07",		   /* OSC: retitles a terminal */
-	"a\nb\r\x1b[2J\x9b",		   /* newline, clear screen, a lone C1 byte */
-	"</script>&'\"",		   /* markup */
-	"\xc2\x9b" "31m\xef\xbf\xbf<!--", /* C1 CSI, U+FFFF, a comment opener */
+	"\xed\xa0\x80surr\xef\xbf\xbe", /* U+D800, U+FFFE */
+	"big\xf4\x90\x80\x80\xff\xfe",	/* beyond U+10FFFF; bytes that start nothing */
+	"over\xc0\xaf\xe0\x80\xaf",	/* overlong '/' in two and three bytes */
+	"\x1b]0;pwned\x07",		/* OSC: retitles a terminal */
+	"a\nb\r\x1b[2J\x9b",		/* newline, clear screen, a lone C1 byte */
+	"</script>&'\"",		/* markup */
+	"\xc2\x9b"
+	"31m\xef\xbf\xbf<!--", /* C1 CSI, U+FFFF, a comment opener */
 };
 
 /* Kernel names: longer, and one that tries to forge a line of `gapscope script`. */

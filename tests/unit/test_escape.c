@@ -36,7 +36,7 @@ static const char *xml(const char *s, size_t max)
 	return buf;
 }
 
-#define EXPECT_STR(got, want)                                                              \
+#define EXPECT_STR(got, want) \
 	CHECK(!strcmp((got), (want)), "got \"%s\", expected \"%s\"", (got), (want))
 
 int main(void)
@@ -49,7 +49,8 @@ int main(void)
 	CHECK(utf8__decode((const unsigned char *)"\xc2\xa9", 2, &cp) == 2 && cp == 0xa9, "U+00A9");
 	CHECK(utf8__decode((const unsigned char *)"\xe2\x82\xac", 3, &cp) == 3 && cp == 0x20ac,
 	      "U+20AC");
-	CHECK(utf8__decode((const unsigned char *)"\xf4\x8f\xbf\xbf", 4, &cp) == 4 && cp == 0x10ffff,
+	CHECK(utf8__decode((const unsigned char *)"\xf4\x8f\xbf\xbf", 4, &cp) == 4 &&
+		      cp == 0x10ffff,
 	      "U+10FFFF");
 	CHECK(dec("\xef\xbf\xbd") == 3, "U+FFFD");
 	CHECK(dec("\xef\xbf\xbc") == 3, "U+FFFC");
@@ -83,7 +84,11 @@ int main(void)
 
 	/* XML: markup, controls and invalid bytes, the character limit. */
 	EXPECT_STR(xml("<a href=\"x\">&'", SIZE_MAX), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
-	EXPECT_STR(xml("a\x1b" "b\n", SIZE_MAX), "a\xef\xbf\xbd" "b\xef\xbf\xbd");
+	EXPECT_STR(xml("a\x1b"
+		       "b\n",
+		       SIZE_MAX),
+		   "a\xef\xbf\xbd"
+		   "b\xef\xbf\xbd");
 	EXPECT_STR(xml("\xc2\x9b", SIZE_MAX), "\xef\xbf\xbd");
 	EXPECT_STR(xml("\xef\xbf\xbe", SIZE_MAX), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
 	EXPECT_STR(xml("\xc3\xa9\xc3\xa9\xc3\xa9", 2), "\xc3\xa9\xc3\xa9");
@@ -92,7 +97,11 @@ int main(void)
 	/* Text: controls (C0, DEL, C1) and invalid bytes as \xHH; the rest as it is. */
 	EXPECT_STR(esc__text(buf, sizeof(buf), "a\nb", SIZE_MAX), "a\\x0ab");
 	EXPECT_STR(esc__text(buf, sizeof(buf), "\x1b]0;t\x07", SIZE_MAX), "\\x1b]0;t\\x07");
-	EXPECT_STR(esc__text(buf, sizeof(buf), "\xc2\x9b" "1m", SIZE_MAX), "\\x9b1m");
+	EXPECT_STR(esc__text(buf, sizeof(buf),
+			     "\xc2\x9b"
+			     "1m",
+			     SIZE_MAX),
+		   "\\x9b1m");
 	EXPECT_STR(esc__text(buf, sizeof(buf), "\xff\x7f", SIZE_MAX), "\\xff\\x7f");
 	EXPECT_STR(esc__text(buf, sizeof(buf), "caf\xc3\xa9 \xe2\x86\x90", SIZE_MAX),
 		   "caf\xc3\xa9 \xe2\x86\x90");
