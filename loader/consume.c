@@ -121,8 +121,8 @@ static void name_kernel_frames(struct consumer *c, const __u64 *frames, unsigned
  * range moved on (merged, split); else the fd's link. The link opens the very file mapped, also
  * across mount namespaces. Its path into PATH, what it shows into SHOWN; false when none.
  */
-static bool mapped_file(const struct mmap_event *ev, char *path, size_t plen, char *shown,
-			size_t slen)
+static bool mapped_file(const struct mmap_event *ev, pid_t pid, char *path, size_t plen,
+			char *shown, size_t slen)
 {
 	char dir[PATH_MAX];
 	struct procmaps it;
@@ -130,8 +130,8 @@ static bool mapped_file(const struct mmap_event *ev, char *path, size_t plen, ch
 	bool found = false;
 	ssize_t n;
 
-	procmaps__dir(ev->h.tgid, dir, sizeof(dir));
-	if (!procmaps__open(&it, ev->h.tgid)) {
+	procmaps__dir(pid, dir, sizeof(dir));
+	if (!procmaps__open(&it, pid)) {
 		while (!found && procmaps__next(&it, &e))
 			found = e.ino == ev->ino && ev->addr >= e.start && ev->addr < e.end;
 		procmaps__close(&it);
@@ -154,22 +154,24 @@ static void on_mmap(struct consumer *c, const struct mmap_event *ev)
 {
 	char path[PATH_MAX + 64], shown[PATH_MAX];
 	size_t had = c->up->nfiles;
+	pid_t pid = pidns__local(c->out->ns, ev->h.tgid, true); /* for /proc and kill(2) */
 
 	if (ev->flags & MMAP_F_WATCHED) {
-		if (mapped_file(ev, path, sizeof(path), shown, sizeof(shown))) {
+		if (pid && mapped_file(ev, pid, path, sizeof(path), shown, sizeof(shown))) {
 			uprobes__attach_file(c->up, path, shown, ev->dev, ev->ino);
 			/* Unstopped (-p), its calls before this line were not seen. */
 			if (c->up->nfiles > had && !(ev->flags & MMAP_F_STOPPED))
 				fprintf(stderr, "gapscope: pid %u mapped %s: probes attached\n",
-					ev->h.tgid, shown);
+					pid, shown);
 		} else if (ev->flags & MMAP_F_STOPPED) {
 			fprintf(stderr, "gapscope: warning: cannot attach to %s of pid %u: %s\n",
 				ev->name, ev->h.tgid, strerror(errno));
 		}
 		if (ev->flags & MMAP_F_STOPPED)
-			kill(ev->h.tgid, SIGCONT);
+			kill(pid > 0 ? pid : (pid_t)ev->h.tgid, SIGCONT);
 	}
-	map_records__scan(c->maps, c->out, ev->h.tgid);
+	if (pid > 0)
+		map_records__scan(c->maps, c->out, pid);
 }
 
 /*
@@ -212,7 +214,7 @@ static int on_event(void *ctx, void *data, size_t size)
 			on_mmap(c, data);
 		break;
 	case GS_EV_EXEC:
-		map_records__scan(c->maps, c->out, h->tgid);
+		map_records__scan(c->maps, c->out, pidns__local(c->out->ns, h->tgid, true));
 		break;
 	}
 	if (h->type == GS_EV_USTACK_SNAP && h->size >= sizeof(struct ustack_snap_event)) {
@@ -374,7 +376,7 @@ int consumer__poll(struct consumer *c, struct target *t, int sfd, double duratio
 			if (ticks % 4 == 0)
 				trace_out__flush(c->out);
 			if (ticks % 20 == 0)
-				meta__losses(c->out, c->skel, t->pid, c->up->attach_failed,
+				meta__losses(c->out, c->skel, t->gpid, c->up->attach_failed,
 					     uprobes__cuda_libs(c->up));
 			if (tty && ticks % 20 == 0) {
 				__u64 now = clock__mono_ns();

@@ -151,8 +151,8 @@ void meta__threads(struct trace_out *o, pid_t tgid)
 		if (fd < 0)
 			continue;
 		memset(&c, 0, sizeof(c));
-		meta__hdr(&c.h, GS_EV_COMM, sizeof(c), tgid);
-		c.h.tid = atoi(de->d_name);
+		meta__hdr(&c.h, GS_EV_COMM, sizeof(c), trace_out__gpid(o, tgid, true));
+		c.h.tid = trace_out__gpid(o, atoi(de->d_name), false);
 		n = read(fd, c.comm, sizeof(c.comm) - 1);
 		close(fd);
 		if (n > 0 && c.comm[n - 1] == '\n')
@@ -385,7 +385,7 @@ void map_records__scan(struct map_records *m, struct trace_out *o, pid_t tgid)
 		rec = calloc(1, sizeof(*rec) + plen + 8);
 		if (!rec)
 			continue;
-		meta__hdr(&rec->h, GS_REC_MAP, sizeof(*rec) + plen, tgid);
+		meta__hdr(&rec->h, GS_REC_MAP, sizeof(*rec) + plen, trace_out__gpid(o, tgid, true));
 		rec->start = e.start;
 		rec->end = e.end;
 		rec->pgoff = e.pgoff;

@@ -13,7 +13,8 @@
 #include <sys/types.h>
 
 struct target {
-	pid_t pid;
+	pid_t pid;     /* in the recorder's pid namespace */
+	pid_t gpid;    /* the kernel's id: the BPF side's and the trace's (pidns.h) */
 	bool launched; /* by us, not -p */
 	bool released; /* told to exec */
 	bool gone;     /* reaped, or (-p) exited */
