@@ -23,7 +23,8 @@ chmod +x "$ASAN"
 export ASAN_OPTIONS=exitcode=99:detect_leaks=1
 export UBSAN_OPTIONS=halt_on_error=1:exitcode=98:print_stacktrace=1
 ${CC} -O2 -g -fno-omit-frame-pointer -Iengine -pthread -o "$TMP/feeder" tests/report/feeder.c -ldl
-timeout 120 "$GS" record -o "$TMP/t.gsc" -- "$TMP/feeder" "$LIBCUDA" sleep 12 5 >/dev/null 2>&1 ||
+# A second of feeding: several chunks (one every 200 ms), so that a cut leaves whole ones.
+timeout 120 "$GS" record -o "$TMP/t.gsc" -- "$TMP/feeder" "$LIBCUDA" sleep 40 25 >/dev/null 2>&1 ||
 	die "record the feeder"
 timeout 120 "$GS" record -o "$TMP/nocuda.gsc" -- sleep 0.05 >/dev/null 2>&1 || die "record sleep"
 
@@ -75,17 +76,25 @@ import os, random, struct, subprocess, sys, zlib
 tmp, asan = sys.argv[1], sys.argv[2]
 data = open(os.path.join(tmp, "t.gsc"), "rb").read()
 rnd = random.Random(11)
-def report(name, blob, expect):
+def report(name, blob, expect, empty_ok=False):
     p = os.path.join(tmp, name)
     open(p, "wb").write(blob)
     r = subprocess.run([asan, p, "-o", p + ".rep"], capture_output=True, text=True)
+    # Cut inside its first chunk, a trace holds no record: an error, as for the header alone.
+    if empty_ok and r.returncode == 1 and r.stderr.endswith(
+            "holds no records: its recorder ended before writing any\n"):
+        return False
     if r.returncode != 0:
         sys.exit("%s: exit %d: %s" % (name, r.returncode, r.stderr))
     if expect not in r.stderr + r.stdout:
         sys.exit("%s: no '%s' in: %s" % (name, expect, r.stderr))
+    return True
+reported = 0
 for i in range(8):
     cut = rnd.randrange(64, len(data) - 8)
-    report("cut%d.gsc" % i, data[:cut], "did not finish")
+    reported += report("cut%d.gsc" % i, data[:cut], "did not finish", empty_ok=True)
+if reported < 4:
+    sys.exit("only %d of 8 cut traces were reported" % reported)
 for i in range(8):
     b = bytearray(data)
     for _ in range(4):
