@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -128,6 +129,7 @@ static bool mapped_file(const struct mmap_event *ev, pid_t pid, char *path, size
 	struct procmaps it;
 	struct procmaps_entry e;
 	bool found = false;
+	struct stat st;
 	ssize_t n;
 
 	procmaps__dir(pid, dir, sizeof(dir));
@@ -139,7 +141,8 @@ static bool mapped_file(const struct mmap_event *ev, pid_t pid, char *path, size
 	if (found)
 		snprintf(path, plen, "%s/map_files/%llx-%llx", dir, (unsigned long long)e.start,
 			 (unsigned long long)e.end);
-	if (!found || (n = readlink(path, shown, slen - 1)) <= 0) {
+	/* Following a map_files link needs CAP_SYS_ADMIN (CAP_BPF and CAP_PERFMON: the fd). */
+	if (!found || stat(path, &st) || (n = readlink(path, shown, slen - 1)) <= 0) {
 		snprintf(path, plen, "%s/fd/%d", dir, ev->fd);
 		n = readlink(path, shown, slen - 1);
 	}
