@@ -2,8 +2,10 @@
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
-# Skeletons: the recorder's linked object (below) and the tool-chain smoke test.
-BPF_SKELS := $(BUILD)/bpf/smoke.skel.h
+# Skeletons: the recorder's linked object (below), the pid namespace translator (loaded on its
+# own, where the recorder runs in a pid namespace: its kfuncs need Linux 6.13) and the tool-chain
+# smoke test.
+BPF_SKELS := $(BUILD)/bpf/smoke.skel.h $(BUILD)/bpf/nspid.skel.h
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Wno-unused-function \
 	      -Ivmlinux/$(ARCH) -Ibpf -MMD -MP
@@ -25,7 +27,8 @@ all: $(BPF_SKELS)
 # Linked in this order (the order of the kernel probes in a trace), any new family last.
 RECORD_BPF_FIRST := $(patsubst %,$(BUILD)/bpf/%.bpf.o,proc futex offcpu sample probe cuda)
 RECORD_BPF_OBJS := $(RECORD_BPF_FIRST) \
-		   $(filter-out $(RECORD_BPF_FIRST) $(BUILD)/bpf/smoke.bpf.o,$(BPF_OBJS))
+		   $(filter-out $(RECORD_BPF_FIRST) $(BUILD)/bpf/smoke.bpf.o \
+				$(BUILD)/bpf/nspid.bpf.o,$(BPF_OBJS))
 
 $(BUILD)/bpf/record.bpf.o: $(RECORD_BPF_OBJS) | $(BUILD)/bpf/
 	$(call msg,BPF-LINK,$(notdir $@))

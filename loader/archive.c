@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* record --archive: reduced ELF files into the trace (archive.h). */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "archive.h"
 #include "elfx.h"
 #include "metadata.h"
+#include "procmaps.h"
 #include "trace.h"
 
 struct archive_file {
@@ -52,7 +54,7 @@ void archive__note(struct archive *a, pid_t tgid, __u64 start, __u64 end, const 
 		   const __u8 *bid, __u32 bid_len)
 {
 	struct archive_file *f;
-	char mf[128];
+	char dir[PATH_MAX], mf[PATH_MAX + 64];
 	__u8 got[32];
 	int fd;
 
@@ -61,7 +63,8 @@ void archive__note(struct archive *a, pid_t tgid, __u64 start, __u64 end, const 
 	for (size_t i = 0; i < a->n; i++)
 		if (a->v[i].bid_len == bid_len && !memcmp(a->v[i].bid, bid, bid_len))
 			return;
-	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", tgid, (unsigned long long)start,
+	procmaps__dir(tgid, dir, sizeof(dir));
+	snprintf(mf, sizeof(mf), "%s/map_files/%llx-%llx", dir, (unsigned long long)start,
 		 (unsigned long long)end);
 	fd = open(mf, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {

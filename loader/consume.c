@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -20,20 +21,54 @@
 #include "ksyms.h"
 #include "links.h"
 #include "metadata.h"
+#include "procmaps.h"
 #include "stack.h"
 #include "target.h"
 #include "trace.h"
 #include "uprobes.h"
 
-int signals__block(sigset_t *orig)
+/*
+ * The signals passed on to a launched target: every one a process can catch, but SIGCHLD (the
+ * target's own end), SIGPIPE (ignored: a closed stderr must not stop a recording) and the
+ * terminal's stop signals (SIGTSTP, SIGTTIN, SIGTTOU: they stop the recorder as before, so that
+ * a shell sees the job stop; the terminal sends the target its own). The real-time ones too,
+ * but glibc's two below SIGRTMIN. The one list: a mode that keeps a signal for itself takes it
+ * out here.
+ */
+bool signals__passed_on(int sig)
 {
-	static const int sigs[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	switch (sig) {
+	case SIGKILL:
+	case SIGSTOP:
+	case SIGCHLD:
+	case SIGPIPE:
+	case SIGTSTP:
+	case SIGTTIN:
+	case SIGTTOU:
+		return false;
+	}
+	return sig > 0 && sig < NSIG && (sig < 32 || (sig >= SIGRTMIN && sig <= SIGRTMAX));
+}
+
+/* With -p nothing is passed on: a signal whose default would end the recorder ends the recording. */
+static bool ends_recording(int sig)
+{
+	return sig != SIGCONT && sig != SIGWINCH && sig != SIGURG;
+}
+
+int signals__block(sigset_t *orig, bool *pipe_ignored)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
 	sigset_t mask;
 	int fd;
 
+	sigaction(SIGPIPE, &ign, &old);
+	*pipe_ignored = old.sa_handler == SIG_IGN;
 	sigemptyset(&mask);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(*sigs); i++)
-		sigaddset(&mask, sigs[i]);
+	sigaddset(&mask, SIGCHLD);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (signals__passed_on(sig))
+			sigaddset(&mask, sig);
 	sigprocmask(SIG_BLOCK, &mask, orig);
 	fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	return fd < 0 ? -errno : fd;
@@ -78,27 +113,66 @@ static void name_kernel_frames(struct consumer *c, const __u64 *frames, unsigned
 	}
 }
 
+/*
+ * The file behind a mapping the event reports: its /proc/PID/map_files/START-END link, which
+ * lives as long as the mapping (a dlopen closes its fd at once: with -p the thread is not stopped
+ * and the fd is gone by the time the event is read), found by the mapping's inode where the
+ * range moved on (merged, split); else the fd's link. The link opens the very file mapped, also
+ * across mount namespaces. Its path into PATH, what it shows into SHOWN; false when none.
+ */
+static bool mapped_file(const struct mmap_event *ev, pid_t pid, char *path, size_t plen,
+			char *shown, size_t slen)
+{
+	char dir[PATH_MAX];
+	struct procmaps it;
+	struct procmaps_entry e;
+	bool found = false;
+	struct stat st;
+	ssize_t n;
+
+	procmaps__dir(pid, dir, sizeof(dir));
+	if (!procmaps__open(&it, pid)) {
+		while (!found && procmaps__next(&it, &e))
+			found = e.ino == ev->ino && ev->addr >= e.start && ev->addr < e.end;
+		procmaps__close(&it);
+	}
+	if (found)
+		snprintf(path, plen, "%s/map_files/%llx-%llx", dir, (unsigned long long)e.start,
+			 (unsigned long long)e.end);
+	/* Following a map_files link needs CAP_SYS_ADMIN (CAP_BPF and CAP_PERFMON: the fd). */
+	if (!found || stat(path, &st) || (n = readlink(path, shown, slen - 1)) <= 0) {
+		snprintf(path, plen, "%s/fd/%d", dir, ev->fd);
+		n = readlink(path, shown, slen - 1);
+	}
+	if (n <= 0)
+		return false;
+	shown[n] = 0;
+	return true;
+}
+
 /* A watched library mapped: attach to it (the mapping thread waits stopped if asked to). */
 static void on_mmap(struct consumer *c, const struct mmap_event *ev)
 {
-	char fdpath[64], shown[PATH_MAX];
-	ssize_t n;
+	char path[PATH_MAX + 64], shown[PATH_MAX];
+	size_t had = c->up->nfiles;
+	pid_t pid = pidns__local(c->out->ns, ev->h.tgid, true); /* for /proc and kill(2) */
 
 	if (ev->flags & MMAP_F_WATCHED) {
-		snprintf(fdpath, sizeof(fdpath), "/proc/%u/fd/%d", ev->h.tgid, ev->fd);
-		n = readlink(fdpath, shown, sizeof(shown) - 1);
-		if (n > 0) {
-			shown[n] = 0;
-			/* The fd link opens the very file mapped (also across mount namespaces). */
-			uprobes__attach_file(c->up, fdpath, shown, ev->dev, ev->ino);
+		if (pid && mapped_file(ev, pid, path, sizeof(path), shown, sizeof(shown))) {
+			uprobes__attach_file(c->up, path, shown, ev->dev, ev->ino);
+			/* Unstopped (-p), its calls before this line were not seen. */
+			if (c->up->nfiles > had && !(ev->flags & MMAP_F_STOPPED))
+				fprintf(stderr, "gapscope: pid %u mapped %s: probes attached\n",
+					pid, shown);
 		} else if (ev->flags & MMAP_F_STOPPED) {
 			fprintf(stderr, "gapscope: warning: cannot attach to %s of pid %u: %s\n",
 				ev->name, ev->h.tgid, strerror(errno));
 		}
 		if (ev->flags & MMAP_F_STOPPED)
-			kill(ev->h.tgid, SIGCONT);
+			kill(pid > 0 ? pid : (pid_t)ev->h.tgid, SIGCONT);
 	}
-	map_records__scan(c->maps, c->out, ev->h.tgid);
+	if (pid > 0)
+		map_records__scan(c->maps, c->out, pid);
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -116,7 +190,7 @@ static int on_event(void *ctx, void *data, size_t size)
 			on_mmap(c, data);
 		break;
 	case GS_EV_EXEC:
-		map_records__scan(c->maps, c->out, h->tgid);
+		map_records__scan(c->maps, c->out, pidns__local(c->out->ns, h->tgid, true));
 		break;
 	case GS_EV_FORK:
 		/* A new process has its parent's mappings, which no mmap event will tell: its
@@ -221,7 +295,7 @@ static bool on_signals(struct consumer *c, int sfd, struct target *t)
 		}
 		if (!t->launched) {
 			/* -p: a signal to the recorder ends the recording only. */
-			stop = true;
+			stop |= ends_recording(si.ssi_signo);
 			continue;
 		}
 		/*
@@ -279,7 +353,7 @@ int consumer__poll(struct consumer *c, struct target *t, int sfd, double duratio
 			if (ticks % 4 == 0)
 				trace_out__flush(c->out);
 			if (ticks % 20 == 0)
-				meta__losses(c->out, c->skel, t->pid, c->up->attach_failed,
+				meta__losses(c->out, c->skel, t->gpid, c->up->attach_failed,
 					     uprobes__cuda_libs(c->up));
 			if (tty && ticks % 20 == 0) {
 				__u64 now = clock__mono_ns();

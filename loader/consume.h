@@ -36,11 +36,14 @@ struct consumer {
 	__u64 events;
 };
 
+/* Whether a signal the recorder receives is passed on to a launched target (consume.c: which). */
+bool signals__passed_on(int sig);
 /*
- * Blocks the signals the loop handles (SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT) and returns a
- * signalfd for them, the mask before in ORIG (the launched target gets it back). -errno.
+ * Ignores SIGPIPE, blocks SIGCHLD and every signal passed on, and returns a signalfd for them,
+ * the mask before in ORIG and whether SIGPIPE was ignored before in PIPE_IGNORED (the launched
+ * target gets both back). -errno.
  */
-int signals__block(sigset_t *orig);
+int signals__block(sigset_t *orig, bool *pipe_ignored);
 /*
  * Launch mode: notes every kill(2) of a process group from now on, so that a signal sent to the
  * group that holds both the recorder and its target is not passed on to the target a second

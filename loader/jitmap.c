@@ -21,7 +21,7 @@ static void write_rec(struct trace_out *o, pid_t tgid, __u32 seq, const char *te
 
 	if (!r)
 		return;
-	meta__hdr(&r->h, GS_REC_PERF_MAP, size, tgid);
+	meta__hdr(&r->h, GS_REC_PERF_MAP, size, trace_out__gpid(o, tgid, true));
 	r->len = len;
 	r->seq = seq;
 	memcpy(r->text, text, len);

@@ -151,8 +151,8 @@ void meta__threads(struct trace_out *o, pid_t tgid)
 		if (fd < 0)
 			continue;
 		memset(&c, 0, sizeof(c));
-		meta__hdr(&c.h, GS_EV_COMM, sizeof(c), tgid);
-		c.h.tid = atoi(de->d_name);
+		meta__hdr(&c.h, GS_EV_COMM, sizeof(c), trace_out__gpid(o, tgid, true));
+		c.h.tid = trace_out__gpid(o, atoi(de->d_name), false);
 		n = read(fd, c.comm, sizeof(c.comm) - 1);
 		close(fd);
 		if (n > 0 && c.comm[n - 1] == '\n')
@@ -368,9 +368,11 @@ void map_records__scan(struct map_records *m, struct trace_out *o, pid_t tgid)
 {
 	struct procmaps it;
 	struct procmaps_entry e;
+	char dir[PATH_MAX];
 
 	if (procmaps__open(&it, tgid))
 		return;
+	procmaps__dir(tgid, dir, sizeof(dir));
 	while (procmaps__next(&it, &e)) {
 		struct map_seen s = { tgid, e.start, e.end, e.ino, e.pgoff };
 		size_t plen = strlen(e.path) + 1;
@@ -383,7 +385,7 @@ void map_records__scan(struct map_records *m, struct trace_out *o, pid_t tgid)
 		rec = calloc(1, sizeof(*rec) + plen + 8);
 		if (!rec)
 			continue;
-		meta__hdr(&rec->h, GS_REC_MAP, sizeof(*rec) + plen, tgid);
+		meta__hdr(&rec->h, GS_REC_MAP, sizeof(*rec) + plen, trace_out__gpid(o, tgid, true));
 		rec->start = e.start;
 		rec->end = e.end;
 		rec->pgoff = e.pgoff;
@@ -394,9 +396,9 @@ void map_records__scan(struct map_records *m, struct trace_out *o, pid_t tgid)
 		if (e.ino) {
 			/* Through map_files: the very file mapped, also in another mount namespace
 			 * or after it was deleted. */
-			char mf[128];
+			char mf[PATH_MAX + 64];
 
-			snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", tgid,
+			snprintf(mf, sizeof(mf), "%s/map_files/%llx-%llx", dir,
 				 (unsigned long long)e.start, (unsigned long long)e.end);
 			rec->build_id_len = elfx__build_id(mf, rec->build_id,
 							   sizeof(rec->build_id));

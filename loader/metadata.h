@@ -14,6 +14,7 @@
 #include <linux/types.h>
 
 #include "gapscope.h"
+#include "pidns.h"
 
 struct archive;
 struct record_bpf;
@@ -23,7 +24,15 @@ struct trace_out {
 	struct trace_writer *tw;
 	const char *path;
 	__u32 next_probe_id; /* GS_REC_PROBE ids; a CUDA probe's is its cu_fns key */
+	/* The trace's pids are the kernel's: those read from /proc cross this (pidns.h). */
+	const struct pidns *ns;
 };
+
+/* The global id of process (TGID) or thread PID of the recorder's namespace, for a record. */
+static inline __u32 trace_out__gpid(const struct trace_out *o, pid_t pid, bool tgid)
+{
+	return pidns__global(o->ns, pid, tgid);
+}
 
 /*
  * Appends one record. A failed write (a full disk) ends the file at its last whole chunk and

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gapscope.h"
+#include "numarg.h"
 #include "options.h"
 #include "snapshot.h"
 #include "trace.h"
@@ -24,6 +25,9 @@ static const struct record_opts defaults = {
 	.snap_min_block_ns = GS_SNAP_MIN_BLOCK,
 	.cupti = -1,
 };
+
+/* The ring buffer's largest size: mapped twice, it is resident twice (see above). */
+#define RINGBUF_MB_MAX 1024
 
 enum {
 	OPT_PROBE = 0x100,
@@ -62,13 +66,21 @@ static const char doc[] =
 	"  gapscope record --probe libc.so.6:free -- ./app   # time every free()\n"
 	"\n"
 	"Needs root (or CAP_BPF and CAP_PERFMON) and a kernel with BTF. The trace\n"
-	"is created mode 0600 (less the umask) and never written through a link.\n"
+	"is created mode 0600 (less the umask) and never written through a link;\n"
+	"-f replaces only a regular file or a link.\n"
+	"\n"
+	"MEMORY: a recording needs about 64 MiB and --ringbuf-mb more of its memory\n"
+	"cgroup (96 MiB by default); in a cgroup limited to less it does not start.\n"
 	"\n"
 	"EXIT STATUS: the command's own (its death by a signal is passed on as the\n"
 	"same signal: 128+N in a shell; 127 if it could not be run); 0 with -p; but\n"
 	"1 when the recording itself failed (a full disk cut the trace), whatever\n"
-	"the command did. A signal sent to gapscope alone is passed on to the\n"
-	"command; one sent to their process group reaches it once.\n";
+	"the command did.\n"
+	"\n"
+	"SIGNALS: one sent to gapscope alone is passed on to the command, every one\n"
+	"it can catch (SIGUSR1 too) but the terminal's stop signals; one sent to\n"
+	"their process group reaches it once. With -p, one that would end gapscope\n"
+	"ends the recording. SIGPIPE is ignored: a closed stderr never stops it.\n";
 
 static const struct argp_option opts[] = {
 	{ "output", 'o', "FILE", 0, "Trace file (default gapscope.gsc)", 0 },
@@ -133,7 +145,8 @@ static const struct argp_option opts[] = {
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct record_opts *o = state->input;
-	char *end;
+	long long v;
+	double ms;
 
 	switch (key) {
 	case 'o':
@@ -146,31 +159,29 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->verbose = true;
 		break;
 	case 'p': {
-		long v;
+		pid_t pid;
 
-		errno = 0;
-		v = strtol(arg, &end, 10);
-		if (errno || *end || v <= 0 || v > INT_MAX)
-			argp_error(state, "invalid pid: %s", arg);
+		if (numarg__pid(arg, &pid))
+			argp_error(state, "-p: a process id (1 to %d), not %s", NUMARG_PID_MAX,
+				   arg);
 		if (o->npids == GS_MAX_PIDS)
-			argp_error(state, "at most %d -p", GS_MAX_PIDS);
-		o->pids[o->npids++] = v;
+			argp_error(state, "-p: at most %d of them", GS_MAX_PIDS);
+		o->pids[o->npids++] = pid;
 		if (!o->pid)
-			o->pid = v;
+			o->pid = pid;
 		break;
 	}
 	case OPT_CGROUP:
 		o->cgroup = arg;
 		break;
 	case OPT_DURATION:
-		o->duration = strtod(arg, &end);
-		if (*end || o->duration <= 0)
-			argp_error(state, "invalid duration: %s", arg);
+		if (numarg__double(arg, 1e-3, 1e7, &o->duration))
+			argp_error(state, "--duration: seconds (0.001 to 1e7), not %s", arg);
 		break;
 	case OPT_FREQ:
-		o->freq = strtoul(arg, &end, 10);
-		if (*end || !o->freq || o->freq > 100000)
-			argp_error(state, "invalid frequency: %s", arg);
+		if (numarg__int(arg, 1, 100000, &v))
+			argp_error(state, "--freq: samples a second (1 to 100000), not %s", arg);
+		o->freq = v;
 		break;
 	case OPT_SAMPLER:
 		if (!strcmp(arg, "tick"))
@@ -181,29 +192,31 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--sampler wants tick or timer, got %s", arg);
 		break;
 	case OPT_RINGBUF:
-		o->ringbuf_mb = strtoul(arg, &end, 10);
-		if (*end || !o->ringbuf_mb || (o->ringbuf_mb & (o->ringbuf_mb - 1)))
-			argp_error(state, "ring buffer size must be a power of two: %s", arg);
+		if (numarg__int(arg, 1, RINGBUF_MB_MAX, &v) || (v & (v - 1)))
+			argp_error(state, "--ringbuf-mb: a power of two from 1 to %d, not %s",
+				   RINGBUF_MB_MAX, arg);
+		o->ringbuf_mb = v;
 		break;
 	case OPT_SNAP:
-		o->snap_bytes = strtoul(arg, &end, 10);
-		if (*end || o->snap_bytes > GS_SNAP_MAX)
+		if (numarg__int(arg, 0, GS_SNAP_MAX, &v))
 			argp_error(state, "--stack-snapshot wants 0 to %d bytes, got %s",
 				   GS_SNAP_MAX, arg);
+		o->snap_bytes = v;
 		break;
-	case OPT_SNAP_MIN: {
-		double ms = strtod(arg, &end);
-
-		if (*end || ms < 0)
-			argp_error(state, "invalid --snapshot-min-block: %s", arg);
+	case OPT_SNAP_MIN:
+		if (numarg__double(arg, 0, 1e6, &ms))
+			argp_error(state, "--snapshot-min-block: milliseconds (0 to 1e6), not %s",
+				   arg);
 		o->snap_min_block_ns = ms * 1e6;
 		break;
-	}
 	case OPT_PROBE: {
 		struct probe_spec p;
+		char why[PATH_MAX + 64];
 
 		if (probe_spec__parse(arg, &p))
 			argp_error(state, "--probe wants LIB:SYM, got %s", arg);
+		if (probe_spec__check(&p, why, sizeof(why)))
+			argp_error(state, "--probe %s: %s", arg, why);
 		if (o->nprobes == MAX_USER_PROBES)
 			argp_error(state, "at most %d --probe options", MAX_USER_PROBES);
 		o->probes[o->nprobes++] = p;

@@ -25,13 +25,42 @@
 
 #define OUTFILE_FLAGS (O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC)
 
-/* Creates PATH for writing; with REPLACE, what exists at PATH is removed first. fd or -errno. */
+/*
+ * What REPLACE may remove at PATH: nothing (0), a regular file or a symbolic link (1); anything
+ * else (a device node, a FIFO, a socket, a directory) is never replaced: -1, with *WHAT naming
+ * it for the message.
+ */
+static inline int outfile__replaceable(const char *path, const char **what)
+{
+	struct stat st;
+
+	if (lstat(path, &st))
+		return 0;
+	if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode))
+		return 1;
+	*what = S_ISDIR(st.st_mode)  ? "a directory" :
+		S_ISCHR(st.st_mode)  ? "a character device" :
+		S_ISBLK(st.st_mode)  ? "a block device" :
+		S_ISFIFO(st.st_mode) ? "a FIFO" :
+		S_ISSOCK(st.st_mode) ? "a socket" :
+				       "not a regular file";
+	return -1;
+}
+
+/*
+ * Creates PATH for writing; with REPLACE, a regular file or a link at PATH is removed first
+ * (anything else: -EEXIST, see outfile__replaceable). fd or -errno.
+ */
 static inline int outfile__open(const char *path, bool replace)
 {
 	int fd = open(path, OUTFILE_FLAGS, 0600);
+	const char *what;
 
 	if (fd >= 0 || errno != EEXIST || !replace)
 		return fd >= 0 ? fd : -errno;
+	/* -f on /dev/null as root would otherwise put a regular file in its place. */
+	if (outfile__replaceable(path, &what) < 0)
+		return -EEXIST;
 	/* unlink(2) removes a link, not its target, and refuses a directory (EISDIR). */
 	if (unlink(path) && errno != ENOENT)
 		return -errno;

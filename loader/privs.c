@@ -2,6 +2,7 @@
 /* The privileges record needs: see privs.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -10,6 +11,7 @@
 #include <linux/capability.h>
 
 #include "privs.h"
+#include "procmaps.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -107,7 +109,7 @@ static bool proc_uids(pid_t pid, unsigned int uid[4])
 int privs__may_trace(pid_t pid)
 {
 	unsigned int uid[4];
-	char path[64];
+	char path[PATH_MAX];
 	int fd, err;
 
 	/*
@@ -116,7 +118,8 @@ int privs__may_trace(pid_t pid)
 	 * process, or CAP_SYS_PTRACE; Yama and other security modules have their say too). The
 	 * kernel answers, so its rules are not guessed at here; /proc/PID/status only says why.
 	 */
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	procmaps__dir(pid, path, sizeof(path) - 8);
+	strcat(path, "/mem");
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
 		close(fd);

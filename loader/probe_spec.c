@@ -5,6 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+#include <linux/types.h>
+
+#include "elfx.h"
 #include "probe_spec.h"
 #include "resolve.h"
 
@@ -54,4 +58,33 @@ void probe_spec__lib_name(const struct probe_spec *p, char *buf, size_t len)
 		if (*s == '/')
 			lib = s + 1;
 	snprintf(buf, len, "%.*s", (int)(end - lib), lib);
+}
+
+int probe_spec__check(const struct probe_spec *p, char *why, size_t len)
+{
+	char lib[PATH_MAX];
+	struct stat st;
+	__u64 off;
+	int err;
+
+	snprintf(lib, sizeof(lib), "%.*s", (int)p->lib_len, p->lib);
+	if (!strchr(lib, '/'))
+		return 0; /* a name: the library may be loaded late, under any path */
+	if (stat(lib, &st)) {
+		err = -errno;
+		snprintf(why, len, "%s: %s", lib, strerror(errno));
+		return err;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(why, len, "%s is not a regular file", lib);
+		return -EINVAL;
+	}
+	err = elfx__sym_offset(lib, p->sym, &off);
+	if (err == -ENOEXEC)
+		snprintf(why, len, "%s is not an ELF file", lib);
+	else if (err == -ENOENT)
+		snprintf(why, len, "%s has no function %s", lib, p->sym);
+	else if (err)
+		snprintf(why, len, "%s: %s", lib, strerror(-err));
+	return err;
 }

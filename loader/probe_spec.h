@@ -25,6 +25,11 @@ bool probe_spec__matches(const struct probe_spec *p, const char *file);
  * dynamic loader would load for LIB (resolve__library). -ENOENT when none.
  */
 int probe_spec__resolve(const struct probe_spec *p, const char *exe, char *out, size_t len);
+/*
+ * Where LIB is a path: that it is an ELF file with SYM in it (a name is checked when its library
+ * is mapped). 0, or -errno with WHY saying what is wrong.
+ */
+int probe_spec__check(const struct probe_spec *p, char *why, size_t len);
 /* The file name part of LIB (what the mmap hook watches for), NUL-terminated in buf. */
 void probe_spec__lib_name(const struct probe_spec *p, char *buf, size_t len);
 

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,11 +8,67 @@
 
 #include "procmaps.h"
 
+int procmaps__stat(const char *dir, struct procmaps_stat *st)
+{
+	char path[PATH_MAX], buf[1024], *p;
+	unsigned long flags = 0;
+	long threads = 0;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/stat", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* "PID (COMM) S ...": COMM may hold spaces and parentheses; the state follows the last. */
+	p = strrchr(buf, ')');
+	if (!p ||
+	    sscanf(p + 2, "%c %*d %*d %*d %*d %*d %lu %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld",
+		   &st->state, &flags, &threads) != 3)
+		return -EINVAL;
+	st->kthread = flags & 0x00200000; /* PF_KTHREAD */
+	st->threads = threads;
+	return 0;
+}
+
+void procmaps__dir(pid_t pid, char *buf, size_t len)
+{
+	struct procmaps_stat st;
+	struct dirent *de;
+	char task[64];
+	DIR *d;
+
+	snprintf(buf, len, "/proc/%d", pid);
+	if (procmaps__stat(buf, &st) || st.state != 'Z' || st.threads < 2)
+		return;
+	/* The main thread has exited (pthread_exit) and has no memory any more: a live one. */
+	snprintf(task, sizeof(task), "/proc/%d/task", pid);
+	d = opendir(task);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char dir[320];
+
+		if (de->d_name[0] == '.' || atoi(de->d_name) == pid)
+			continue;
+		snprintf(dir, sizeof(dir), "%s/%s", task, de->d_name);
+		if (!procmaps__stat(dir, &st) && st.state != 'Z' && st.state != 'X') {
+			snprintf(buf, len, "%s", dir);
+			break;
+		}
+	}
+	closedir(d);
+}
+
 int procmaps__open(struct procmaps *m, pid_t pid)
 {
-	char path[64];
+	char path[PATH_MAX];
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	procmaps__dir(pid, path, sizeof(path) - 8);
+	strcat(path, "/maps");
 	m->f = fopen(path, "re");
 	m->own = true;
 	return m->f ? 0 : -errno;

@@ -32,7 +32,22 @@ struct procmaps {
 	char line[PATH_MAX + 256];
 };
 
-/* Opens /proc/PID/maps: 0, or -errno (the process is gone, or not ours to read). */
+/* What /proc/.../stat says of a process or thread. */
+struct procmaps_stat {
+	char state; /* R, S, D, Z, ... */
+	bool kthread;
+	long threads;
+};
+
+/* DIR's stat (DIR: /proc/PID or /proc/PID/task/TID): 0 or -errno. */
+int procmaps__stat(const char *dir, struct procmaps_stat *st);
+/*
+ * The /proc directory to read process PID's memory, maps and files through: /proc/PID, or where
+ * its main thread has exited (pthread_exit; its task keeps no memory), /proc/PID/task/TID of a
+ * thread that lives.
+ */
+void procmaps__dir(pid_t pid, char *buf, size_t len);
+/* Opens PID's maps (procmaps__dir): 0, or -errno (the process is gone, or not ours to read). */
 int procmaps__open(struct procmaps *m, pid_t pid);
 /* Iterates over an open stream in the same format (a test's text through fmemopen()). */
 void procmaps__from_file(struct procmaps *m, FILE *f);

@@ -29,8 +29,10 @@
 #include "gpu_feeds.h"
 #include "jitmap.h"
 #include "links.h"
+#include "memlimit.h"
 #include "metadata.h"
 #include "options.h"
+#include "outfile.h"
 #include "sampler.h"
 #include "privs.h"
 #include "target.h"
@@ -81,11 +83,18 @@ static int finish(struct consumer *c, struct links *links, struct sampler *s, st
 	gpu_feeds__finish(out);
 	if (c->maps->archive)
 		archive__write_all(c->maps->archive, out); /* the mapped files, reduced */
-	sampler__write(s, c->skel, out, t->pid, clock__mono_ns() - start_ns);
-	meta__losses(out, c->skel, t->pid, c->up->attach_failed, uprobes__cuda_libs(c->up));
-	meta__end(out, t->pid, c->events);
+	sampler__write(s, c->skel, out, t->gpid, clock__mono_ns() - start_ns);
+	meta__losses(out, c->skel, t->gpid, c->up->attach_failed, uprobes__cuda_libs(c->up));
+	meta__end(out, t->gpid, c->events);
 	if (t->launched && t->gone)
-		meta__exit(out, t->pid, t->status, &t->ru);
+		meta__exit(out, t->gpid, t->status, &t->ru);
+	if (!c->events)
+		/* A filter that matched nothing (the pid namespaces are crossed for this) or a
+		 * target that never ran: either way the trace holds none of it. */
+		fprintf(stderr,
+			"gapscope: warning: nothing was recorded from pid %d: it never ran while "
+			"recorded, or its events did not reach the recorder\n",
+			t->pid);
 	lost = meta__count_losses(c->skel, c->up->attach_failed, by_kind);
 	if (!out->tw)
 		return 0;
@@ -128,6 +137,7 @@ int cmd_record(int argc, char **argv)
 	struct sampler sampler = {};
 	struct record_bpf *skel = NULL;
 	struct uprobes up = {};
+	struct pidns ns = {};
 	struct consumer c = { .out = &out, .up = &up, .maps = &maps };
 	struct ksyms *ksyms;
 	sigset_t orig_mask;
@@ -135,6 +145,7 @@ int cmd_record(int argc, char **argv)
 	bool umulti;
 	__u64 start_ns;
 	struct stat st;
+	const char *what;
 	struct proc_tree tree = {};
 	bool probe_all = false; /* uprobes in every process (BPF filters), not one pid's */
 	char terr[512];
@@ -147,6 +158,11 @@ int cmd_record(int argc, char **argv)
 	/* lstat: a link at the path exists too, even one that points nowhere. */
 	if (!o.force && !lstat(o.output, &st)) {
 		fprintf(stderr, "gapscope: %s exists (use -f to overwrite)\n", o.output);
+		return 1;
+	}
+	if (o.force && outfile__replaceable(o.output, &what) < 0) {
+		fprintf(stderr, "gapscope: %s is %s: -f replaces only a regular file or a link\n",
+			o.output, what);
 		return 1;
 	}
 	if (!o.cmd) {
@@ -163,21 +179,31 @@ int cmd_record(int argc, char **argv)
 		probe_all = tree.given > 1 || o.follow_children;
 		o.follow_children = true;
 	}
-	err = target__check(&t, o.cmd, o.pid) || !bpf_setup__check();
-	for (size_t i = 1; i < tree.n && !err; i++)
-		err = privs__may_trace(tree.pids[i]);
-	if (err) {
+	if (target__check(&t, o.cmd, o.pid)) {
+		proc_tree__free(&tree);
+		return o.cmd ? 127 : 1; /* as a shell says a command it cannot run */
+	}
+	for (size_t i = 1; i < tree.n; i++)
+		if (privs__may_trace(tree.pids[i])) {
+			proc_tree__free(&tree);
+			return 1;
+		}
+	if (!bpf_setup__check() || !memlimit__check(o.ringbuf_mb)) {
 		proc_tree__free(&tree);
 		return 1;
 	}
-	out = (struct trace_out){ .tw = trace__create(o.output, o.force), .path = o.output };
+	if ((err = pidns__open(&ns)))
+		return 1;
+	out = (struct trace_out){ .tw = trace__create(o.output, o.force),
+				  .path = o.output,
+				  .ns = &ns };
 	if (!out.tw) {
 		fprintf(stderr, "gapscope: cannot create %s: %s\n", o.output, strerror(errno));
+		pidns__close(&ns);
 		return 1;
 	}
-	trace__compress(out.tw, !o.uncompressed);
 	bpf_setup__mount_tracefs(o.verbose);
-	err = sfd = signals__block(&orig_mask);
+	err = sfd = signals__block(&orig_mask, &t.pipe_ignored);
 	if (sfd < 0) {
 		fprintf(stderr, "gapscope: %s\n", strerror(-err));
 		goto cleanup;
@@ -194,10 +220,24 @@ int cmd_record(int argc, char **argv)
 	}
 	gpu_feeds__start(&o); /* CUPTI: the target's environment */
 	err = o.cmd ? target__launch(&t, o.cmd, &orig_mask) : target__attach(&t, o.pid);
-	if (err || (err = bpf_setup__watch_tgid(skel, t.pid)) || (err = consumer__open(&c)))
+	if (err)
 		goto cleanup;
-	for (size_t i = 1; i < tree.n && !err; i++)
-		err = bpf_setup__watch_tgid(skel, tree.pids[i]);
+	/* The BPF side and the trace know the target by its global id (pidns.h). */
+	t.gpid = pidns__global(&ns, t.pid, true);
+	if (!t.gpid) {
+		fprintf(stderr, "gapscope: cannot find pid %d outside this pid namespace\n", t.pid);
+		err = -ESRCH;
+		goto cleanup;
+	}
+	if ((err = bpf_setup__watch_tgid(skel, t.gpid)) || (err = consumer__open(&c)))
+		goto cleanup;
+	for (size_t i = 1; i < tree.n && !err; i++) {
+		pid_t g = pidns__global(&ns, tree.pids[i], true);
+
+		/* Gone since it was listed: nothing of it to record. */
+		if (g)
+			err = bpf_setup__watch_tgid(skel, g);
+	}
 	if (err)
 		goto cleanup;
 
@@ -207,22 +247,27 @@ int cmd_record(int argc, char **argv)
 		.links = &links,
 		.out = &out,
 		.umulti = umulti,
-		.tgid = t.pid,
-		.pid = o.cmd ? (o.follow_children ? -1 : t.pid) : probe_all ? -1 : t.pid,
+		.tgid = t.gpid,
+		/*
+		 * A uprobe for one process follows its main thread's memory: one whose main thread
+		 * has exited has none, so its probes are for every process, filtered by the BPF
+		 * side, as with --follow-children.
+		 */
+		.pid = (o.cmd ? o.follow_children : probe_all) || t.leader_gone ? -1 : t.pid,
 		.lock_holds = o.lock_holds,
 		.keep_lookups = o.keep_lookups,
 		.specs = o.probes,
 		.nspecs = o.nprobes,
 	};
 	meta__clock(&out, o.freq);
-	meta__target(&out, t.pid, o.cmd);
+	meta__target(&out, t.gpid, o.cmd);
 	meta__threads(&out, t.pid); /* a launched child is named like us until it execs */
 	uprobes__watch(&up);
-	err = bpf_setup__attach_tracepoints(skel, &links, &out, t.pid, up.pid);
+	err = bpf_setup__attach_tracepoints(skel, &links, &out, t.gpid, up.pid);
 	/* The tick sampler finds the tick by its kernel symbols; the timer needs none. */
 	ksyms = o.sampler == GS_SAMPLER_TIMER ? NULL : consumer__ksyms(&c);
 	if (err || (err = sampler__attach(&sampler, skel, &links, &out, ksyms, o.sampler, o.freq,
-					  t.pid, up.pid)))
+					  t.gpid, up.pid)))
 		goto cleanup;
 	if (o.cmd && (err = signals__watch_group_kills(skel, &links)))
 		goto cleanup;
@@ -252,6 +297,7 @@ cleanup:
 	target__close(&t);
 	bpf_setup__destroy(skel);
 	target__stop_guardian(&t);
+	pidns__close(&ns);
 	if (sfd >= 0)
 		close(sfd);
 	if (out.tw) {

@@ -11,12 +11,30 @@
 #include <unistd.h>
 
 #include "privs.h"
+#include "procmaps.h"
 #include "resolve.h"
 #include "target.h"
 
+/* The name of the process at /proc/PID DIR, for messages. */
+static const char *comm_of(const char *dir, char *buf, size_t len)
+{
+	char path[96];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/comm", dir);
+	f = fopen(path, "re");
+	if (!f || !fgets(buf, len, f))
+		snprintf(buf, len, "?");
+	if (f)
+		fclose(f);
+	buf[strcspn(buf, "\n")] = 0;
+	return buf;
+}
+
 int target__check(struct target *t, char **cmd, pid_t pid)
 {
-	char p[64];
+	char p[64], comm[32];
+	struct procmaps_stat ps;
 	struct stat st;
 	int err;
 
@@ -25,12 +43,29 @@ int target__check(struct target *t, char **cmd, pid_t pid)
 		fprintf(stderr, "gapscope: cannot run %s: %s\n", cmd[0], strerror(-err));
 		return err;
 	}
+	if (cmd)
+		return 0;
 	snprintf(p, sizeof(p), "/proc/%d", pid);
-	if (!cmd && stat(p, &st)) {
+	if (stat(p, &st) || procmaps__stat(p, &ps)) {
 		fprintf(stderr, "gapscope: cannot attach to pid %d: no such process\n", pid);
 		return -ESRCH;
 	}
-	return cmd ? 0 : privs__may_trace(pid);
+	if (ps.kthread) {
+		fprintf(stderr,
+			"gapscope: cannot attach to pid %d: a kernel thread (%s), no program to record\n",
+			pid, comm_of(p, comm, sizeof(comm)));
+		return -EINVAL;
+	}
+	/* A zombie whose threads all ended; one whose main thread alone ended is attached by another. */
+	if ((ps.state == 'Z' && ps.threads < 2) || ps.state == 'X') {
+		fprintf(stderr,
+			"gapscope: cannot attach to pid %d: it has exited (a zombie its parent has "
+			"not reaped)\n",
+			pid);
+		return -ESRCH;
+	}
+	t->leader_gone = ps.state == 'Z';
+	return privs__may_trace(pid);
 }
 
 /*
@@ -122,12 +157,14 @@ static int guardian_watch(struct target *t)
 }
 
 /* The child: waits for the go byte, then execs; an exec error goes back on ep. */
-static void child_main(char **cmd, int go, int ep, const sigset_t *orig_mask)
+static void child_main(char **cmd, int go, int ep, const sigset_t *orig_mask, bool pipe_ignored)
 {
 	char c;
 	int e;
 
 	sigprocmask(SIG_SETMASK, orig_mask, NULL);
+	if (!pipe_ignored)
+		signal(SIGPIPE, SIG_DFL); /* ignored by the recorder alone */
 	if (read(go, &c, 1) != 1)
 		_exit(127); /* the recorder gave up before starting us */
 	privs__drop_for_exec();
@@ -150,7 +187,7 @@ int target__launch(struct target *t, char **cmd, const sigset_t *orig_mask)
 	if (t->pid == 0) {
 		close(go[1]);
 		close(ep[0]);
-		child_main(cmd, go[0], ep[1], orig_mask);
+		child_main(cmd, go[0], ep[1], orig_mask, t->pipe_ignored);
 	}
 	close(go[0]);
 	close(ep[1]);

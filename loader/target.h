@@ -13,12 +13,15 @@
 #include <sys/types.h>
 
 struct target {
-	pid_t pid;
+	pid_t pid;     /* in the recorder's pid namespace */
+	pid_t gpid;    /* the kernel's id: the BPF side's and the trace's (pidns.h) */
 	bool launched; /* by us, not -p */
 	bool released; /* told to exec */
 	bool gone;     /* reaped, or (-p) exited */
 	bool exec_failed;
-	int status; /* wait status of a launched target */
+	bool leader_gone;  /* -p: its main thread has exited (pthread_exit), others live */
+	bool pipe_ignored; /* SIGPIPE was ignored when we started: the target inherits that */
+	int status;	   /* wait status of a launched target */
 	struct rusage ru;
 	char exe[PATH_MAX]; /* the launched command's file */
 	int go_fd, exec_fd; /* release, and exec errors back */

@@ -118,9 +118,17 @@ struct trace_reader *trace__open(const char *path, char *err, size_t errlen)
 	__u32 crc;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO given as a trace must not wait for a writer. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (!fstat(fd, &st) && !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s is %s: not a gapscope trace", path,
+			 S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
+		close(fd);
+		errno = EINVAL;
 		return NULL;
 	}
 	if (fstat(fd, &st) || st.st_size < (off_t)sizeof(fh)) {

@@ -414,17 +414,19 @@ void uprobes__attach_predicted(struct uprobes *u, const char *exe)
 
 void uprobes__attach_mapped(struct uprobes *u, pid_t pid)
 {
-	char open_path[PATH_MAX + 64];
+	char open_path[2 * PATH_MAX + 64];
 	struct procmaps_entry e;
 	struct procmaps it;
+	char dir[PATH_MAX];
 
 	if (procmaps__open(&it, pid))
 		return;
+	procmaps__dir(pid, dir, sizeof(dir));
 	while (procmaps__next(&it, &e)) {
 		if (!e.ino || !(e.prot & PROCMAPS_X) || e.path[0] != '/')
 			continue;
 		/* Through the process's root: right also for a process in a container. */
-		snprintf(open_path, sizeof(open_path), "/proc/%d/root%s", pid, e.path);
+		snprintf(open_path, sizeof(open_path), "%s/root%s", dir, e.path);
 		uprobes__attach_file(u, open_path, e.path, 0, 0);
 	}
 	procmaps__close(&it);

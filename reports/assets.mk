@@ -6,7 +6,7 @@ REPORT_ASSETS := $(wildcard reports/assets/*)
 # assets.c pulls the files in with .incbin, which -MMD does not see.
 $(BUILD)/reports/assets.o: $(REPORT_ASSETS)
 
-RENDER_OBJS := $(patsubst %,$(BUILD)/reports/%.o,folded_parse flamegraph speedscope html assets)
+RENDER_OBJS := $(patsubst %,$(BUILD)/reports/%.o,folded_parse flamegraph speedscope html assets escape)
 
 $(BUILD)/tests/render/render_gen: tests/render/render_gen.c $(RENDER_OBJS) | $(BUILD)/tests/render/
 	$(call msg,CC,tests/render/render_gen)

@@ -260,8 +260,10 @@ static const char *leaf_function(struct blame *b, __u32 stack)
 	return NULL;
 }
 
-/* How near a stack must be to stand for on-CPU time that no sample fell in. */
-#define UNSAMPLED_SLACK_NS 2000000ull
+/* How near a stack must be to stand for on-CPU time that no sample fell in: a wait's, and a
+ * sample's (a busy thread preempted often runs in slices shorter than the sampling period). */
+#define UNSAMPLED_SLACK_NS	  2000000ull
+#define UNSAMPLED_SAMPLE_SLACK_NS 20000000ull
 
 /*
  * On-CPU time [s, e) that no sample fell in (shorter than the sampling period, or its tick went
@@ -277,6 +279,19 @@ static int unsampled(struct blame *b, const struct thread *th, __u64 s, __u64 e)
 	const struct th_call *c = thread__call_at(th, s);
 	const char *fn = NULL, *where = NULL, *x;
 	__u32 stack = STACK_NONE;
+	size_t k = thread__first_sample(th, s);
+	const struct th_sample *before = k ? VEC_AT(&th->samples, struct th_sample, k - 1) : NULL,
+			       *after = k < th->samples.n ?
+						VEC_AT(&th->samples, struct th_sample, k) :
+						NULL,
+			       *near;
+
+	/* The sample nearest the span, on either side. */
+	if (before && s - before->ts > UNSAMPLED_SAMPLE_SLACK_NS)
+		before = NULL;
+	if (after && (after->ts < e || after->ts - e > UNSAMPLED_SAMPLE_SLACK_NS))
+		after = NULL;
+	near = !before ? after : !after ? before : s - before->ts <= after->ts - e ? before : after;
 
 	if (next && next->start >= e && next->start - e <= UNSAMPLED_SLACK_NS &&
 	    (fn = leaf_function(b, next->stack))) {
@@ -286,6 +301,9 @@ static int unsampled(struct blame *b, const struct thread *th, __u64 s, __u64 e)
 		   (fn = leaf_function(b, prev->stack))) {
 		stack = prev->stack;
 		where = "its stack when it came back from its last wait";
+	} else if (near && (fn = leaf_function(b, near->stack))) {
+		stack = near->stack;
+		where = near == before ? "its last sample before" : "its first sample after";
 	} else if (c && c->name) {
 		fn = c->name;
 		stack = c->stack;

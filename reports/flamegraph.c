@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "utf8.h"
+#include "escape.h"
 #include "assets.h"
 #include "flamegraph.h"
 
@@ -20,46 +20,6 @@
 #define PAD_X	   10
 #define PAD_BOTTOM 36
 #define TITLE_PX   17
-
-/* Writes s as XML character data: markup escaped, control characters and bytes that are not
- * UTF-8 replaced, so any symbol a binary holds keeps the document well-formed. */
-static void xml__put(FILE *out, const char *s, size_t max)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = 0;
-
-	while (*p && n < max) {
-		unsigned char c = *p;
-		int len = utf8__seq_len(p);
-
-		if (!len) {
-			fputc('?', out);
-			p++;
-		} else if (len > 1) {
-			fwrite(p, 1, len, out);
-			p += len;
-		} else {
-			switch (c) {
-			case '&':
-				fputs("&amp;", out);
-				break;
-			case '<':
-				fputs("&lt;", out);
-				break;
-			case '>':
-				fputs("&gt;", out);
-				break;
-			case '"':
-				fputs("&quot;", out);
-				break;
-			default:
-				fputc(c < 0x20 || c == 0x7f ? ' ' : c, out);
-			}
-			p++;
-		}
-		n++;
-	}
-}
 
 /* "2.29 s", "12.3 ms", "45.6 µs", "789 ns": three significant digits. */
 void flame__fmt_ns(char *buf, size_t size, __u64 ns)
@@ -177,7 +137,7 @@ static int layout__frame(const struct folded_node *n, void *ctx)
 	flame__fmt_ns(t, sizeof(t), n->weight);
 	flame__color(n->name, kind, fill);
 	fprintf(l->out, "<g class=\"%s\"><title>", cls[kind]);
-	xml__put(l->out, n->name, ~0ul);
+	esc__xml(l->out, n->name, ~0ul);
 	fprintf(l->out,
 		"\n%s, %.2f%%</title><rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" "
 		"height=\"%u\" fill=\"%s\"/>",
@@ -188,7 +148,7 @@ static int layout__frame(const struct folded_node *n, void *ctx)
 		size_t len = strlen(n->name);
 
 		fprintf(l->out, "<text x=\"%.2f\" y=\"%u\">", px + 3, y + FRAME_H - 4);
-		xml__put(l->out, n->name, len > fit ? fit - 2 : len);
+		esc__xml(l->out, n->name, len > fit ? fit - 2 : len);
 		fputs(len > fit ? "..</text>" : "</text>", l->out);
 	}
 	fputs("</g>\n", l->out);
@@ -276,7 +236,7 @@ static unsigned int flame__title(FILE *out, const char *title, unsigned int widt
 		if (emit) {
 			fprintf(out, "<text class=\"title\" x=\"%u\" y=\"%u\">", width / 2,
 				24 + lines * (TITLE_PX + 4));
-			xml__put(out, p, n);
+			esc__xml(out, p, n);
 			fputs(p + n < title + len && lines == 2 ? "..</text>\n" : "</text>\n", out);
 		}
 		lines++;
@@ -319,7 +279,7 @@ int flamegraph__write_svg(FILE *out, const struct folded *f, const struct flame_
 	flame__title(out, title, width, true);
 	if (sub) {
 		fprintf(out, "<text class=\"sub\" x=\"%u\" y=\"%u\">", width / 2, y0);
-		xml__put(out, sub, ~0ul);
+		esc__xml(out, sub, ~0ul);
 		fputs("</text>\n", out);
 	}
 	flame__fmt_ns(t, sizeof(t), l.total);

@@ -7,11 +7,13 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "assets.h"
+#include "escape.h"
 #include "html.h"
 
 /* Bytes one merged interval takes in the page, about: three numbers and commas. */
@@ -119,29 +121,6 @@ static size_t dev_iv__write(FILE *out, const struct dev_iv *d, __u64 merge_ns)
 	return written;
 }
 
-/* Text inside an HTML element: markup escaped. */
-static void html__text(FILE *out, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '&':
-			fputs("&amp;", out);
-			break;
-		case '<':
-			fputs("&lt;", out);
-			break;
-		case '>':
-			fputs("&gt;", out);
-			break;
-		case '"':
-			fputs("&quot;", out);
-			break;
-		default:
-			fputc(*s, out);
-		}
-	}
-}
-
 /*
  * JSON inside <script>: a '<' can only stand inside a JSON string, where \u003c means the same,
  * and without it no "</script" or "<!--" can end or confuse the element.
@@ -156,21 +135,6 @@ static void html__json(FILE *out, const char *s, size_t len)
 		p = lt + 1;
 	}
 	fwrite(p, 1, end - p, out);
-}
-
-/* A JSON string inside <script>: quotes and backslashes escaped, '<' as \u003c (see above). */
-static void html__json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', out);
-		if (*s == '<')
-			fputs("\\u003c", out);
-		else
-			fputc((unsigned char)*s < 0x20 ? ' ' : *s, out);
-	}
-	fputc('"', out);
 }
 
 static const char *memmem_ci(const char *h, size_t hl, const char *n)
@@ -289,7 +253,7 @@ int html__write(FILE *out, const struct html_input *in, struct html_stats *stats
 
 	fputs(page_head, out);
 	fputs("<title>", out);
-	html__text(out, in->title ? in->title : "gapscope report");
+	esc__xml(out, in->title ? in->title : "gapscope report", SIZE_MAX);
 	fprintf(out, "</title>\n<style>\n%s</style>\n</head>\n<body>\n", gs_asset_report_css);
 	fputs("<div id=\"app\"><noscript>This report needs JavaScript.</noscript></div>\n", out);
 	fputs("<script type=\"application/json\" id=\"gs-summary\">", out);
@@ -298,7 +262,7 @@ int html__write(FILE *out, const struct html_input *in, struct html_stats *stats
 	else
 		fputs("{}", out);
 	fputs("</script>\n<script type=\"application/json\" id=\"gs-meta\">{\"title\":", out);
-	html__json_str(out, in->title ? in->title : "gapscope report");
+	esc__json(out, in->title ? in->title : "gapscope report", true);
 	fputs("}</script>\n<script type=\"application/json\" id=\"gs-timeline\">{\"devices\":[",
 	      out);
 	for (size_t i = 0; i < in->ndevices; i++) {
@@ -321,7 +285,7 @@ int html__write(FILE *out, const struct html_input *in, struct html_stats *stats
 		if (!order[i]->path)
 			continue;
 		fprintf(out, "%s\"%u\":", first ? "" : ",", order[i]->gap);
-		html__json_str(out, order[i]->path);
+		esc__json(out, order[i]->path, true);
 		first = 0;
 	}
 	fputs("}</script>\n", out);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "flamegraph.h"
 #include "perfetto_int.h"
 #include "reader.h"
@@ -83,47 +84,6 @@ size_t gap__chain_label(const struct gap *g, char *buf, size_t size)
 
 /* ---- JSON -------------------------------------------------------------------------------- */
 
-/* The length of a well-formed UTF-8 sequence at p, 0 if it is none. */
-static size_t utf8_len(const unsigned char *p)
-{
-	size_t n = p[0] >= 0xc2 && p[0] < 0xe0 ? 2 :
-		   (p[0] & 0xf0) == 0xe0       ? 3 :
-		   p[0] >= 0xf0 && p[0] < 0xf5 ? 4 :
-						 0;
-
-	for (size_t i = 1; i < n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
-/* A JSON string; bytes that are not UTF-8 become '?', so the file always parses. */
-static void json_str(FILE *out, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)(s ? s : ""), *run = p;
-
-	fputc('"', out);
-	for (;;) { /* runs of bytes that stand as they are, written at once */
-		size_t n = *p >= 0x80 ? utf8_len(p) : 0;
-
-		if ((*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\') || n) {
-			p += n ? n : 1;
-			continue;
-		}
-		fwrite(run, 1, p - run, out);
-		if (!*p)
-			break;
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p < 0x80)
-			fprintf(out, "\\u%04x", *p);
-		else
-			fputc('?', out);
-		run = ++p;
-	}
-	fputc('"', out);
-}
-
 /* Microseconds from the trace's start, nanoseconds exact. */
 static void put_us(FILE *out, __u64 ns)
 {
@@ -143,7 +103,7 @@ void tl__slice(struct tl *t, __u32 pid, __u32 tid, __u64 s, __u64 e, const char 
 	fputs(",\"dur\":", t->out);
 	put_us(t->out, e > s ? e - s : 0);
 	fprintf(t->out, ",\"cat\":\"%s\",\"name\":", cat);
-	json_str(t->out, name);
+	esc__json(t->out, name, false);
 	if (flow)
 		fprintf(t->out, ",\"bind_id\":%llu,\"%s\":true", (unsigned long long)flow,
 			flow_out ? "flow_out" : "flow_in");
@@ -154,7 +114,7 @@ void tl__slice(struct tl *t, __u32 pid, __u32 tid, __u64 s, __u64 e, const char 
 void tl__arg_str(struct tl *t, bool first, const char *k, const char *v)
 {
 	fprintf(t->out, "%s\"%s\":", first ? "" : ",", k);
-	json_str(t->out, v);
+	esc__json(t->out, v, false);
 }
 
 void tl__arg_u64(struct tl *t, const char *k, __u64 v)
@@ -171,7 +131,7 @@ void tl__meta(struct tl *t, const char *what, __u32 pid, __u32 tid, const char *
 {
 	fprintf(t->out, "%s{\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"args\":{\"name\":",
 		t->first ? "" : ",\n", pid, tid, what);
-	json_str(t->out, name);
+	esc__json(t->out, name, false);
 	fputs("}}", t->out);
 	t->first = false;
 }

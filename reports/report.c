@@ -4,15 +4,20 @@
  * parse -> analyse (analysis.c) -> make DIR -> summary.json, summary.txt, folded stacks -> print.
  */
 #include <argp.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "analysis.h"
+#include "escape.h"
 #include "gapscope_cmd.h"
+#include "numarg.h"
 #include "outfile.h"
 #include "render_out.h"
 #include "trace.h"
@@ -71,7 +76,6 @@ static const char doc[] =
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct report_env *env = state->input;
-	char *end;
 
 	switch (key) {
 	case 'o':
@@ -89,30 +93,35 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'D':
 		env->debug_dir = arg;
 		break;
-	case 'C':
-		errno = 0;
-		env->copy_gbps = strtod(arg, &end);
+	case 'C': {
+		/* A pinned copy runs at a few to some hundreds of GB/s, simcuda's at 0.017: a
+		 * rate far below would have copies outlast the run. */
+		char gbps[64], *comma;
+
+		snprintf(gbps, sizeof(gbps), "%s", arg);
+		comma = strchr(gbps, ',');
+		if (comma)
+			*comma = 0;
 		env->copy_latency_us = 0;
-		if (!errno && *end == ',' && end[1])
-			env->copy_latency_us = strtod(end + 1, &end);
-		if (errno || *end || !(env->copy_gbps > 0) || env->copy_gbps > 1e6 ||
-		    env->copy_latency_us < 0 || env->copy_latency_us > 1e6)
-			argp_error(state, "--copy-rate: GB/s and optional microseconds, not %s",
-				   arg);
+		if (strlen(arg) >= sizeof(gbps) ||
+		    numarg__double(gbps, 0.001, 10000, &env->copy_gbps) ||
+		    (comma && numarg__double(comma + 1, 0, 10000, &env->copy_latency_us)))
+			argp_error(
+				state,
+				"--copy-rate: GB/s (0.001 to 10000) and optional microseconds (0 to "
+				"10000), not %s",
+				arg);
 		break;
+	}
 	case 'g':
-		errno = 0;
-		env->min_gap_ms = strtod(arg, &end);
-		if (errno || *end || env->min_gap_ms < 0 || env->min_gap_ms > 1e9)
-			argp_error(state, "--min-gap: not a number of milliseconds: %s", arg);
+		if (numarg__double(arg, 0, 1e9, &env->min_gap_ms))
+			argp_error(state, "--min-gap: milliseconds (0 to 1e9), not %s", arg);
 		break;
 	case 't': {
-		unsigned long v;
+		long long v;
 
-		errno = 0;
-		v = strtoul(arg, &end, 10);
-		if (errno || *end || !*arg || v > 1000000)
-			argp_error(state, "--top: not a count: %s", arg);
+		if (numarg__int(arg, 0, 1000000, &v))
+			argp_error(state, "--top: a count (0 to 1000000), not %s", arg);
 		env->top = v;
 		break;
 	}
@@ -155,16 +164,55 @@ static int make_dir(const char *dir, bool force)
 	return err;
 }
 
+/*
+ * A report written with -f into an older one: its per-gap files go first, or gaps that this
+ * report does not have would stay beside it (gaps/NNNN.{folded,svg}, gaps/all.*). Regular files
+ * of those names only, never through a link.
+ */
+static int clear_gaps(const char *gaps)
+{
+	DIR *d = opendir(gaps);
+	struct dirent *de;
+	int err = 0;
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		size_t n = strspn(de->d_name, "0123456789");
+		const char *ext = de->d_name + n;
+		struct stat st;
+
+		if (!n && strncmp(de->d_name, "all", 3))
+			continue;
+		if (!n)
+			ext += 3;
+		if (strcmp(ext, ".svg") && strcmp(ext, ".folded"))
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) && errno != ENOENT)
+			err = -errno;
+	}
+	closedir(d);
+	return err;
+}
+
 static int make_dirs(const char *dir, bool force)
 {
 	char gaps[PATH_MAX];
+	int err;
 
 	if ((size_t)snprintf(gaps, sizeof(gaps), "%s/gaps", dir) >= sizeof(gaps)) {
 		fprintf(stderr, "gapscope: %s: path too long\n", dir);
 		return -1;
 	}
 	/* gaps/ inside a directory of ours: ours too, unless -f found it there. */
-	return make_dir(dir, force) || make_dir(gaps, true) ? -1 : 0;
+	if (make_dir(dir, force) || make_dir(gaps, true))
+		return -1;
+	err = force ? clear_gaps(gaps) : 0;
+	if (err)
+		fprintf(stderr, "gapscope: cannot clear %s: %s\n", gaps, strerror(-err));
+	return err ? -1 : 0;
 }
 
 static int write_file(const char *dir, const char *name, const struct analysis *a,
@@ -199,6 +247,7 @@ int cmd_report(int argc, char **argv)
 	struct analysis *a = NULL;
 	struct folded_out *fo = NULL;
 	struct trace_reader *tr;
+	const struct gs_hdr *first;
 	char err[512], dir[PATH_MAX], gaps[PATH_MAX];
 	int ret = 1;
 
@@ -223,6 +272,14 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "gapscope: %s\n", err);
 		return 1;
 	}
+	if (trace__next(tr, &first) <= 0) {
+		/* A recorder killed at once (the OOM killer in a small cgroup) leaves a header. */
+		fprintf(stderr,
+			"gapscope: %s holds no records: its recorder ended before writing any\n",
+			env.file);
+		trace__close(tr);
+		return 1;
+	}
 	trace__close(tr);
 	if (make_dirs(dir, env.force))
 		return 1;
@@ -239,8 +296,12 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "gapscope: %s\n", err);
 		goto out;
 	}
-	for (size_t i = 0; i < a->nnotes; i++)
-		fprintf(stderr, "gapscope: warning: %s: %s\n", env.file, a->notes[i]);
+	for (size_t i = 0; i < a->nnotes; i++) {
+		char note[ESC_TEXT_MAX];
+
+		fprintf(stderr, "gapscope: warning: %s: %s\n", env.file,
+			esc__text(note, sizeof(note), a->notes[i], SIZE_MAX));
+	}
 	if (folded_out__finish(fo, a)) {
 		fprintf(stderr, "gapscope: cannot write the folded stacks under %s\n", gaps);
 		goto out;

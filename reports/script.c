@@ -13,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "gapscope_cmd.h"
 #include "launches.h"
+#include "numarg.h"
 #include "reader.h"
 #include "script.h"
 #include "kinds.h"
@@ -51,7 +53,6 @@ static const char doc[] = "Print a gapscope trace, one event per line.\n"
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct script_opts *o = state->input;
-	char *end;
 	double ms;
 
 	switch (key) {
@@ -62,8 +63,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->no_meta = true;
 		break;
 	case 'w':
-		ms = strtod(arg, &end);
-		if (*end || ms < 0 || ms > 1e6)
+		if (numarg__double(arg, 0, 1e6, &ms))
 			argp_error(state, "--window: a number of milliseconds, not '%s'", arg);
 		o->window_ns = (__u64)(ms * 1e6);
 		break;
@@ -90,13 +90,26 @@ static void print_dur(FILE *o, const char *what, __u64 ns)
 		fprintf(o, " %s=%.3fus", what, ns / 1e3);
 }
 
+/*
+ * Names the target chose (threads, kernels, paths, symbols), at most N bytes of S, as text that
+ * holds no line break or terminal control (escape.h): no name can forge a line, '#' ones
+ * included.
+ */
+static void put(FILE *o, const char *s, size_t n)
+{
+	esc__put_text(o, s, n);
+}
+
 static void head(const struct script *s, const struct gs_hdr *h, const char *event)
 {
 	const char *comm = ctx__comm(s->ctx, h->tid);
+	char buf[ESC_TEXT_MAX];
 
-	fprintf(s->out, "%16s %6u/%-6u [%03u] ", comm ? comm : "?", h->tid, h->tgid, h->cpu);
+	fprintf(s->out, "%16s %6u/%-6u [%03u] ", esc__text(buf, sizeof(buf), comm ?: "?", SIZE_MAX),
+		h->tid, h->tgid, h->cpu);
 	script__print_time(s->out, h->ts);
-	fprintf(s->out, ": %s", event);
+	fputs(": ", s->out);
+	put(s->out, event, SIZE_MAX);
 }
 
 static void print_user_frame(const struct script *s, __u32 tgid, __u64 a, const char *tag)
@@ -106,11 +119,15 @@ static void print_user_frame(const struct script *s, __u32 tgid, __u64 a, const 
 	const char *jit = ctx__jit_symbol(s->ctx, tgid, a, &off);
 
 	/* Generated code the process named in its perf map, as perf script shows it. */
+	char buf[ESC_TEXT_MAX];
+
 	if (jit)
 		fprintf(s->out, "\t%16" PRIx64 " %s%s+0x%" PRIx64 " (/tmp/perf-%u.map)\n",
-			(uint64_t)a, tag, jit, (uint64_t)off, tgid);
+			(uint64_t)a, tag, esc__text(buf, sizeof(buf), jit, SIZE_MAX), (uint64_t)off,
+			tgid);
 	else if (m)
-		fprintf(s->out, "\t%16" PRIx64 " %s(%s+0x%" PRIx64 ")\n", (uint64_t)a, tag, m->path,
+		fprintf(s->out, "\t%16" PRIx64 " %s(%s+0x%" PRIx64 ")\n", (uint64_t)a, tag,
+			esc__text(buf, sizeof(buf), m->path, SIZE_MAX),
 			(uint64_t)(a - m->start + m->pgoff));
 	else
 		fprintf(s->out, "\t%16" PRIx64 " %s([unknown])\n", (uint64_t)a, tag);
@@ -125,9 +142,12 @@ static void print_stacks(const struct script *s, const struct gs_hdr *h, __u64 c
 	for (unsigned int i = 0; i < k.n; i++) {
 		const struct ksym *sym = ctx__ksym(s->ctx, k.ip[i]);
 
+		char buf[ESC_TEXT_MAX];
+
 		if (sym)
 			fprintf(s->out, "\t%16" PRIx64 " %s+0x%" PRIx64 " ([kernel.kallsyms])\n",
-				(uint64_t)k.ip[i], sym->name, (uint64_t)(k.ip[i] - sym->addr));
+				(uint64_t)k.ip[i], esc__text(buf, sizeof(buf), sym->name, SIZE_MAX),
+				(uint64_t)(k.ip[i] - sym->addr));
 		else
 			fprintf(s->out, "\t%16" PRIx64 " [unknown] ([kernel.kallsyms])\n",
 				(uint64_t)k.ip[i]);
@@ -182,8 +202,8 @@ static void print_kernel_name(FILE *o, const struct script *s, __u64 handle)
 	const char *name = ctx__kernel_name(s->ctx, handle, &by_handle, &unconfirmed);
 
 	/* NAME?: learned before an unload that may have given the handle to another kernel. */
-	fprintf(o, "%s%s%s", name ? name : "?", by_handle ? "(handle)" : "",
-		unconfirmed ? "?" : "");
+	put(o, name ? name : "?", SIZE_MAX);
+	fprintf(o, "%s%s", by_handle ? "(handle)" : "", unconfirmed ? "?" : "");
 }
 
 static void print_cuda(const struct script *s, const struct cu_event *e)
@@ -259,15 +279,18 @@ static void print_cu_name(const struct script *s, const struct cu_name_event *e)
 
 	if (h->flags & CU_NF_BY_HANDLE) {
 		head(s, h, "cuda:kernel-name");
-		fprintf(o, " name=%.*s handle=0x%llx from=handle at=%s%s\n", CU_NAME_LEN, e->name,
-			(unsigned long long)e->handle, sym,
-			ctx__handle_names_trusted(s->ctx, e->fn) ? "" : " untrusted");
+		fputs(" name=", o);
+		put(o, e->name, CU_NAME_LEN);
+		fprintf(o, " handle=0x%llx from=handle at=%s%s\n", (unsigned long long)e->handle,
+			sym, ctx__handle_names_trusted(s->ctx, e->fn) ? "" : " untrusted");
 		return;
 	}
 	snprintf(ev, sizeof(ev), "cuda:%s", sym);
 	head(s, h, ev);
-	fprintf(o, " name=%.*s handle=0x%llx owner=0x%llx", CU_NAME_LEN, e->name,
-		(unsigned long long)e->handle, (unsigned long long)e->owner);
+	fputs(" name=", o);
+	put(o, e->name, CU_NAME_LEN);
+	fprintf(o, " handle=0x%llx owner=0x%llx", (unsigned long long)e->handle,
+		(unsigned long long)e->owner);
 	print_dur(o, "dur", e->dur_ns);
 	fprintf(o, " ret=%d", e->ret);
 	print_calibration(o, h->flags);
@@ -299,8 +322,11 @@ static void print_offcpu(const struct script *s, const struct offcpu_event *e)
 	if (offcpu__fd_name(h->flags))
 		fprintf(s->out, " fd=%s", offcpu__fd_name(h->flags));
 	print_dur(s->out, "dur", e->dur_ns);
-	if (e->waker_tid || e->wake_ts)
-		fprintf(s->out, " waker=%.16s/%u/%u", e->waker_comm, e->waker_tid, e->waker_tgid);
+	if (e->waker_tid || e->wake_ts) {
+		fputs(" waker=", s->out);
+		put(s->out, e->waker_comm, 16);
+		fprintf(s->out, "/%u/%u", e->waker_tid, e->waker_tgid);
+	}
 	fprintf(s->out, " cpu=%u->%u\n", h->cpu, e->on_cpu);
 	print_stacks(s, h, 0);
 }
@@ -360,8 +386,9 @@ static void print_event(const struct script *s, const struct gs_hdr *h)
 		const struct fork_event *e = gs_fork(h);
 
 		head(s, h, e->child_tgid == h->tgid ? "sched:thread_new" : "sched:fork");
-		fprintf(o, " child=%u/%u comm=%.*s\n", e->child_tid, e->child_tgid, GS_COMM_LEN,
-			e->comm);
+		fprintf(o, " child=%u/%u comm=", e->child_tid, e->child_tgid);
+		put(o, e->comm, GS_COMM_LEN);
+		fputc('\n', o);
 		break;
 	}
 	case GS_EV_EXIT: {
@@ -373,19 +400,24 @@ static void print_event(const struct script *s, const struct gs_hdr *h)
 	}
 	case GS_EV_COMM:
 		head(s, h, "comm");
-		fprintf(o, " %.*s\n", GS_COMM_LEN, gs_comm(h)->comm);
+		fputc(' ', o);
+		put(o, gs_comm(h)->comm, GS_COMM_LEN);
+		fputc('\n', o);
 		break;
 	case GS_EV_EXEC:
 		head(s, h, "sched:exec");
-		fprintf(o, " %.*s\n", PROC_PATH_LEN, gs_exec(h)->filename);
+		fputc(' ', o);
+		put(o, gs_exec(h)->filename, PROC_PATH_LEN);
+		fputc('\n', o);
 		break;
 	case GS_EV_MMAP: {
 		const struct mmap_event *e = gs_mmap(h);
 
 		head(s, h, "mmap");
-		fprintf(o, " 0x%llx+0x%llx off=0x%llx %.*s%s%s\n", (unsigned long long)e->addr,
-			(unsigned long long)e->len, (unsigned long long)e->pgoff, PROC_NAME_LEN,
-			e->name, (e->flags & MMAP_F_WATCHED) ? " watched" : "",
+		fprintf(o, " 0x%llx+0x%llx off=0x%llx ", (unsigned long long)e->addr,
+			(unsigned long long)e->len, (unsigned long long)e->pgoff);
+		put(o, e->name, PROC_NAME_LEN);
+		fprintf(o, "%s%s\n", (e->flags & MMAP_F_WATCHED) ? " watched" : "",
 			(e->flags & MMAP_F_STOPPED) ? " stopped-for-attach" : "");
 		break;
 	}

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "decode.h"
+#include "escape.h"
 #include "script.h"
 #include "trace.h"
 
@@ -33,8 +34,10 @@ static void print_probe_rec(FILE *o, const struct gs_rec_probe *p)
 	size_t ll = gs_rec_strlen(&p->h, p->names);
 	const char *sym = p->names + ll + 1;
 
-	fprintf(o, "# probe %u %s %.*s:%.*s", p->id, trace__probe_family_name(p->family), (int)ll,
-		p->names, (int)gs_rec_strlen(&p->h, sym), sym);
+	fprintf(o, "# probe %u %s ", p->id, trace__probe_family_name(p->family));
+	esc__put_text(o, p->names, ll);
+	fputc(':', o);
+	esc__put_text(o, sym, gs_rec_strlen(&p->h, sym));
 	if (p->err) {
 		/* -INT_MIN would overflow: negated unsigned */
 		fprintf(o, " FAILED: %s\n", strerror((int)(0u - (__u32)p->err)));
@@ -60,7 +63,9 @@ static void print_archive(FILE *o, const struct gs_hdr *h)
 		r->flags & GS_ARCHIVE_F_DWARF ? " dwarf" : "");
 	for (__u32 i = 0; ok && i < r->build_id_len; i++)
 		fprintf(o, "%02x", r->build_id[i]);
-	fprintf(o, " %s\n", ok ? r->data : "(damaged)");
+	fputc(' ', o);
+	esc__put_text(o, ok ? r->data : "(damaged)", SIZE_MAX);
+	fputc('\n', o);
 }
 
 static void print_gpu_act(FILE *o, const struct gs_hdr *h)
@@ -73,10 +78,11 @@ static void print_gpu_act(FILE *o, const struct gs_hdr *h)
 	}
 	fprintf(o,
 		"# cupti %s dev=%u ctx=%u stream=%u corr=%u aux=%u tid=%u start=%" PRIu64
-		" end=%" PRIu64 " bytes=%" PRIu64 " %s\n",
+		" end=%" PRIu64 " bytes=%" PRIu64 " ",
 		trace__gpu_act_kind_name(a->kind), a->device, a->context, a->stream, a->correlation,
-		a->aux, a->tid, (uint64_t)a->start, (uint64_t)a->end, (uint64_t)a->bytes,
-		a->size > sizeof(*a) ? a->text : "");
+		a->aux, a->tid, (uint64_t)a->start, (uint64_t)a->end, (uint64_t)a->bytes);
+	esc__put_text(o, a->size > sizeof(*a) ? a->text : "", SIZE_MAX);
+	fputc('\n', o);
 }
 
 void script__print_meta(FILE *o, const struct gs_hdr *h)
@@ -86,11 +92,13 @@ void script__print_meta(FILE *o, const struct gs_hdr *h)
 		const struct gs_rec_clock *c = gs_clock(h);
 
 		fprintf(o,
-			"# clock monotonic=%llu realtime=%llu boottime=%llu freq=%u cpus=%u "
-			"host=%.64s kernel=%.64s\n",
+			"# clock monotonic=%llu realtime=%llu boottime=%llu freq=%u cpus=%u host=",
 			(unsigned long long)c->mono_ns, (unsigned long long)c->real_ns,
-			(unsigned long long)c->boot_ns, c->sample_freq, c->ncpus, c->host,
-			c->kernel);
+			(unsigned long long)c->boot_ns, c->sample_freq, c->ncpus);
+		esc__put_text(o, c->host, 64);
+		fputs(" kernel=", o);
+		esc__put_text(o, c->kernel, 64);
+		fputc('\n', o);
 		break;
 	}
 	case GS_REC_TARGET: {
@@ -102,7 +110,8 @@ void script__print_meta(FILE *o, const struct gs_hdr *h)
 		for (__u32 i = 0; i < t->argc && a < end; i++) {
 			size_t len = gs_rec_strlen(h, a);
 
-			fprintf(o, " %.*s", (int)len, a);
+			fputc(' ', o);
+			esc__put_text(o, a, len);
 			a += len + 1;
 		}
 		fputc('\n', o);
@@ -114,10 +123,11 @@ void script__print_meta(FILE *o, const struct gs_hdr *h)
 	case GS_REC_MAP: {
 		const struct gs_rec_map *m = gs_map(h);
 
-		fprintf(o, "# map pid=%u %llx-%llx %c%c%c off=%llx %.*s", h->tgid,
+		fprintf(o, "# map pid=%u %llx-%llx %c%c%c off=%llx ", h->tgid,
 			(unsigned long long)m->start, (unsigned long long)m->end,
 			m->prot & 1 ? 'r' : '-', m->prot & 2 ? 'w' : '-', m->prot & 4 ? 'x' : '-',
-			(unsigned long long)m->pgoff, (int)gs_rec_strlen(h, m->path), m->path);
+			(unsigned long long)m->pgoff);
+		esc__put_text(o, m->path, gs_rec_strlen(h, m->path));
 		if (m->build_id_len) {
 			fprintf(o, " build-id=");
 			for (__u32 i = 0; i < m->build_id_len && i < sizeof(m->build_id); i++)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "utf8.h"
+#include "escape.h"
 #include "speedscope.h"
 
 /* A string -> index table for the shared frames, in first-seen order. */
@@ -74,37 +74,6 @@ static long frame_tab__get(struct frame_tab *t, const char *name)
 	return t->n - 1;
 }
 
-/* A JSON string: escapes, and '?' for bytes that are not UTF-8 (JSON text must be). */
-static void json__str(FILE *out, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	fputc('"', out);
-	while (*p) {
-		unsigned char c = *p;
-		int len = utf8__seq_len(p);
-
-		if (!len) {
-			fputc('?', out);
-			p++;
-			continue;
-		}
-		if (len > 1) {
-			fwrite(p, 1, len, out);
-			p += len;
-			continue;
-		}
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-		p++;
-	}
-	fputc('"', out);
-}
-
 struct profile_writer {
 	FILE *out;
 	struct frame_tab *tab;
@@ -143,14 +112,14 @@ int speedscope__write(FILE *out, const char *name, const struct folded *const *p
 
 	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",", out);
 	fputs("\"exporter\":\"gapscope\",\"name\":", out);
-	json__str(out, name ? name : "gapscope");
+	esc__json(out, name ? name : "gapscope", false);
 	fputs(",\"activeProfileIndex\":0,\"profiles\":[", out);
 	for (size_t i = 0; i < n && !err; i++) {
 		struct profile_writer w = { .out = out, .tab = &tab, .first = true };
 
 		fputs(i ? ",\n{" : "\n{", out);
 		fputs("\"type\":\"sampled\",\"name\":", out);
-		json__str(out, names && names[i] ? names[i] : "profile");
+		esc__json(out, names && names[i] ? names[i] : "profile", false);
 		fprintf(out,
 			",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":%llu,"
 			"\"samples\":[",
@@ -166,7 +135,7 @@ int speedscope__write(FILE *out, const char *name, const struct folded *const *p
 	fputs("],\n\"shared\":{\"frames\":[", out);
 	for (size_t i = 0; i < tab.n; i++) {
 		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
-		json__str(out, tab.names[i]);
+		esc__json(out, tab.names[i], false);
 		fputc('}', out);
 	}
 	fputs("]}}\n", out);

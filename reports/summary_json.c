@@ -5,46 +5,31 @@
 
 #include "analysis.h"
 #include "archived.h"
-
-static void json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; s && *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
+#include "escape.h"
 
 static void json_link(FILE *out, const struct chain_link *l)
 {
 	fprintf(out, "{\"tid\":%u,\"comm\":", l->tid);
-	json_str(out, l->comm);
+	esc__json(out, l->comm, false);
 	fprintf(out, ",\"state\":\"%s\",\"kind\":\"%s\",\"ns\":%" PRIu64,
 		thread_state__name(l->state), blame_kind__name(l->kind), (uint64_t)l->ns);
 	if (l->lock) {
 		fprintf(out, ",\"lock\":");
-		json_str(out, l->lock);
+		esc__json(out, l->lock, false);
 	}
 	if (l->function) {
 		fprintf(out, ",\"function\":");
-		json_str(out, l->function);
+		esc__json(out, l->function, false);
 	}
 	if (l->detail) {
 		fprintf(out, ",\"detail\":");
-		json_str(out, l->detail);
+		esc__json(out, l->detail, false);
 	}
 	fprintf(out, ",\"frames\":[");
 	for (__u32 i = 0; i < l->nframes; i++) {
 		if (i)
 			fputc(',', out);
-		json_str(out, l->frames[i]);
+		esc__json(out, l->frames[i], false);
 	}
 	fprintf(out, "]}");
 }
@@ -58,14 +43,14 @@ static void json_gap(FILE *out, const struct gap *g)
 		",\"duration_ns\":%" PRIu64 ",\"tier\":\"%s\",\"start_edge\":",
 		g->id, g->device, (uint64_t)g->start_ns, (uint64_t)g->end_ns,
 		(uint64_t)(g->end_ns - g->start_ns), g->tier);
-	json_str(out, g->start_how);
+	esc__json(out, g->start_how, false);
 	fprintf(out, ",\"start_earliest_ns\":%" PRIu64, (uint64_t)g->start_earliest_ns);
 	fprintf(out, ",\"end_edge\":");
-	json_str(out, g->end_how);
+	esc__json(out, g->end_how, false);
 	fprintf(out, ",\"preempted_outside_ns\":%" PRIu64 ",\"woken_outside_ns\":%" PRIu64,
 		(uint64_t)g->preempted_outside_ns, (uint64_t)g->woken_outside_ns);
 	fprintf(out, ",\"closer\":{\"tid\":%u,\"comm\":", g->closer_tid);
-	json_str(out, g->closer_comm);
+	esc__json(out, g->closer_comm, false);
 	fprintf(out, "},\"chain\":[");
 	for (__u32 k = 0; k < g->nchain; k++) {
 		if (k)
@@ -75,9 +60,9 @@ static void json_gap(FILE *out, const struct gap *g)
 	fprintf(out, "],\"cause\":");
 	if (root) {
 		fprintf(out, "{\"kind\":\"%s\",\"function\":", blame_kind__name(root->kind));
-		json_str(out, root->lock ? root->lock : root->function);
+		esc__json(out, root->lock ? root->lock : root->function, false);
 		fprintf(out, ",\"comm\":");
-		json_str(out, root->comm);
+		esc__json(out, root->comm, false);
 		fprintf(out, ",\"tid\":%u,\"ns\":%" PRIu64 "}", root->tid, (uint64_t)g->cause_ns);
 	} else {
 		fprintf(out, "null");
@@ -86,7 +71,7 @@ static void json_gap(FILE *out, const struct gap *g)
 	for (__u32 k = 0; k < g->nkinds; k++) {
 		fprintf(out, "%s{\"kind\":\"%s\",\"function\":", k ? "," : "",
 			blame_kind__name(g->kinds[k].kind));
-		json_str(out, g->kinds[k].function);
+		esc__json(out, g->kinds[k].function, false);
 		fprintf(out, ",\"ns\":%" PRIu64 "}", (uint64_t)g->kinds[k].ns);
 	}
 	fprintf(out, "]");
@@ -106,7 +91,7 @@ static void json_launches(FILE *out, const struct launch_totals *l)
 		l->all ? "true" : "false", (uint64_t)l->async_memsets);
 	for (size_t i = 0; i < l->nfn; i++) {
 		fprintf(out, "%s", i ? "," : "");
-		json_str(out, l->by_fn[i].fn);
+		esc__json(out, l->by_fn[i].fn, false);
 		fprintf(out, ":%" PRIu64, (uint64_t)l->by_fn[i].count);
 	}
 	fprintf(out, "}}");
@@ -127,7 +112,7 @@ static void json_cupti(FILE *out, const struct analysis *a)
 		(uint64_t)c->copies, (uint64_t)c->memsets, (uint64_t)c->launches,
 		(uint64_t)c->dropped, (uint64_t)c->bad);
 	if (c->status)
-		json_str(out, c->status);
+		esc__json(out, c->status, false);
 	else
 		fprintf(out, "null");
 	fprintf(out, ",\"agreement\":[");
@@ -157,7 +142,7 @@ int summary_json__write(const struct analysis *a, FILE *out)
 		(uint64_t)a->start_ns, (uint64_t)a->duration_ns, (uint64_t)a->lost_events);
 	for (size_t i = 0; i < a->nlosses; i++) {
 		fprintf(out, "%s", i ? "," : "");
-		json_str(out, a->loss_names[i]);
+		esc__json(out, a->loss_names[i], false);
 		fprintf(out, ":%" PRIu64, (uint64_t)a->losses[i]);
 	}
 	fprintf(out, "},\n\"offcpu_resume_unseen\":%" PRIu64, (uint64_t)a->resume_unseen);
@@ -177,10 +162,10 @@ int summary_json__write(const struct analysis *a, FILE *out)
 			(uint64_t)c->named, (uint64_t)c->unnamed, (uint64_t)c->unmapped);
 		for (size_t i = 0; i < c->nfiles; i++) {
 			fprintf(out, "%s{\"path\":", i ? "," : "");
-			json_str(out, c->files[i].path);
+			esc__json(out, c->files[i].path, false);
 			fprintf(out, ",\"state\":\"%s\",\"source\":", c->files[i].state);
 			if (c->files[i].source)
-				json_str(out, c->files[i].source);
+				esc__json(out, c->files[i].source, false);
 			else
 				fputs("null", out);
 			fprintf(out, ",\"unnamed\":%" PRIu64 "}", (uint64_t)c->files[i].unnamed);
@@ -196,7 +181,7 @@ int summary_json__write(const struct analysis *a, FILE *out)
 	fprintf(out, ",\n\"notes\":[");
 	for (size_t i = 0; i < a->nnotes; i++) {
 		fprintf(out, "%s", i ? "," : "");
-		json_str(out, a->notes[i]);
+		esc__json(out, a->notes[i], false);
 	}
 	fprintf(out, "],\n\"devices\":[");
 	for (size_t d = 0; d < a->ndevices; d++)
@@ -225,7 +210,7 @@ int summary_json__write(const struct analysis *a, FILE *out)
 	for (size_t i = 0; i < a->ncauses; i++) {
 		fprintf(out, "%s{\"kind\":\"%s\",\"function\":", i ? "," : "",
 			blame_kind__name(a->causes[i].kind));
-		json_str(out, a->causes[i].function);
+		esc__json(out, a->causes[i].function, false);
 		fprintf(out, ",\"ns\":%" PRIu64 ",\"share\":%.4f}", (uint64_t)a->causes[i].ns,
 			a->causes[i].share);
 	}

@@ -6,6 +6,7 @@
 
 #include "analysis.h"
 #include "archived.h"
+#include "escape.h"
 #include "shortname.h"
 
 static void print_ms(FILE *out, __u64 ns)
@@ -18,6 +19,12 @@ static void print_ms(FILE *out, __u64 ns)
 		fprintf(out, "%.2f ms", ns / 1e6);
 }
 
+/* A name as text: no control character of the target's reaches a terminal (escape.h). */
+static void put(FILE *out, const char *s)
+{
+	esc__put_text(out, s, SIZE_MAX);
+}
+
 /* One link as "lock tracker_lock held by finalizer-2", "malloc_trim 208 ms", ... */
 static void print_link(FILE *out, const struct chain_link *l, bool last)
 {
@@ -25,24 +32,32 @@ static void print_link(FILE *out, const struct chain_link *l, bool last)
 	const char *function = shortname(l->function, fn, sizeof(fn));
 
 	if (l->kind == BK_LOCK || l->kind == BK_COND) {
-		fprintf(out, "%s %s", blame_kind__name(l->kind),
-			l->lock ? shortname(l->lock, lock, sizeof(lock)) : "?");
-		if (l->detail)
-			fprintf(out, " %s", l->detail);
+		fprintf(out, "%s ", blame_kind__name(l->kind));
+		put(out, l->lock ? shortname(l->lock, lock, sizeof(lock)) : NULL);
+		if (l->detail) {
+			fputc(' ', out);
+			put(out, l->detail);
+		}
 	} else if (l->kind == BK_PROBE || l->kind == BK_CUDA) {
-		fprintf(out, "%s", function ? function : blame_kind__name(l->kind));
+		put(out, function ? function : blame_kind__name(l->kind));
 	} else if (l->kind == BK_PREEMPTED && l->detail) {
-		fprintf(out, "%s", l->detail);
+		put(out, l->detail);
 	} else {
 		/* Never a bare kind: without a function, what is known ("no sample, after X"), and
 		 * the thread. */
 		fprintf(out, "%s", blame_kind__name(l->kind));
-		if (function)
-			fprintf(out, " %s", function);
-		else if (l->detail)
-			fprintf(out, " (%s) in %s", l->detail, l->comm ? l->comm : "?");
-		else
-			fprintf(out, " in %s", l->comm ? l->comm : "?");
+		if (function) {
+			fputc(' ', out);
+			put(out, function);
+		} else if (l->detail) {
+			fputs(" (", out);
+			put(out, l->detail);
+			fputs(") in ", out);
+			put(out, l->comm);
+		} else {
+			fputs(" in ", out);
+			put(out, l->comm);
+		}
 	}
 	if (last) {
 		fputc(' ', out);
@@ -52,14 +67,16 @@ static void print_link(FILE *out, const struct chain_link *l, bool last)
 
 static void print_chain(FILE *out, const struct gap *g)
 {
-	fprintf(out, "%s", g->closer_comm ? g->closer_comm : "?");
+	put(out, g->closer_comm);
 	for (__u32 k = 0; k < g->nchain; k++) {
 		const struct chain_link *l = &g->chain[k];
 
 		fprintf(out, " \u2190 ");
 		if (k && (g->chain[k - 1].kind == BK_LOCK || g->chain[k - 1].kind == BK_COND) &&
-		    k + 1 < g->nchain)
-			fprintf(out, "%s: ", l->comm);
+		    k + 1 < g->nchain) {
+			put(out, l->comm);
+			fputs(": ", out);
+		}
 		print_link(out, l, k + 1 == g->nchain);
 	}
 	fputc('\n', out);
@@ -93,15 +110,17 @@ static void print_tiers(FILE *out, const struct analysis *a)
 
 	if (!c->marked)
 		return;
-	if (!c->on)
-		fprintf(out, "CUPTI: no activity (%s): API-inferred timeline only\n",
-			c->status ? c->status : "the collector never started");
-	else
+	if (!c->on) {
+		fputs("CUPTI: no activity (", out);
+		put(out, c->status ? c->status : "the collector never started");
+		fputs("): API-inferred timeline only\n", out);
+	} else {
 		fprintf(out,
 			"CUPTI: %" PRIu64 " kernels, %" PRIu64 " copies, %" PRIu64 " launch calls, "
 			"%" PRIu64 " records dropped%s\n",
 			(uint64_t)c->kernels, (uint64_t)c->copies, (uint64_t)c->launches,
 			(uint64_t)(c->dropped + c->bad), c->flushed ? "" : " (no final flush)");
+	}
 	for (size_t i = 0; i < a->nagree; i++) {
 		const struct tier_agreement *t = &a->agree[i];
 
@@ -128,8 +147,9 @@ static void print_symbols(FILE *out, const struct symbol_counts *c)
 	for (size_t i = 0; i < c->nfiles; i++) {
 		const char *base = strrchr(c->files[i].path, '/');
 
-		fprintf(out, "%s %s %" PRIu64 " (%s)", i ? "," : ":",
-			base ? base + 1 : c->files[i].path, (uint64_t)c->files[i].unnamed,
+		fprintf(out, "%s ", i ? "," : ":");
+		put(out, base ? base + 1 : c->files[i].path);
+		fprintf(out, " %" PRIu64 " (%s)", (uint64_t)c->files[i].unnamed,
 			strcmp(c->files[i].state, "ok") ?
 				c->files[i].state :
 			!strcmp(c->files[i].source ?: "", "dynsym") ?
@@ -155,8 +175,11 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 		fprintf(out, ", %" PRIu64 " launches (%" PRIu64 " in the trace)",
 			(uint64_t)a->launches.total, (uint64_t)a->launches.in_trace);
 	fputc('\n', out);
-	for (size_t i = 0; i < a->nnotes; i++)
-		fprintf(out, "note: %s\n", a->notes[i]);
+	for (size_t i = 0; i < a->nnotes; i++) {
+		fputs("note: ", out);
+		put(out, a->notes[i]);
+		fputc('\n', out);
+	}
 	for (size_t d = 0; d < a->ndevices; d++)
 		fprintf(out, "device %u: busy %.1f%% (%.3f s of %.3f s, %s)\n", a->devices[d].id,
 			a->duration_ns ? 100.0 * a->devices[d].busy_ns / a->duration_ns : 0.0,
@@ -185,15 +208,16 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 	if (a->ncauses)
 		fprintf(out, "\nroot causes (share of gap time):\n");
 	for (size_t i = 0; i < a->ncauses; i++) {
-		char fn[SHORTNAME_MAX];
-
+		char fn[SHORTNAME_MAX], text[ESC_TEXT_MAX];
 		const struct cause *c = &a->causes[i];
 
 		/* Without a function, the thread most of it was in. */
 		if (!c->function)
 			snprintf(fn, sizeof(fn), "(no function) in %s", c->comm ? c->comm : "?");
 		fprintf(out, "  %5.1f%%  %-12s %-40s ", 100 * c->share, blame_kind__name(c->kind),
-			c->function ? shortname(c->function, fn, sizeof(fn)) : fn);
+			esc__text(text, sizeof(text),
+				  c->function ? shortname(c->function, fn, sizeof(fn)) : fn,
+				  SIZE_MAX));
 		print_ms(out, c->ns);
 		fputc('\n', out);
 	}

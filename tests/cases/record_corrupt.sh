@@ -15,7 +15,8 @@ $CC -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 	-D_GNU_SOURCE -Ibpf -Iloader -Ireports -o "$TMP/script-asan" tests/record/script_main.c \
 	reports/script.c reports/script_meta.c reports/launches.c reports/context.c reports/knames.c reports/perfmap.c \
 	reports/reader.c reports/addrmaps.c reports/idmap.c \
-	reports/strtab.c loader/ksyms.c loader/trace.c loader/trace_read.c loader/trace_names.c -lz -lzstd
+	reports/strtab.c reports/escape.c reports/kinds.c loader/ksyms.c loader/numarg.c loader/trace.c \
+	loader/trace_read.c loader/trace_names.c -lz -lzstd
 $CC -O2 -g -pthread -o "$TMP/target" tests/record/target.c -ldl
 $CC -O2 -g -shared -fPIC -o "$TMP/libcuda.so.1" tests/record/fakecuda.c
 "$BUILD/gapscope" record -o "$TMP/t.gsc" -- "$TMP/target" --dlopen "$TMP/libcuda.so.1" \

@@ -47,9 +47,9 @@ expect_error nobtf "kernel BTF not available" \
 
 expect_error nocmd "cannot run gapscope-no-such-command: No such file or directory" \
 	"$GS" record -o "$TMP/nocmd.gsc" -- gapscope-no-such-command
-# A pid that cannot exist (above pid_max).
-expect_error nopid "cannot attach to pid 99999999: no such process" \
-	"$GS" record -o "$TMP/nopid.gsc" -p 99999999
+# A pid that cannot exist (pid_max is at most 4194304, every pid below it).
+expect_error nopid "cannot attach to pid 4194304: no such process" \
+	"$GS" record -o "$TMP/nopid.gsc" -p 4194304
 
 # Exit status: the target's code; a death by signal is the same signal for the caller.
 rc=0

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A full disk during `record` (small tmpfs mounts) ends the recording with one line on stderr and
 # exit status 1, while the target runs to its own end unharmed; the trace stays readable to its
-# last whole chunk (script and report work on it and say it was cut), and the line counts the
+# last whole chunk (script and report work on it and say it was cut; a trace cut before its
+# first chunk holds no record, which report refuses in one line), and the line counts the
 # chunk where it was cut and the events lost. A report or script output that cannot be written
 # makes those fail too.
 set -eu
@@ -69,10 +70,19 @@ full_disk() {
 	fi
 	trims=$(grep -c 'probe:malloc_trim' "$TMP/$name.script" || true)
 	[ "$trims" -lt "$2" ] || die "$1: all $2 trims in a cut trace"
+	rc=0
 	"$GS" report -o "$TMP/$name.report" "$TMP/$name/t.gsc" >/dev/null 2>"$TMP/$name.report.err" ||
-		die "$1: report failed on the cut trace: $(cat "$TMP/$name.report.err")"
-	grep -q "the recording did not finish" "$TMP/$name.report.err" ||
-		die "$1: report does not say it was cut"
+		rc=$?
+	if [ "$records" -eq 0 ]; then
+		assert_eq "$rc" 1 "$1: report's exit status on a trace without records"
+		assert_eq "$(cat "$TMP/$name.report.err")" \
+			"gapscope: $TMP/$name/t.gsc holds no records: its recorder ended before writing any" \
+			"$1: report on a trace without records"
+	else
+		[ "$rc" -eq 0 ] || die "$1: report failed on the cut trace: $(cat "$TMP/$name.report.err")"
+		grep -q "the recording did not finish" "$TMP/$name.report.err" ||
+			die "$1: report does not say it was cut"
+	fi
 	echo "$1: script read $trims of $2 malloc_trim calls"
 }
 

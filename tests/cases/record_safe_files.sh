@@ -84,7 +84,7 @@ mkdir "$SHARED/dir.gsc"
 rc=0
 record_to "$SHARED/dir.gsc" -f || rc=$?
 [ "$rc" -ne 0 ] && [ -d "$SHARED/dir.gsc" ] || die "-f onto a directory"
-grep -q "^gapscope: cannot create $SHARED/dir.gsc: Is a directory$" "$TMP/rec.err" ||
+grep -q "^gapscope: $SHARED/dir.gsc is a directory: -f replaces only a regular file or a link$" "$TMP/rec.err" ||
 	die "unexpected message: $(cat "$TMP/rec.err")"
 
 # report -o DIR: the directory 0700, its files 0600 (or narrower).

@@ -17,7 +17,8 @@ FUZZ_CFLAGS   := -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN) -DGAPSCOPE_FUZZ $(WA
 		 -D_GNU_SOURCE -pthread -MMD -MP -Ibpf -Iloader -Ireports
 FUZZ_LIBS     := -ldw -lelf -lz -lzstd -liberty
 # Everything `script` and `report` run on: the trace reader (trace.c) and kernel symbols (ksyms.c).
-FUZZ_SRCS     := $(wildcard reports/*.c) loader/trace.c loader/trace_read.c loader/trace_names.c loader/ksyms.c
+FUZZ_SRCS     := $(wildcard reports/*.c) loader/trace.c loader/trace_read.c loader/trace_names.c \
+		 loader/ksyms.c loader/numarg.c
 FUZZ_OBJS     := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_SRCS))
 
 $(FUZZ_DIR)/obj/%.o: %.c

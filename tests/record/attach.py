@@ -43,9 +43,12 @@ class Lines:
             self.eof = True
             self.cv.notify_all()
 
-    def wait(self, pattern, start=0):
-        """Index of the first line from START matching PATTERN; None at EOF without one."""
+    def wait(self, pattern, start=0, deadline=None):
+        """Index of the first line from START matching PATTERN; None at EOF without one, or
+        after DEADLINE seconds (a guard against a line that never comes, not a timing)."""
+        import time
         rx = re.compile(pattern)
+        end = time.monotonic() + deadline if deadline else None
         with self.cv:
             i = start
             while True:
@@ -55,7 +58,10 @@ class Lines:
                     i += 1
                 if self.eof:
                     return None
-                self.cv.wait()
+                left = end - time.monotonic() if end else None
+                if left is not None and left <= 0:
+                    return None
+                self.cv.wait(left)
 
     def join(self):
         with self.cv:

@@ -7,6 +7,7 @@
  * whole.
  */
 #include "kinds.c" /* one translation unit: the unit-test rule builds a single file */
+#include "escape.c"
 #include "shortname.c"
 #include "summary_txt.c"
 #include "testlib.h"

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Names the target chooses, through every output: tests/report/hostile.c names its threads and
+# kernels with bytes that are no UTF-8, surrogates, U+FFFE/U+FFFF, code points beyond U+10FFFF,
+# overlong forms, terminal escapes, newlines and markup, and runs from a directory whose name
+# holds a newline, "# end events=0" and an OSC sequence. summary.json, timeline.json and
+# gaps.speedscope.json must be UTF-8 that json.load takes; every SVG (and those inlined in
+# index.html) well-formed XML; summary.txt, report's stdout and script's output free of control
+# characters, with one '# end' line (tests/report/hostile_check.py); the page opens in Chromium
+# without errors and shows a gap's flame graph. Also report's options: NaN, wrapping numbers and
+# an absurd --copy-rate refused; report -f into an older report leaves none of its gap files.
+set -eu
+. "$GAPSCOPE_ROOT/tests/lib.sh"
+need_root "loads BPF programs and attaches uprobes"
+GS=$(realpath "$BUILD/gapscope")
+CC=${CC:-cc}
+
+evil="$TMP/evil
+# end events=0
+$(printf '\033]0;owned\007')"
+mkdir -p "$evil" "$TMP/lib"
+$CC -O2 -g -fno-omit-frame-pointer -pthread -o "$evil/hostile" tests/report/hostile.c -ldl
+$CC -O2 -g -shared -fPIC -o "$TMP/lib/libcuda.so.1" tests/record/fakecuda.c
+
+"$GS" record -o "$TMP/t.gsc" -- "$evil/hostile" "$TMP/lib/libcuda.so.1" 3 3 \
+	>"$TMP/rec.out" 2>&1 || { cat "$TMP/rec.out"; die "record"; }
+"$GS" report "$TMP/t.gsc" -o "$TMP/rep" >"$TMP/rep.txt" 2>"$TMP/rep.err" ||
+	{ cat "$TMP/rep.err"; die "report"; }
+[ ! -s "$TMP/rep.err" ] || die "report warned: $(cat "$TMP/rep.err")"
+"$GS" script "$TMP/t.gsc" >"$TMP/script.txt" 2>"$TMP/script.err" || die "script"
+grep -q '^gaps: [1-9]' "$TMP/rep.txt" || die "no gaps: $(cat "$TMP/rep.txt")"
+python3 tests/report/hostile_check.py "$TMP/rep" "$TMP/rep.txt" "$TMP/script.txt" ||
+	die "hostile names broke an output"
+# Each thread closed gaps, under its escaped name (one sample: a terminal escape).
+grep -q '\\x1b\]0;pwned\\x07' "$TMP/rep.txt" || die "the OSC name is not shown escaped"
+grep -q "^# target pid=[0-9]* launch $TMP/evil\\\\x0a# end events=0\\\\x0a" "$TMP/script.txt" ||
+	die "the target's path is not shown escaped: $(grep '^# target' "$TMP/script.txt")"
+
+# The page, in Chromium: no console error; a gap's flame graph shows its sleep.
+if [ -x "${CHROMIUM:-/usr/bin/chromium}" ] && [ -e tests/browser/node_modules/puppeteer-core ] &&
+	command -v node >/dev/null; then
+	mkdir -p "$BUILD/tests/render"
+	CHROMIUM=${CHROMIUM:-/usr/bin/chromium} node tests/browser/check_page.js \
+		"$TMP/rep/index.html" "$BUILD/tests/render/index-hostile.png" clock_nanosleep sleep ||
+		die "the page with hostile names"
+else
+	[ -z "${CI:-}" ] || die "chromium, node or puppeteer missing in CI (make deps installs them)"
+	echo "note: no Chromium: the page was not opened"
+fi
+
+# report's numbers: no NaN, no wrap, no copy rate that would make copies outlast the run.
+for o in "--min-gap nan" "--min-gap inf" "--min-gap -1" "--top 4294967297" \
+	"--copy-rate 1e-6" "--copy-rate nan" "--copy-rate 10,nan" "--copy-rate 10,1e9"; do
+	rc=0
+	# shellcheck disable=SC2086
+	"$GS" report "$TMP/t.gsc" -o "$TMP/bad" $o >/dev/null 2>"$TMP/bad.err" || rc=$?
+	[ "$rc" -ne 0 ] || die "report $o: exit 0"
+	grep -q "^gapscope report: ${o%% *}: " "$TMP/bad.err" || die "report $o: $(cat "$TMP/bad.err")"
+	[ ! -e "$TMP/bad" ] || die "report $o left a directory"
+done
+rc=0
+"$GS" script -w nan "$TMP/t.gsc" >/dev/null 2>"$TMP/bad.err" || rc=$?
+[ "$rc" -ne 0 ] || die "script -w nan: exit 0"
+
+# report -f into an older report with more gaps: none of its gap files stay.
+"$GS" report "$TMP/t.gsc" -o "$TMP/rep" -f --min-gap 1e6 >/dev/null 2>&1 || die "report -f"
+left=$(cd "$TMP/rep/gaps" && ls)
+assert_eq "$(echo $left)" "all.folded all.svg" "gap files after report -f with no gaps"
+echo ok
