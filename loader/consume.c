@@ -22,6 +22,7 @@
 #include "ksyms.h"
 #include "links.h"
 #include "metadata.h"
+#include "pycode.h"
 #include "stack.h"
 #include "target.h"
 #include "trace.h"
@@ -143,8 +144,16 @@ static int on_event(void *ctx, void *data, size_t size)
 			on_mmap(c, data);
 		break;
 	case GS_EV_EXEC:
+		if (c->maps->py)
+			pycode__exec(c->maps->py, h->tgid);
 		map_records__scan(c->maps, c->out, h->tgid);
 		break;
+	}
+	if (h->type == GS_EV_PYSTACK) {
+		trace_out__append(c->out, data, h->size);
+		if (c->maps->py)
+			pycode__event(c->maps->py, h); /* its code objects named, after it */
+		return 0;
 	}
 	if (h->type == GS_EV_USTACK_SNAP && h->size >= sizeof(struct ustack_snap_event)) {
 		append_snapshot(c, data);

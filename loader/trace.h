@@ -31,9 +31,11 @@
  * GS_REC_PERF_MAP (a JIT's perf map) and GS_REC_ARCHIVE (record --archive's reduced ELF files); a
  * reader of an older file simply finds none of them. 4: launches decided in the kernel (only
  * those that can end a gap have a record, bpf/cuda.bpf.c) and counted there (GS_REC_LAUNCHES);
- * a version 3 file holds every launch and no counts.
+ * a version 3 file holds every launch and no counts. 5: Python frames (GS_EV_PYSTACK,
+ * bpf/pyframes.h) and the code objects they name (GS_REC_PYCODE), the pystack and pycode loss
+ * counters; a reader of an older file finds none of them.
  */
-#define TRACE_VERSION	   4
+#define TRACE_VERSION	   5
 #define TRACE_VERSION_MIN  1	       /* the oldest a reader reads (offcpu.h: offcpu_syscall) */
 #define TRACE_CHUNK_MAGIC  0x4b434753u /* "SGCK" little endian */
 #define TRACE_CHUNK_TARGET (256 << 10) /* a chunk is written at this size */
@@ -58,6 +60,8 @@ struct trace_file_hdr {
 #define TRACE_F_PERF_MAP 0x2
 /* GS_REC_ARCHIVE records at the end (record --archive): a report reads them first. */
 #define TRACE_F_ARCHIVE	 0x4
+/* GS_REC_PYCODE records: a report that names Python frames as it goes reads them first. */
+#define TRACE_F_PYCODE	 0x8
 
 struct trace_chunk_hdr {
 	__u32 magic;
@@ -93,6 +97,7 @@ enum gs_rec_type {
 	GS_REC_PERF_MAP,      /* struct gs_rec_perf_map: a JIT's /tmp/perf-PID.map (v3) */
 	GS_REC_ARCHIVE,	      /* struct gs_rec_archive: part of a reduced ELF file (v3) */
 	GS_REC_LAUNCHES,      /* struct gs_rec_launches: every launch counted, so far (v4) */
+	GS_REC_PYCODE, /* struct gs_rec_pycode: a Python code object's names and lines (v5) */
 };
 
 struct gs_rec_clock {
@@ -294,6 +299,28 @@ struct gs_rec_archive {
 	__u32 build_id_len;
 	__u8 build_id[32];
 	char data[]; /* the path, then len bytes of the file */
+};
+
+/*
+ * A Python code object of a recorded process (bpf/pyframes.h), read from the process's memory
+ * while it lived, when a frame of it first came (loader/pycode.c): its qualified name, its file,
+ * and its line table as ranges of instruction bytes. A frame's line is that of the last entry
+ * whose start is at most the frame's offset; -1 for none. Written once per code object, soon
+ * after the first event that names it: a reader collects them in a pass of its own.
+ */
+struct gs_pyline {
+	__u32 start; /* bytes from the code's first instruction */
+	__s32 line;  /* -1: no line */
+};
+
+struct gs_rec_pycode {
+	struct gs_hdr h; /* h.tgid: the process */
+	__u64 code;	 /* the code object's address in the process */
+	__s32 firstlineno;
+	__u32 nlines;	/* gs_pyline entries that follow, by start */
+	__u32 name_len; /* bytes of the qualified name after the lines, its NUL included */
+	__u32 file_len; /* bytes of the file name after the name, its NUL included */
+	struct gs_pyline lines[];
 };
 
 /* Writer. */
