@@ -33,7 +33,7 @@ enum gs_event_type {
 	GS_EV_MMAP = 11,	/* struct mmap_event */
 	GS_EV_LOCK = 12,	/* struct lock_event (--lock-holds) */
 	GS_EV_USTACK_SNAP = 13, /* struct ustack_snap_event: registers and user stack bytes */
-	GS_EV_PYSTACK = 14,	/* struct pystack_event: a live CPython's frames (pyframes.h) */
+	GS_EV_PYSTACK = 14,	/* struct pystack_event: a live CPython's frames (pystack.h) */
 	GS_EV_MAX
 };
 

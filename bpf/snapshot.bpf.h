@@ -24,7 +24,7 @@
 
 #include "gapscope.bpf.h"
 #include "snapshot.h"
-#include "pyframes.bpf.h"
+#include "pystack.bpf.h"
 
 struct snap_slot {
 	__u64 busy; /* a program on this CPU is filling it (one preempted in a system call's exit) */

@@ -137,16 +137,16 @@ void pycode__map(struct pycode *pc, pid_t tgid, const char *file, const char *sh
 	if ((p && p->done) || !strstr(base ? base : shown, "python"))
 		return;
 	ret = pyoffsets__probe(file, shown, pgoff, &in, err, sizeof(err));
-	if (ret == -ENOENT || (ret && file != shown &&
-			       (ret = pyoffsets__probe(shown, shown, pgoff, &in, err,
-						       sizeof(err))) == -ENOENT))
+	if (ret == -ENOENT ||
+	    (ret && file != shown &&
+	     (ret = pyoffsets__probe(shown, shown, pgoff, &in, err, sizeof(err))) == -ENOENT))
 		return; /* no interpreter in this file (a python that maps a libpython) */
 	if (!p && !(p = proc_add(pc, tgid)))
 		return;
 	p->done = true;
 	if (ret) {
-		fprintf(stderr, "gapscope: warning: pid %d: %s: %s: no Python frames\n", tgid, shown,
-			err[0] ? err : strerror(-ret));
+		fprintf(stderr, "gapscope: warning: pid %d: %s: %s: no Python frames\n", tgid,
+			shown, err[0] ? err : strerror(-ret));
 		return;
 	}
 	p->l = in.layout;
@@ -324,7 +324,8 @@ static int name_code(struct pycode *pc, const struct pyproc *p, __u64 code)
 	if (!pc->marked && pc->out->tw) {
 		pc->marked = true;
 		if (trace__set_flags(pc->out->tw, TRACE_F_PYCODE))
-			fprintf(stderr, "gapscope: warning: %s: cannot mark the trace's Python code\n",
+			fprintf(stderr,
+				"gapscope: warning: %s: cannot mark the trace's Python code\n",
 				pc->out->path);
 	}
 	return 0;

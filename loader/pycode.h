@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Python frames on the recorder's side (bpf/pyframes.h): finding the interpreter in a recorded
+ * Python frames on the recorder's side (bpf/pystack.h): finding the interpreter in a recorded
  * process (the python executable, or a libpython, as each executable file mapping is recorded),
  * telling the BPF side where its structures are (map py_procs), and naming the code objects the
  * frames point at, read from the process's memory while it lives (process_vm_readv): one

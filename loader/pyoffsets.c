@@ -203,8 +203,9 @@ static void find_syms(Elf *e, struct elf_syms *s)
 		GElf_Shdr sh;
 		Elf_Data *data;
 
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
-		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) || !sh.sh_entsize ||
+		    !(data = elf_getdata(scn, NULL)))
 			continue;
 		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Sym sym;
@@ -312,8 +313,8 @@ int pyoffsets__probe(const char *path, const char *shown, __u64 pgoff, struct py
 	} else {
 		ret = pyoffsets__table(major, minor, &out->layout);
 		if (ret) {
-			snprintf(err, errlen, "Python %u.%u not supported (3.10 to 3.13 are)", major,
-				 minor);
+			snprintf(err, errlen, "Python %u.%u not supported (3.10 to 3.13 are)",
+				 major, minor);
 			ret = -ENOTSUP;
 		}
 	}
@@ -449,8 +450,8 @@ static int lines_311(struct lines *l, const __u8 *p, size_t len, int line)
 	return 0;
 }
 
-int pyoffsets__lines(int kind, const __u8 *tab, size_t len, int firstlineno,
-		     struct gs_pyline **out, __u32 *n)
+int pyoffsets__lines(int kind, const __u8 *tab, size_t len, int firstlineno, struct gs_pyline **out,
+		     __u32 *n)
 {
 	struct lines l = {};
 	int ret = kind == PY_LINES_310 ? lines_310(&l, tab, len, firstlineno) :

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Where a CPython's structures are (bpf/pyframes.h), from the interpreter's own file: its version
+ * Where a CPython's structures are (bpf/pystack.h), from the interpreter's own file: its version
  * (the Py_Version symbol, 3.11 and later, else the file's name), the address of _PyRuntime, and
  * the offsets: 3.13's debug offsets (_Py_DebugOffsets, at the start of _PyRuntime, as the file
  * initializes it), else a table per version (3.10, 3.11, 3.12, x86-64). Also how a version's line
@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-#include "pyframes.h"
+#include "pystack.h"
 #include "trace.h"
 
 #define PY_LINES_310 1 /* (bytes, line delta) pairs */
@@ -66,7 +66,7 @@ int pyoffsets__probe(const char *path, const char *shown, __u64 pgoff, struct py
  * A line table decoded into *out (malloc'ed, *n entries by start, gs_pyline): 0, or -EINVAL
  * for a table that does not decode, -ENOMEM.
  */
-int pyoffsets__lines(int kind, const __u8 *tab, size_t len, int firstlineno,
-		     struct gs_pyline **out, __u32 *n);
+int pyoffsets__lines(int kind, const __u8 *tab, size_t len, int firstlineno, struct gs_pyline **out,
+		     __u32 *n);
 
 #endif

@@ -32,7 +32,7 @@
  * reader of an older file simply finds none of them. 4: launches decided in the kernel (only
  * those that can end a gap have a record, bpf/cuda.bpf.c) and counted there (GS_REC_LAUNCHES);
  * a version 3 file holds every launch and no counts. 5: Python frames (GS_EV_PYSTACK,
- * bpf/pyframes.h) and the code objects they name (GS_REC_PYCODE), the pystack and pycode loss
+ * bpf/pystack.h) and the code objects they name (GS_REC_PYCODE), the pystack and pycode loss
  * counters; a reader of an older file finds none of them.
  */
 #define TRACE_VERSION	   5
@@ -302,7 +302,7 @@ struct gs_rec_archive {
 };
 
 /*
- * A Python code object of a recorded process (bpf/pyframes.h), read from the process's memory
+ * A Python code object of a recorded process (bpf/pystack.h), read from the process's memory
  * while it lived, when a frame of it first came (loader/pycode.c): its qualified name, its file,
  * and its line table as ranges of instruction bytes. A frame's line is that of the last entry
  * whose start is at most the frame's offset; -1 for none. Written once per code object, soon

@@ -27,7 +27,7 @@
 #include "offcpu.h"
 #include "probe.h"
 #include "proc.h"
-#include "pyframes.h"
+#include "pystack.h"
 #include "sample.h"
 #include "snapshot.h"
 #include "trace.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Reading a live CPython's frames from BPF (pyframes.h): py_take() at the places a user stack
+ * Reading a live CPython's frames from BPF (pystack.h): py_take() at the places a user stack
  * snapshot is taken (snapshot.bpf.h), whether or not snapshots are on. The maps are weak, as in
  * gapscope.bpf.h: linked into one object, each is one map.
  *
@@ -11,11 +11,11 @@
  * thread of the C library the interpreter never saw) has no Python frames and costs the walk of
  * the lists: a few hundred nanoseconds for the programs this is made for.
  */
-#ifndef GAPSCOPE_PYFRAMES_BPF_H
-#define GAPSCOPE_PYFRAMES_BPF_H
+#ifndef GAPSCOPE_PYSTACK_BPF_H
+#define GAPSCOPE_PYSTACK_BPF_H
 
 #include "gapscope.bpf.h"
-#include "pyframes.h"
+#include "pystack.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -73,7 +73,8 @@ static long py_find_step(__u64 i, void *arg)
 
 	if (!c->ts) {
 		if (++c->ninterp >= PY_INTERPS_MAX ||
-		    py_read(&c->interp, sizeof(c->interp), c->interp + o->interp_next) || !c->interp)
+		    py_read(&c->interp, sizeof(c->interp), c->interp + o->interp_next) ||
+		    !c->interp)
 			return 1;
 		if (py_read(&c->ts, sizeof(c->ts), c->interp + o->interp_threads))
 			goto fail;
@@ -218,8 +219,7 @@ static __always_inline void py_take(__u32 of_type, __u64 ts, __u64 end, __u32 ir
 		return; /* 0: a thread the interpreter does not know */
 	}
 	if (py_read(&frame, sizeof(frame), ts_addr + o->ts_frame) ||
-	    (o->has_cframe && frame &&
-	     py_read(&frame, sizeof(frame), frame + o->cframe_current))) {
+	    (o->has_cframe && frame && py_read(&frame, sizeof(frame), frame + o->cframe_current))) {
 		count_loss(GS_LOSS_PYSTACK);
 		return;
 	}
