@@ -51,7 +51,7 @@ override LDFLAGS += -pthread
 
 # Packages the project needs from Debian; CUDA comes from the toolkit at $(CUDA_HOME).
 DEB_PKGS = build-essential clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
-	   libzstd-dev liblzma-dev libbz2-dev libgmp-dev pkg-config python3 util-linux clang-format \
+	   libzstd-dev liblzma-dev libbz2-dev libgmp-dev pkg-config python3 python3-dev util-linux clang-format \
 	   help2man \
 	   $(BROWSER_DEB_PKGS)
 

@@ -41,22 +41,22 @@
 struct py_offsets {
 	__u64 runtime;	      /* address of _PyRuntime in the process */
 	__u32 version;	      /* major << 8 | minor */
-	__u16 rt_interp_head; /* _PyRuntime.interpreters.head */
-	__u16 interp_next;    /* PyInterpreterState.next */
-	__u16 interp_threads; /* PyInterpreterState's list of thread states: head */
-	__u16 ts_next;	      /* PyThreadState.next */
-	__u16 ts_thread_id;   /* PyThreadState.thread_id: pthread_self() of its thread */
-	__u16 ts_frame;	      /* PyThreadState: current frame (3.10, 3.13) or cframe (3.11, 3.12) */
-	__u16 cframe_current; /* _PyCFrame.current_frame; unused without a cframe */
-	__u16 fr_previous;    /* frame: its caller's frame */
-	__u16 fr_code;	      /* frame: its code object */
-	__u16 fr_instr;	      /* frame: f_lasti (3.10), prev_instr (3.11, 3.12), instr_ptr */
-	__u16 fr_entry;	      /* frame: is_entry (3.11) or owner (3.12+) */
-	__u16 code_adaptive;  /* code object: its first instruction (3.11+) */
+	__u32 rt_interp_head; /* _PyRuntime.interpreters.head */
+	__u32 interp_next;    /* PyInterpreterState.next */
+	__u32 interp_threads; /* PyInterpreterState's list of thread states: head */
+	__u32 ts_next;	      /* PyThreadState.next */
+	__u32 ts_thread_id;   /* PyThreadState.thread_id: pthread_self() of its thread */
+	__u32 ts_frame;	      /* PyThreadState: current frame (3.10, 3.13) or cframe (3.11, 3.12) */
+	__u32 cframe_current; /* _PyCFrame.current_frame; unused without a cframe */
+	__u32 fr_previous;    /* frame: its caller's frame */
+	__u32 fr_code;	      /* frame: its code object */
+	__u32 fr_instr;	      /* frame: f_lasti (3.10), prev_instr (3.11, 3.12), instr_ptr */
+	__u32 fr_entry;	      /* frame: is_entry (3.11) or owner (3.12+) */
+	__u32 code_adaptive;  /* code object: its first instruction (3.11+) */
 	__u8 has_cframe;
 	__u8 instr_kind; /* PY_INSTR_* */
 	__u8 entry_kind; /* PY_ENTRY_* */
-	__u8 pad[5];
+	__u8 pad;
 };
 
 /* struct py_frame.flags */

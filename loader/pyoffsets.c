@@ -137,7 +137,7 @@ static const struct do_sections do_layouts[] = {
 
 static bool inside(const __u64 *w, int section, int field)
 {
-	return w[section] && w[section] < 4096 && w[section + field] < w[section];
+	return w[section] && w[section] < (1u << 24) && w[section + field] < w[section];
 }
 
 int pyoffsets__from_debug(const void *buf, size_t len, struct py_layout *out)

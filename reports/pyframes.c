@@ -285,7 +285,8 @@ const struct gs_hdr *pyframes__feed(struct pyframes *p, const struct gs_hdr *h)
 			  h->type != GS_EV_SAMPLE && h->type != GS_EV_PROBE))
 		return h;
 	for (size_t i = 0; i < p->npend && !pe; i++)
-		if (p->pend[i].tid == h->tid && p->pend[i].type == h->type && p->pend[i].ts == h->ts)
+		if (p->pend[i].tid == h->tid && p->pend[i].type == h->type &&
+		    p->pend[i].ts == h->ts)
 			pe = &p->pend[i];
 	if (pe) {
 		out = rebuild(p, h, pe) ?: h;
