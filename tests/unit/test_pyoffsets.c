@@ -80,8 +80,8 @@ static void check_probe(const char *exe)
 		char cmd[512], lib[400] = "";
 		FILE *f;
 
-		snprintf(cmd, sizeof(cmd), "ldd %s | sed -n 's/.*=> \\(.*libpython[^ ]*\\).*/\\1/p'",
-			 exe);
+		snprintf(cmd, sizeof(cmd),
+			 "ldd %s | sed -n 's/.*=> \\(.*libpython[^ ]*\\).*/\\1/p'", exe);
 		f = popen(cmd, "r");
 		CHECK(f && fgets(lib, sizeof(lib), f), "%s: no _PyRuntime and no libpython", exe);
 		pclose(f);
@@ -130,8 +130,8 @@ static void check_lines(const char *exe)
 		struct gs_pyline *v;
 		__u32 n;
 
-		CHECK(sscanf(line, "%d %ms %d %ms", &first, &hex, &ncodebytes, &ranges) >= 3,
-		      "%s", line);
+		CHECK(sscanf(line, "%d %ms %d %ms", &first, &hex, &ncodebytes, &ranges) >= 3, "%s",
+		      line);
 		len = strlen(hex) / 2;
 		tab = malloc(len + 1);
 		for (size_t i = 0; i < len; i++)
@@ -173,11 +173,11 @@ static void check_debug(void)
 	struct py_layout l;
 
 	memcpy(w, "xdebugpy", 8);
-	w[1] = 0x030d01f0; /* 3.13.1 final */
-	w[3] = 2048, w[5] = 616;	   /* runtime: size, interpreters.head */
+	w[1] = 0x030d01f0;		       /* 3.13.1 final */
+	w[3] = 2048, w[5] = 616;	       /* runtime: size, interpreters.head */
 	w[6] = 1 << 16, w[8] = 8, w[9] = 7360; /* interpreter: size, next, threads.head */
 	w[19] = 1000, w[21] = 8, w[23] = 72, w[24] = 152; /* thread: next, current_frame, id */
-	w[28] = 80, w[29] = 8, w[30] = 0, w[31] = 56, w[33] = 70; /* frame */
+	w[28] = 80, w[29] = 8, w[30] = 0, w[31] = 56, w[33] = 70;		     /* frame */
 	w[34] = 208, w[35] = 112, w[37] = 128, w[38] = 136, w[39] = 68, w[43] = 200; /* code */
 	CHECK(!pyoffsets__from_debug(w, sizeof(w), &l), "3.13 layout refused");
 	CHECK_EQ_U64(l.bpf.rt_interp_head, 616);
