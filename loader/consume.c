@@ -310,6 +310,8 @@ int consumer__poll(struct consumer *c, struct target *t, int sfd, double duratio
 			consumer__drain(c);
 			gpu_feeds__tick(c->out);
 			uprobes__retire_lookups(c->up);
+			if (c->maps->py)
+				pycode__tick(c->maps->py);
 			ticks++;
 			if (ticks % 4 == 0)
 				trace_out__flush(c->out);

@@ -19,7 +19,10 @@
 
 struct pyproc {
 	pid_t tgid;
-	bool done; /* an interpreter found (or refused): later mappings are not looked at */
+	bool done;  /* an interpreter found (or refused): later mappings are not looked at */
+	bool armed; /* the BPF side told (or given up): pycode__tick looks no more */
+	unsigned int tries;
+	char shown[256];
 	struct py_layout l;
 	__u64 code_type; /* PyCode_Type in the process, 0: not checked */
 };
@@ -106,23 +109,78 @@ static void count_loss(struct pycode *pc)
 	free(v);
 }
 
-/*
- * Where the interpreter's structures are not those of the layout (a build of its own), the
- * first thread state of the first interpreter does not point back at it: checked where the
- * interpreter already runs (-p), not before it starts (a launched program).
- */
-static bool layout_holds(pid_t tgid, const struct py_offsets *o)
-{
-	__u64 interp = 0, ts = 0, back = 0;
+#define RT_SCAN	    1024 /* bytes of _PyRuntime looked through for the interpreters' list */
+#define INTERP_SCAN 8192 /* bytes of PyInterpreterState looked through for its threads' */
 
+/* A thread state at ts that is the head of interp's list: its prev NULL, its interp interp. */
+static bool is_head(pid_t tgid, __u64 ts, __u64 interp)
+{
+	__u64 v[3]; /* PyThreadState: prev, next, interp, in every version read here */
+
+	return ts && !(ts & 7) && !peek(tgid, ts, v, sizeof(v)) && !v[0] && v[2] == interp;
+}
+
+/*
+ * The two offsets that find a thread's state, checked against the running interpreter: the
+ * version's own first; where those do not hold (a build of its own, a layout the table has
+ * wrong), the first pair in the structures' first bytes that does. 1: found; 0: not (yet: an
+ * interpreter that has not started has no thread); -1: the process cannot be read.
+ */
+static int find_threads(pid_t tgid, struct py_offsets *o, bool *moved)
+{
+	static __u64 rt[RT_SCAN / 8], is[INTERP_SCAN / 8];
+	__u64 interp = 0, ts = 0;
+
+	*moved = false;
 	if (peek(tgid, o->runtime + o->rt_interp_head, &interp, 8))
-		return false;
-	if (!interp)
-		return true;
-	if (peek(tgid, interp + o->interp_threads, &ts, 8))
-		return false;
-	/* PyThreadState: prev, next, interp in every version read here. */
-	return !ts || (!peek(tgid, ts + 16, &back, 8) && back == interp);
+		return -1;
+	if (interp && !peek(tgid, interp + o->interp_threads, &ts, 8) && is_head(tgid, ts, interp))
+		return 1;
+	if (peek(tgid, o->runtime, rt, sizeof(rt)))
+		return -1;
+	for (__u32 i = 0; i < RT_SCAN / 8; i++) {
+		if (!rt[i] || (rt[i] & 7) || peek(tgid, rt[i], is, sizeof(is)))
+			continue;
+		for (__u32 k = 0; k < INTERP_SCAN / 8; k++) {
+			if (!is_head(tgid, is[k], rt[i]))
+				continue;
+			o->rt_interp_head = i * 8;
+			o->interp_threads = k * 8;
+			*moved = true;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+#define ARM_TRIES 200 /* looks, 50 ms apart, for an interpreter's first thread: 10 s */
+
+/* The BPF side told where the interpreter is, once it runs (or given up). */
+static void arm(struct pycode *pc, struct pyproc *p)
+{
+	bool moved;
+	int ret = find_threads(p->tgid, &p->l.bpf, &moved);
+
+	if (!ret && ++p->tries < ARM_TRIES)
+		return; /* not started yet: pycode__tick looks again */
+	p->armed = true;
+	if (ret <= 0) {
+		fprintf(stderr,
+			"gapscope: warning: pid %d: Python %u.%u (%s): no thread state where its "
+			"version has them: no Python frames\n",
+			p->tgid, p->l.major, p->l.minor, p->shown);
+		return;
+	}
+	if (bpf_map_update_elem(bpf_map__fd(pc->skel->maps.py_procs), &(__u32){ p->tgid },
+				&p->l.bpf, BPF_ANY)) {
+		fprintf(stderr, "gapscope: warning: pid %d: no Python frames: %s\n", p->tgid,
+			strerror(errno));
+		return;
+	}
+	fprintf(stderr, "gapscope: pid %d: Python %u.%u (%s): frames read, offsets from %s%s\n",
+		p->tgid, p->l.major, p->l.minor, p->shown,
+		p->l.from_debug ? "its debug offsets" : "the table",
+		moved ? " (its thread states found elsewhere)" : "");
 }
 
 void pycode__map(struct pycode *pc, pid_t tgid, const char *file, const char *shown, __u64 start,
@@ -145,28 +203,23 @@ void pycode__map(struct pycode *pc, pid_t tgid, const char *file, const char *sh
 		return;
 	p->done = true;
 	if (ret) {
+		p->armed = true;
 		fprintf(stderr, "gapscope: warning: pid %d: %s: %s: no Python frames\n", tgid,
 			shown, err[0] ? err : strerror(-ret));
 		return;
 	}
+	snprintf(p->shown, sizeof(p->shown), "%s", shown);
 	p->l = in.layout;
 	p->l.bpf.runtime = start + (in.runtime_vaddr - in.map_vaddr);
 	p->code_type = in.code_type_vaddr ? start + (in.code_type_vaddr - in.map_vaddr) : 0;
-	if (!layout_holds(tgid, &p->l.bpf)) {
-		fprintf(stderr,
-			"gapscope: warning: pid %d: Python %u.%u (%s) is not laid out as its version "
-			"is: no Python frames\n",
-			tgid, p->l.major, p->l.minor, shown);
-		return;
-	}
-	if (bpf_map_update_elem(bpf_map__fd(pc->skel->maps.py_procs), &(__u32){ tgid }, &p->l.bpf,
-				BPF_ANY)) {
-		fprintf(stderr, "gapscope: warning: pid %d: no Python frames: %s\n", tgid,
-			strerror(errno));
-		return;
-	}
-	fprintf(stderr, "gapscope: pid %d: Python %u.%u (%s): frames read, offsets from %s\n", tgid,
-		p->l.major, p->l.minor, shown, p->l.from_debug ? "its debug offsets" : "the table");
+	arm(pc, p);
+}
+
+void pycode__tick(struct pycode *pc)
+{
+	for (size_t i = 0; i < pc->nprocs; i++)
+		if (pc->procs[i].done && !pc->procs[i].armed)
+			arm(pc, &pc->procs[i]);
 }
 
 void pycode__exec(struct pycode *pc, pid_t tgid)

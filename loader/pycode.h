@@ -29,6 +29,11 @@ void pycode__free(struct pycode *pc);
  */
 void pycode__map(struct pycode *pc, pid_t tgid, const char *file, const char *shown, __u64 start,
 		 __u64 pgoff);
+/*
+ * Interpreters found before they ran (a launched program) are armed once they have a thread:
+ * called every 50 ms.
+ */
+void pycode__tick(struct pycode *pc);
 /* tgid ran execve: its interpreter, if any, is gone. */
 void pycode__exec(struct pycode *pc, pid_t tgid);
 /* A GS_EV_PYSTACK from the ring buffer: its code objects named (after it in the trace). */
