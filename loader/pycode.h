@@ -2,7 +2,9 @@
 /*
  * Python frames on the recorder's side (bpf/pystack.h): finding the interpreter in a recorded
  * process (the python executable, or a libpython, as each executable file mapping is recorded),
- * telling the BPF side where its structures are (map py_procs), and naming the code objects the
+ * telling the BPF side where its structures are (map py_procs) once it has a thread (its thread
+ * states checked where the version puts them, else found by a scan of the runtime's and the
+ * interpreter's first bytes for a list head that points back), and naming the code objects the
  * frames point at, read from the process's memory while it lives (process_vm_readv): one
  * GS_REC_PYCODE per (process, code object), written after the first event that names it, the
  * trace marked TRACE_F_PYCODE. A code object that cannot be read counts as a pycode loss.
