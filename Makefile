@@ -53,7 +53,7 @@ override LDFLAGS += -pthread
 # the demangler; libdebuginfod1: what libdwfl loads to ask debuginfod servers (DEBUGINFOD_URLS);
 # xz-utils: tests make MiniDebugInfo.
 DEB_PKGS = build-essential clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
-	   libzstd-dev liblzma-dev libbz2-dev libgmp-dev pkg-config python3 util-linux clang-format \
+	   libzstd-dev liblzma-dev libbz2-dev libgmp-dev pkg-config python3 python3-dev util-linux clang-format \
 	   libiberty-dev libdebuginfod1 xz-utils \
 	   help2man \
 	   $(BROWSER_DEB_PKGS)
@@ -104,6 +104,7 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tests/bench/run.sh $(BUILD)
 	$(Q)tests/bench/launch_cost.sh $(BUILD)
+	$(Q)tests/bench/pyframes_cost.sh $(BUILD)
 	$(Q)tests/report/bench.sh $(BUILD)
 
 stress-scenarios: deps

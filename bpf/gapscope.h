@@ -33,6 +33,7 @@ enum gs_event_type {
 	GS_EV_MMAP = 11,	/* struct mmap_event */
 	GS_EV_LOCK = 12,	/* struct lock_event (--lock-holds) */
 	GS_EV_USTACK_SNAP = 13, /* struct ustack_snap_event: registers and user stack bytes */
+	GS_EV_PYSTACK = 14,	/* struct pystack_event: a live CPython's frames (pystack.h) */
 	GS_EV_MAX
 };
 
@@ -92,6 +93,8 @@ enum gs_loss {
 	GS_LOSS_RECURSION,   /* user space: runs the kernel skipped (bpf_prog_info) */
 	GS_LOSS_ATTACH,	     /* user space: probes that failed to attach */
 	GS_LOSS_USNAP,	     /* a user stack snapshot not taken: unreadable stack, buffer busy */
+	GS_LOSS_PYSTACK,     /* Python frames not read, or cut short: a failed read, buffer busy */
+	GS_LOSS_PYCODE,	     /* user space: Python code objects that could not be named */
 	GS_LOSS_MAX
 };
 
@@ -99,7 +102,7 @@ enum gs_loss {
 /* clang-format off */
 static const char *const gs_loss_names[GS_LOSS_MAX] __attribute__((unused)) = {
 	"ringbuf", "ustack", "kstack", "map", "read", "signal", "recursion", "attach_failed",
-	"ustack_snap",
+	"ustack_snap", "pystack", "pycode",
 };
 /* clang-format on */
 #endif

@@ -24,6 +24,7 @@
 
 #include "gapscope.bpf.h"
 #include "snapshot.h"
+#include "pystack.bpf.h"
 
 struct snap_slot {
 	__u64 busy; /* a program on this CPU is filling it (one preempted in a system call's exit) */
@@ -124,6 +125,7 @@ static __always_inline void snap_take(__u32 of_type, __u64 ts, __u64 end, __s32 
 	__u32 key, want, n = 0, got = 0;
 	__u64 sp, id, size;
 
+	py_take(of_type, ts, end, irq); /* a Python thread's frames, snapshots on or off */
 	if (!cfg)
 		return;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);

@@ -17,6 +17,7 @@
 #include "metadata.h"
 #include "options.h"
 #include "snapshot.h"
+#include "pystack.h"
 #include "privs.h"
 #include "trace.h"
 #include "umulti.h"
@@ -117,6 +118,9 @@ static void configure(struct record_bpf *skel, const struct record_opts *o, bool
 	if (o->snap_bytes && libbpf_num_possible_cpus() > 0)
 		bpf_map__set_max_entries(skel->maps.snap_bufs,
 					 SNAP_SLOTS * libbpf_num_possible_cpus());
+	/* Python frames' scratch records: PY_SLOTS per CPU (pystack.bpf.h), ~1 KiB each. */
+	if (libbpf_num_possible_cpus() > 0)
+		bpf_map__set_max_entries(skel->maps.py_bufs, PY_SLOTS * libbpf_num_possible_cpus());
 	/*
 	 * Per-thread maps that only calls of rare functions fill (an executable mmap, a probed
 	 * libc or CUDA call with a return probe) allocate their elements when used: preallocated,

@@ -22,6 +22,7 @@
 #include "links.h"
 #include "metadata.h"
 #include "procmaps.h"
+#include "pycode.h"
 #include "stack.h"
 #include "target.h"
 #include "trace.h"
@@ -190,6 +191,8 @@ static int on_event(void *ctx, void *data, size_t size)
 			on_mmap(c, data);
 		break;
 	case GS_EV_EXEC:
+		if (c->maps->py)
+			pycode__exec(c->maps->py, h->tgid);
 		map_records__scan(c->maps, c->out, pidns__local(c->out->ns, h->tgid, true));
 		break;
 	case GS_EV_FORK:
@@ -197,8 +200,17 @@ static int on_event(void *ctx, void *data, size_t size)
 		 * own map records, as at an exec (a DataLoader worker's stacks). */
 		if (h->size >= sizeof(struct fork_event) &&
 		    ((struct fork_event *)data)->child_tgid != h->tgid)
-			map_records__scan(c->maps, c->out, ((struct fork_event *)data)->child_tgid);
+			map_records__scan(c->maps, c->out,
+					  pidns__local(c->out->ns,
+						       ((struct fork_event *)data)->child_tgid,
+						       true));
 		break;
+	}
+	if (h->type == GS_EV_PYSTACK) {
+		trace_out__append(c->out, data, h->size);
+		if (c->maps->py)
+			pycode__event(c->maps->py, h); /* its code objects named, after it */
+		return 0;
 	}
 	if (!(h->flags & GS_F_STACK)) {
 		trace_out__append(c->out, data, h->size);
@@ -349,6 +361,8 @@ int consumer__poll(struct consumer *c, struct target *t, int sfd, double duratio
 			consumer__drain(c);
 			gpu_feeds__tick(c->out);
 			uprobes__retire_lookups(c->up);
+			if (c->maps->py)
+				pycode__tick(c->maps->py);
 			ticks++;
 			if (ticks % 4 == 0)
 				trace_out__flush(c->out);

@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "elfx.h"
 #include "metadata.h"
+#include "pycode.h"
 #include "procmaps.h"
 #include "trace.h"
 
@@ -405,6 +406,8 @@ void map_records__scan(struct map_records *m, struct trace_out *o, pid_t tgid)
 			if (m->archive && (e.prot & PROCMAPS_X))
 				archive__note(m->archive, tgid, e.start, e.end, e.path,
 					      rec->build_id, rec->build_id_len);
+			if (m->py && (e.prot & PROCMAPS_X))
+				pycode__map(m->py, tgid, mf, e.path, e.start, e.pgoff);
 		}
 		trace_out__append(o, rec, sizeof(*rec) + plen);
 		free(rec);

@@ -87,6 +87,7 @@ struct map_records {
 	struct map_seen *v;
 	size_t n, cap;
 	struct archive *archive; /* --archive: the files of executable mappings (archive.h) */
+	struct pycode *py;	 /* Python interpreters looked for in them (pycode.h), or NULL */
 };
 
 /* Writes a GS_REC_MAP (with its build-id) for each mapping of TGID not written before. */

@@ -48,6 +48,7 @@ enum {
 	OPT_RINGBUF,
 	OPT_SNAP,
 	OPT_SNAP_MIN,
+	OPT_NO_PYTHON,
 };
 
 /* argp wraps help text at 79 columns: keep every line shorter. */
@@ -138,6 +139,10 @@ static const struct argp_option opts[] = {
 	  0 },
 	{ "snapshot-min-block", OPT_SNAP_MIN, "MS", 0,
 	  "Waits at least this long get a stack snapshot (default 1)", 0 },
+	{ "no-python", OPT_NO_PYTHON, NULL, 0,
+	  "No Python frames (by default read from every CPython 3.10-3.13 recorded, at samples "
+	  "and long waits)",
+	  0 },
 	{ "verbose", 'v', NULL, 0, "libbpf debug output", 0 },
 	{},
 };
@@ -224,6 +229,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	}
 	case OPT_LAUNCH_STACKS:
 		o->launch_stacks = true;
+		break;
+	case OPT_NO_PYTHON:
+		o->no_python = true;
 		break;
 	case OPT_KEEP_LOOKUPS:
 		o->keep_lookups = true;

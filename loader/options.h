@@ -39,7 +39,8 @@ struct record_opts {
 	__u64 snap_min_block_ns; /* --snapshot-min-block: the shortest wait snapshotted */
 	int cupti; /* --cupti 1, --no-cupti 0, else -1: on for a launched command, quietly */
 	bool nvml;
-	bool archive; /* --archive: reduced ELF files into the trace (archive.h) */
+	bool archive;	/* --archive: reduced ELF files into the trace (archive.h) */
+	bool no_python; /* --no-python: no Python frames (pycode.h) */
 };
 
 /* Parses argv into *o (the defaults first); argp exits on --help and on errors. 0 or -EINVAL. */

@@ -12,6 +12,7 @@
  *   consume.c    the poll loop and each event on its way to the trace
  *   metadata.c   the recorder's own records (clock, probes, maps, losses, end)
  *   archive.c    --archive: the mapped ELF files, reduced, at the end
+ *   pycode.c     Python interpreters found, their code objects named
  */
 #include <errno.h>
 #include <stdio.h>
@@ -33,6 +34,7 @@
 #include "metadata.h"
 #include "options.h"
 #include "outfile.h"
+#include "pycode.h"
 #include "sampler.h"
 #include "privs.h"
 #include "target.h"
@@ -218,7 +220,9 @@ int cmd_record(int argc, char **argv)
 		err = -EINVAL;
 		goto cleanup;
 	}
-	gpu_feeds__start(&o); /* CUPTI: the target's environment */
+	if (!o.no_python)
+		maps.py = pycode__new(skel, &out); /* NULL (out of memory): no Python frames */
+	gpu_feeds__start(&o);			   /* CUPTI: the target's environment */
 	err = o.cmd ? target__launch(&t, o.cmd, &orig_mask) : target__attach(&t, o.pid);
 	if (err)
 		goto cleanup;
@@ -289,6 +293,7 @@ cleanup:
 	/* In the reverse order of the above. */
 	map_records__free(&maps);
 	proc_tree__free(&tree);
+	pycode__free(maps.py);
 	archive__free(&archive);
 	uprobes__free(&up);
 	links__free(&links);

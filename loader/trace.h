@@ -32,7 +32,9 @@
  * reader of an older file simply finds none of them. 4: launches decided in the kernel (only
  * those that can end a gap have a record, bpf/cuda.bpf.c) and counted there (GS_REC_LAUNCHES);
  * a version 3 file holds every launch and no counts. 5: chunks compressed whole (zstd,
- * trace_chunk_hdr.raw_len); stack snapshots no longer compressed one by one.
+ * trace_chunk_hdr.raw_len), stack snapshots no longer compressed one by one; Python frames
+ * (GS_EV_PYSTACK, bpf/pystack.h) and the code objects they name (GS_REC_PYCODE), the pystack and
+ * pycode loss counters; a reader of an older file finds none of them.
  */
 #define TRACE_VERSION	   5
 #define TRACE_VERSION_MIN  1	       /* the oldest a reader reads (offcpu.h: offcpu_syscall) */
@@ -59,6 +61,8 @@ struct trace_file_hdr {
 #define TRACE_F_PERF_MAP 0x2
 /* GS_REC_ARCHIVE records at the end (record --archive): a report reads them first. */
 #define TRACE_F_ARCHIVE	 0x4
+/* GS_REC_PYCODE records: a report that names Python frames as it goes reads them first. */
+#define TRACE_F_PYCODE	 0x8
 
 struct trace_chunk_hdr {
 	__u32 magic;
@@ -104,6 +108,7 @@ enum gs_rec_type {
 	GS_REC_PERF_MAP,      /* struct gs_rec_perf_map: a JIT's /tmp/perf-PID.map (v3) */
 	GS_REC_ARCHIVE,	      /* struct gs_rec_archive: part of a reduced ELF file (v3) */
 	GS_REC_LAUNCHES,      /* struct gs_rec_launches: every launch counted, so far (v4) */
+	GS_REC_PYCODE, /* struct gs_rec_pycode: a Python code object's names and lines (v5) */
 };
 
 struct gs_rec_clock {
@@ -307,6 +312,28 @@ struct gs_rec_archive {
 	char data[]; /* the path, then len bytes of the file */
 };
 
+/*
+ * A Python code object of a recorded process (bpf/pystack.h), read from the process's memory
+ * while it lived, when a frame of it first came (loader/pycode.c): its qualified name, its file,
+ * and its line table as ranges of instruction bytes. A frame's line is that of the last entry
+ * whose start is at most the frame's offset; -1 for none. Written once per code object, soon
+ * after the first event that names it: a reader collects them in a pass of its own.
+ */
+struct gs_pyline {
+	__u32 start; /* bytes from the code's first instruction */
+	__s32 line;  /* -1: no line */
+};
+
+struct gs_rec_pycode {
+	struct gs_hdr h; /* h.tgid: the process */
+	__u64 code;	 /* the code object's address in the process */
+	__s32 firstlineno;
+	__u32 nlines;	/* gs_pyline entries that follow, by start */
+	__u32 name_len; /* bytes of the qualified name after the lines, its NUL included */
+	__u32 file_len; /* bytes of the file name after the name, its NUL included */
+	struct gs_pyline lines[];
+};
+
 /* Writer. */
 struct trace_writer;
 
@@ -354,9 +381,15 @@ const struct trace_stats *trace__stats(const struct trace_reader *r);
 /* The version of the file being read (TRACE_VERSION_MIN..TRACE_VERSION). */
 __u32 trace__version(const struct trace_reader *r);
 /*
- * Lets the kernel drop the file's pages before rec (a record trace__next returned): reading
- * them again faults them back in, so records stay valid, but the resident size stops growing
- * with the trace.
+ * Where a record handed out lies in the file: its offset, or for a record of a compressed chunk
+ * that chunk's (so records compare in file order, which their addresses do not: decompressed
+ * chunks live on the heap); SIZE_MAX for a pointer not the reader's.
+ */
+size_t trace__pos(const struct trace_reader *r, const void *rec);
+/*
+ * Lets the kernel drop the file's pages before rec (a record trace__next returned), and frees
+ * the decompressed chunks before rec's (trace__pos order): pages read again fault back in, but a
+ * record of a freed chunk is gone, so a caller passes the earliest record it still holds.
  */
 void trace__release(struct trace_reader *r, const void *rec);
 /*

@@ -55,6 +55,7 @@ const char *trace__event_name(__u32 type)
 		[GS_EV_MMAP] = "mmap",
 		[GS_EV_LOCK] = "lock",
 		[GS_EV_USTACK_SNAP] = "ustack_snap",
+		[GS_EV_PYSTACK] = "pystack",
 	};
 
 	return type < GS_EV_MAX && names[type] ? names[type] : "other";

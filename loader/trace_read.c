@@ -343,22 +343,25 @@ __u32 trace__version(const struct trace_reader *r)
 	return r->st.version;
 }
 
+size_t trace__pos(const struct trace_reader *r, const void *rec)
+{
+	const unsigned char *p = rec;
+	const struct zchunk *z;
+
+	if (p >= r->data && p < r->data + r->size)
+		return p - r->data;
+	for (z = r->zhead; z && !(p >= z->data && p < z->data + z->len); z = z->next)
+		;
+	return z ? z->off : SIZE_MAX;
+}
+
 void trace__release(struct trace_reader *r, const void *rec)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), pos, upto;
-	const unsigned char *p = rec;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), pos = trace__pos(r, rec), upto;
 	struct zchunk *z;
 
-	/* Where rec lies in the file: its own offset, or that of the compressed chunk it came from. */
-	if (p >= r->data && p < r->data + r->size) {
-		pos = p - r->data;
-	} else {
-		for (z = r->zhead; z && !(p >= z->data && p < z->data + z->len); z = z->next)
-			;
-		if (!z)
-			return;
-		pos = z->off;
-	}
+	if (pos == SIZE_MAX)
+		return;
 	/* Every compressed chunk before that one has been read through. */
 	while (r->zhead && r->zhead->off < pos) {
 		z = r->zhead;

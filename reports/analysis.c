@@ -19,6 +19,7 @@
 #include "names.h"
 #include "offcpu.h"
 #include "perfmap.h"
+#include "pyframes.h"
 #include "archived.h"
 #include "probe.h"
 #include "reader.h"
@@ -54,6 +55,7 @@ struct analysis_priv {
 	__u64 min_gap_ns;
 	struct unwinder *uw;
 	struct perfmaps *perfmaps; /* JITs' names, read first where the trace is marked for them */
+	struct pyframes *py;	   /* Python frames in stacks (pyframes.h) */
 	struct report_archive *archive; /* record --archive's files, read first where marked */
 	struct vec probes;		/* const char *, by probe id */
 	struct launch_counter *launches;
@@ -439,6 +441,12 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 	if (p->nm && (trace__stats(p->tr)->flags & TRACE_F_PERF_MAP) &&
 	    (p->perfmaps = perfmaps__new()) && !perfmaps__scan(p->perfmaps, path))
 		names__set_perfmaps(p->nm, p->perfmaps);
+	if (p->nm && (p->py = pyframes__new(p->strs, p->nm))) {
+		names__set_pyframes(p->nm, p->py);
+		if ((trace__stats(p->tr)->flags & TRACE_F_PYCODE) && pyframes__scan(p->py, path))
+			analysis__note(a,
+				       "the trace's Python code could not be read: frames unnamed");
+	}
 	if (p->uw && !opts->no_file_symbols && (trace__stats(p->tr)->flags & TRACE_F_ARCHIVE) &&
 	    (p->archive = report_archive__new())) {
 		/* A folder that cannot be made leaves the files unused, and the report goes on. */
@@ -469,6 +477,7 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 		if (launch_counter__add(p->launches, h))
 			goto oom;
 		h = unwinder__feed(p->uw, h);
+		h = pyframes__feed(p->py, h);
 		if (feed(a, h, version))
 			goto oom;
 		take_idle(a, h->type == GS_EV_CUDA);
@@ -555,6 +564,7 @@ void analysis__free(struct analysis *a)
 		tiers__free(p->tiers);
 		unwinder__free(p->uw);
 		perfmaps__free(p->perfmaps);
+		pyframes__free(p->py);
 		names__free(p->nm);
 		report_archive__free(p->archive);
 		threads__free(p->th);

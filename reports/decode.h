@@ -27,6 +27,7 @@
 #include "offcpu.h"
 #include "probe.h"
 #include "proc.h"
+#include "pystack.h"
 #include "sample.h"
 #include "snapshot.h"
 #include "trace.h"
@@ -61,6 +62,8 @@ static inline size_t gs_rec_min_size(__u32 type)
 		return sizeof(struct lock_event);
 	case GS_EV_USTACK_SNAP:
 		return sizeof(struct ustack_snap_event);
+	case GS_EV_PYSTACK:
+		return offsetof(struct pystack_event, f);
 	case GS_REC_CLOCK:
 		return sizeof(struct gs_rec_clock);
 	case GS_REC_TARGET:
@@ -93,6 +96,8 @@ static inline size_t gs_rec_min_size(__u32 type)
 		return sizeof(struct gs_rec_nvml);
 	case GS_REC_LAUNCHES:
 		return sizeof(struct gs_rec_launches);
+	case GS_REC_PYCODE:
+		return sizeof(struct gs_rec_pycode);
 	default:
 		return sizeof(struct gs_hdr); /* unknown: skippable by its size alone */
 	}
@@ -157,6 +162,45 @@ GS_DECODER(gs_perf_map, GS_REC_PERF_MAP, struct gs_rec_perf_map)
 GS_DECODER(gs_archive, GS_REC_ARCHIVE, struct gs_rec_archive)
 GS_DECODER(gs_nvml, GS_REC_NVML, struct gs_rec_nvml)
 GS_DECODER(gs_launches, GS_REC_LAUNCHES, struct gs_rec_launches)
+GS_DECODER(gs_pystack_hdr, GS_EV_PYSTACK, struct pystack_event)
+GS_DECODER(gs_pycode_hdr, GS_REC_PYCODE, struct gs_rec_pycode)
+
+/* Python frames whose count fits in the record: n set to those present. */
+static inline const struct pystack_event *gs_pystack(const struct gs_hdr *h, __u32 *n)
+{
+	const struct pystack_event *e = gs_pystack_hdr(h);
+	size_t room;
+
+	if (!e)
+		return NULL;
+	room = (gs_fixed_size(h) - offsetof(struct pystack_event, f)) / sizeof(struct py_frame);
+	*n = e->n < room ? e->n : (__u32)room;
+	return e;
+}
+
+/*
+ * A code object record whose lines and names fit in it, names NUL-terminated: *name and *file
+ * point into it.
+ */
+static inline const struct gs_rec_pycode *gs_pycode(const struct gs_hdr *h, const char **name,
+						    const char **file)
+{
+	const struct gs_rec_pycode *r = gs_pycode_hdr(h);
+	size_t room, need;
+
+	if (!r)
+		return NULL;
+	room = gs_fixed_size(h) - sizeof(*r);
+	need = (size_t)r->nlines * sizeof(struct gs_pyline);
+	if (r->nlines > room / sizeof(struct gs_pyline) || !r->name_len || !r->file_len ||
+	    r->name_len > room - need || r->file_len > room - need - r->name_len)
+		return NULL;
+	*name = (const char *)(r->lines + r->nlines);
+	*file = *name + r->name_len;
+	if ((*name)[r->name_len - 1] || (*file)[r->file_len - 1])
+		return NULL;
+	return r;
+}
 
 /* A CUPTI activity record whose own size fits in the record (its text NUL-terminated). */
 static inline const struct gs_gpu_act *gs_gpu_act(const struct gs_hdr *h)
@@ -242,7 +286,7 @@ static inline __u64 gs_rec_dur(const struct gs_hdr *h)
 
 /*
  * When the record's interval ended (h.ts + duration), its h.ts for an instant. A stack snapshot
- * is ordered a nanosecond before the end of the event it completes, so that a reader has it when
+ * (and a record of Python frames) is ordered a nanosecond before the end of the event it completes, so that a reader has it when
  * the event comes (an off-CPU interval's is written after it, at its system call's return).
  */
 static inline __u64 gs_rec_end(const struct gs_hdr *h)
@@ -252,6 +296,10 @@ static inline __u64 gs_rec_end(const struct gs_hdr *h)
 	if (h->type == GS_EV_USTACK_SNAP && gs_fixed_size(h) >= sizeof(struct ustack_snap_event))
 		return ((const struct ustack_snap_event *)h)->end_ns ?
 			       ((const struct ustack_snap_event *)h)->end_ns - 1 :
+			       0;
+	if (h->type == GS_EV_PYSTACK && gs_fixed_size(h) >= offsetof(struct pystack_event, f))
+		return ((const struct pystack_event *)h)->end_ns ?
+			       ((const struct pystack_event *)h)->end_ns - 1 :
 			       0;
 
 	return end < h->ts ? ~0ull : end; /* a corrupt duration must not wrap to the past */

@@ -6,6 +6,7 @@
 #include "analysis.h"
 #include "archived.h"
 #include "names.h"
+#include "pyframes.h"
 #include "perfmap.h"
 #include "symbols.h"
 
@@ -34,6 +35,7 @@ struct names {
 	struct cache_ent *cache;
 	bool file_symbols;
 	struct perfmaps *perfmaps; /* generated code's names, not owned; NULL: none */
+	struct pyframes *py;	   /* Python frames' names, not owned; NULL: none */
 };
 
 struct names *names__new(struct strtab *strs, bool file_symbols, const char *debug_dir)
@@ -52,6 +54,11 @@ struct names *names__new(struct strtab *strs, bool file_symbols, const char *deb
 		return NULL;
 	}
 	return n;
+}
+
+void names__set_pyframes(struct names *n, struct pyframes *p)
+{
+	n->py = p;
 }
 
 void names__set_perfmaps(struct names *n, struct perfmaps *p)
@@ -149,6 +156,8 @@ static const char *resolve(struct names *n, __u32 tgid, __u64 addr, bool leaf, b
 	int k;
 
 	*libc = false;
+	if (pyframes__is(addr))
+		return pyframes__name(n->py, addr); /* a Python frame (pyframes.h) */
 	/*
 	 * A JIT's perf map first: it names code it wrote where a file the trace saw mapped may have
 	 * been before (the dynamic loader's ld.so.cache, unmapped, its range reused).

@@ -27,6 +27,10 @@ struct perfmaps;
 /* Names for code no mapped file holds, from the perf maps the trace kept (perfmap.h). */
 void names__set_perfmaps(struct names *n, struct perfmaps *p);
 
+struct pyframes;
+/* Names for Python frames in stacks (pyframes.h). */
+void names__set_pyframes(struct names *n, struct pyframes *p);
+
 struct report_archive;
 /* Files record --archive kept, for mapped files missing here or of another build (archived.h). */
 void names__set_archive(struct names *n, struct report_archive *a);

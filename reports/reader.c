@@ -195,16 +195,20 @@ const struct oreader_stats *oreader__stats(const struct ordered_reader *r)
 static const void *oldest_held(const struct ordered_reader *r)
 {
 	const void *oldest = NULL;
+	size_t at = SIZE_MAX;
 
-	for (size_t i = 0; i < r->fifo_n; i++) {
-		const void *h = r->fifo[(r->fifo_head + i) & (r->fifo_cap - 1)].h;
+	for (size_t i = 0; i < r->fifo_n + r->heap_n; i++) {
+		const void *h =
+			i < r->fifo_n ?
+				(const void *)r->fifo[(r->fifo_head + i) & (r->fifo_cap - 1)].h :
+				(const void *)r->heap[i - r->fifo_n].h;
+		size_t pos = trace__pos(r->tr, h);
 
-		if (!oldest || h < oldest)
+		if (!oldest || pos < at) {
 			oldest = h;
+			at = pos;
+		}
 	}
-	for (size_t i = 0; i < r->heap_n; i++)
-		if (!oldest || (const void *)r->heap[i].h < oldest)
-			oldest = r->heap[i].h;
 	return oldest;
 }
 

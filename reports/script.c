@@ -421,6 +421,20 @@ static void print_event(const struct script *s, const struct gs_hdr *h)
 			(e->flags & MMAP_F_STOPPED) ? " stopped-for-attach" : "");
 		break;
 	}
+	case GS_EV_PYSTACK: {
+		__u32 n = 0;
+		const struct pystack_event *e = gs_pystack(h, &n);
+
+		head(s, h, "pystack");
+		fprintf(o, " of=%s frames=%u%s%s\n", trace__event_name(e->of_type), n,
+			e->status & PYSTACK_F_TRUNCATED ? " truncated" : "",
+			e->status & PYSTACK_F_READ ? " read-failed" : "");
+		for (__u32 i = 0; i < n && !s->opts->no_stacks; i++)
+			fprintf(o, "\t    code=0x%llx+0x%x%s\n", (unsigned long long)e->f[i].code,
+				e->f[i].offset,
+				e->f[i].flags & PYF_EVAL_FIRST ? " eval-first" : "");
+		break;
+	}
 	default:
 		if (!s->opts->no_meta)
 			fprintf(o, "# unknown record type %u size %u\n", h->type, h->size);

@@ -209,6 +209,17 @@ void script__print_meta(FILE *o, const struct gs_hdr *h)
 	case GS_REC_GPU_ACT:
 		print_gpu_act(o, h);
 		break;
+	case GS_REC_PYCODE: {
+		const char *name, *file;
+		const struct gs_rec_pycode *r = gs_pycode(h, &name, &file);
+
+		if (r)
+			fprintf(o, "# pycode pid=%u code=0x%llx %s (%s:%d) lines=%u\n", h->tgid,
+				(unsigned long long)r->code, name, file, r->firstlineno, r->nlines);
+		else
+			fprintf(o, "# pycode pid=%u damaged\n", h->tgid);
+		break;
+	}
 	case GS_REC_NVML:
 		fprintf(o, "# nvml device=%u gpu=%u%% mem=%u%% at=", gs_nvml(h)->device,
 			gs_nvml(h)->gpu_pct, gs_nvml(h)->mem_pct);

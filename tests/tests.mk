@@ -49,3 +49,7 @@ $(BUILD)/bench/trapcount: tests/bench/trapcount.c $(BUILD)/bench/trapcount.skel.
 	$(call msg,CC,bench/trapcount)
 	$(Q)$(CC) $(TEST_CFLAGS) -I$(BUILD)/bench $< -o $@ $(LDFLAGS) $(PORTABLE_LIBS)
 all: $(BUILD)/bench/trapcount
+
+# test_pyoffsets holds loader/pyoffsets.c's table to the structures of the local interpreter's
+# version, from its own headers (python3-dev; the internal ones need Py_BUILD_CORE).
+$(BUILD)/tests/test_pyoffsets: TEST_CFLAGS += $(shell /usr/bin/python3-config --includes 2>/dev/null)

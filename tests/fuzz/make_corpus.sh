@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Records the fuzz targets' seed corpus (as root): small real traces of tests/record/target.c
 # (a late-loaded stand-in libcuda, a contended mutex, malloc_trim, CPU burn; once with
-# --lock-holds) and of zkengine on simcuda (tracker-trim, two tiny partitions), plus the golden
+# --lock-holds), of Debian's python3 (Python frames) and of zkengine on simcuda (tracker-trim, two tiny partitions), plus the golden
 # traces. Recorded from a fixed directory, with the clock record's host and kernel names
 # replaced (as tests/cases/script_golden.sh does), so the seeds name nothing of the machine.
 # Regression inputs (tests/fuzz/corpus/*/regress-*) are kept.
@@ -27,6 +27,10 @@ record target -- ./target --dlopen ./libcuda.so.1 --launches 3 --syncs 1 --trims
 	--burn 0.01
 record lockholds --lock-holds -- ./target --dlopen ./libcuda.so.1 --launches 1 --syncs 1 \
 	--trims 1 --contend --burn 0.005
+# Python frames and code records (GS_EV_PYSTACK, GS_REC_PYCODE): Debian's python3 at work.
+record python --freq 97 -- /usr/bin/python3 -c 'def spin(n):
+    return sum(i * i for i in range(n))
+[spin(20000) for _ in range(30)]'
 record zkengine --freq 97 -- "$ROOT/$BUILD/zkengine" --device sim --scenario tracker-trim \
 	--partitions 2 --log2n 4 --synth-threads 1 --seed 1
 
@@ -56,7 +60,7 @@ for t in trace script report; do
 	out=tests/fuzz/corpus/$t
 	mkdir -p "$out"
 	find "$out" -name 'seed-*' -delete
-	for n in target lockholds; do
+	for n in target lockholds python; do
 		anonymize "$dir/$n.raw" "$out/seed-$n.gsc"
 	done
 	# zkengine's (170 KB: page-fault stacks of malloc_trim) for the report alone, which needs
