@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gapscope report on GPU programs not shaped like zkengine (tests/report/feeder.c on simcuda,
 # real probes): a feeder paced by nanosleep (cause sleep), one that reads its input from a FIFO
-# another process fills (io), one that waits on a condition variable for a helper thread that
+# another recorded process fills every 15 ms (the writer's sleep, through the pipe), one that waits on a condition variable for a helper thread that
 # computes each input (on_cpu, through the cond wait), and one that replays a captured graph
 # with CPU work in between (on_cpu; the launches made while capturing are not GPU work). Each
 # expected cause must rank first and explain at least half of the gap time.
@@ -13,11 +13,18 @@ need_built "$LIBCUDA"
 ${CC:-cc} -O2 -g -fno-omit-frame-pointer -Iengine -pthread -o "$TMP/feeder" \
 	tests/report/feeder.c -ldl || die "cannot build the feeder"
 
-# run NAME MODE [FILE]: 20 iterations, 15 ms apart.
+# run NAME MODE [FILE]: 20 iterations, 15 ms apart. FILE's writer, where set in WRITER (a
+# command), runs beside the feeder as a child of the recorded shell (--follow-children).
 run() {
 	local rc=0
-	timeout 120 "$GS" record -o "$TMP/$1.gsc" -- "$TMP/feeder" "$LIBCUDA" "$2" 20 15 ${3:-} \
-		>"$TMP/$1.out" 2>"$TMP/$1.err" || rc=$?
+	if [ -n "${WRITER:-}" ]; then
+		timeout 120 "$GS" record --follow-children -o "$TMP/$1.gsc" -- sh -c \
+			"$WRITER >'$3' & exec '$TMP/feeder' '$LIBCUDA' '$2' 20 15 '$3'" \
+			>"$TMP/$1.out" 2>"$TMP/$1.err" || rc=$?
+	else
+		timeout 120 "$GS" record -o "$TMP/$1.gsc" -- "$TMP/feeder" "$LIBCUDA" "$2" 20 15 \
+			${3:-} >"$TMP/$1.out" 2>"$TMP/$1.err" || rc=$?
+	fi
 	if [ "$rc" -ne 0 ]; then
 		cat "$TMP/$1.out" "$TMP/$1.err"
 		grep -q 'feeder: cu.*: undefined symbol' "$TMP/$1.err" && return 77
@@ -39,12 +46,16 @@ grep -q '"function":"clock_nanosleep"\|"function":"nanosleep"' "$TMP/sleep.rep/s
 	die "sleep feeder: the sleep is not named"
 
 mkfifo "$TMP/in.fifo"
-# The writer is another process: its 15 ms pauses are what the reads wait for.
-(for i in $(seq 25); do sleep 0.015; head -c 4096 /dev/zero; done >"$TMP/in.fifo") &
-writer=$!
-run file file "$TMP/in.fifo"
-wait "$writer" 2>/dev/null || true
-$CHECK cause "$TMP/file.rep/summary.json" io --min 0.5 || die "file feeder"
+# The writer is another process, recorded too: its 15 ms sleeps are what the reads wait for,
+# and the chain goes from the feeder's read of the pipe to the writer's sleep.
+WRITER="python3 -c 'import sys, time
+for i in range(25):
+    time.sleep(0.015)
+    sys.stdout.buffer.write(bytes(4096))
+    sys.stdout.flush()'" run file file "$TMP/in.fifo"
+$CHECK cause "$TMP/file.rep/summary.json" sleep --min 0.5 || die "file feeder"
+grep -q '"kind":"io","ns":[0-9]*,"function":"read (pipe)","detail":"woken by python3 (pid ' \
+	"$TMP/file.rep/summary.json" || die "file feeder: no chain from the pipe's read to its writer"
 
 run helper helper
 $CHECK cause "$TMP/helper.rep/summary.json" on_cpu --min 0.5 || die "helper feeder"

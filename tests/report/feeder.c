@@ -6,7 +6,8 @@
  *
  *   sleep   paced by nanosleep (PERIOD ms)                         expected cause: sleep
  *   file    reads its next input from FILE (a FIFO another process
- *           writes every PERIOD ms)                                 expected cause: io
+ *           writes every PERIOD ms)                                 expected cause: the
+ *           writer's work (recorded: its sleep; else io, the writer named)
  *   graph   runs one kernel, captures its kernels into a graph, then
  *           replays it with cuGraphLaunch; before each replay it
  *           computes on the CPU for PERIOD ms                       expected cause: on_cpu,
