@@ -204,6 +204,7 @@ int cmd_record(int argc, char **argv)
 		pidns__close(&ns);
 		return 1;
 	}
+	trace__compress(out.tw, !o.uncompressed);
 	bpf_setup__mount_tracefs(o.verbose);
 	err = sfd = signals__block(&orig_mask, &t.pipe_ignored);
 	if (sfd < 0) {

@@ -71,6 +71,17 @@ for mode in default all; do
 		assert_eq "$recs" 2000 "--all-launches: async memset records"
 		assert_eq "$lrecs" 2000 "--all-launches: launch records"
 	fi
+	# The trace's chunks are compressed (trace.h: raw_len, the chunk header's last word).
+	python3 - "$TMP/ms.$mode.gsc" <<'PY' || die "$mode: chunks not compressed"
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+off, z, n = struct.unpack_from("<I", d, 12)[0], 0, 0
+while off + 32 <= len(d):
+    ln, raw = struct.unpack_from("<I", d, off + 4)[0], struct.unpack_from("<I", d, off + 28)[0]
+    n, z = n + 1, z + (raw > ln)
+    off += 32 + ln
+assert n and z, "%d chunks, %d compressed" % (n, z)
+PY
 	"$GS" report -o "$TMP/ms.$mode.rep" "$TMP/ms.$mode.gsc" >/dev/null 2>&1 || die "report memset"
 	python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["launches"]; assert l["total"] == 2000 and l["async_memsets"] == 2000, l' \
 		"$TMP/ms.$mode.rep/summary.json" || die "$mode: summary.json launches"
