@@ -52,7 +52,7 @@ override LDFLAGS += -pthread
 # Packages the project needs from Debian; CUDA comes from the toolkit at $(CUDA_HOME).
 DEB_PKGS = build-essential clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	   libzstd-dev liblzma-dev libbz2-dev libgmp-dev pkg-config python3 util-linux clang-format \
-	   help2man \
+	   help2man protobuf-c-compiler libprotobuf-c-dev golang-go prometheus \
 	   $(BROWSER_DEB_PKGS)
 
 all:
