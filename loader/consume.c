@@ -18,6 +18,7 @@
 #include "record.skel.h"
 #include "clock.h"
 #include "consume.h"
+#include "flight.h"
 #include "gpu_feeds.h"
 #include "ksyms.h"
 #include "links.h"
@@ -271,11 +272,12 @@ int consumer__poll(struct consumer *c, struct target *t, int sfd, double duratio
 	 */
 	struct itimerspec its = { { 0, 50000000 }, { 0, 50000000 } };
 	int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK), err = 0;
-	struct pollfd pfd[4] = {
+	struct pollfd pfd[5] = {
 		{ .fd = ring_buffer__epoll_fd(c->rb), .events = POLLIN },
 		{ .fd = sfd, .events = POLLIN },
 		{ .fd = tfd, .events = POLLIN },
 		{ .fd = target__exit_fd(t), .events = POLLIN },
+		{ .fd = flight__signal_fd(c->flight), .events = POLLIN }, /* SIGUSR1: a dump */
 	};
 	bool stop = false, tty = isatty(STDERR_FILENO);
 	__u64 last_events = 0, last_ns = start_ns;
@@ -289,7 +291,7 @@ int consumer__poll(struct consumer *c, struct target *t, int sfd, double duratio
 	while (!stop) {
 		__u64 n;
 
-		if (poll(pfd, 4, -1) < 0 && errno != EINTR) {
+		if (poll(pfd, 5, -1) < 0 && errno != EINTR) {
 			err = -errno;
 			break;
 		}
@@ -301,6 +303,8 @@ int consumer__poll(struct consumer *c, struct target *t, int sfd, double duratio
 			consumer__drain(c);
 			gpu_feeds__tick(c->out);
 			uprobes__retire_lookups(c->up);
+			if (c->flight)
+				flight__tick(c->flight);
 			ticks++;
 			if (ticks % 4 == 0)
 				trace_out__flush(c->out);
@@ -318,6 +322,8 @@ int consumer__poll(struct consumer *c, struct target *t, int sfd, double duratio
 		}
 		if (pfd[2].revents && duration && clock__mono_ns() - start_ns >= duration * 1e9)
 			stop = true;
+		if (pfd[4].fd >= 0 && pfd[4].revents)
+			flight__on_signal(c->flight);
 		if (pfd[3].fd >= 0 && pfd[3].revents) {
 			t->gone = true;
 			stop = true;

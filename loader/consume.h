@@ -27,6 +27,7 @@ struct consumer {
 	struct trace_out *out;
 	struct uprobes *up;
 	struct map_records *maps;
+	struct flight *flight; /* record --flight (flight.h), or NULL */
 
 	struct ring_buffer *rb;
 	unsigned char *buf;  /* one event, stack compacted */

@@ -12,6 +12,7 @@
  *   consume.c    the poll loop and each event on its way to the trace
  *   metadata.c   the recorder's own records (clock, probes, maps, losses, end)
  *   archive.c    --archive: the mapped ELF files, reduced, at the end
+ *   flight.c     --flight: the last seconds in memory, analysed live, dumped on a trigger
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@
 #include "clock.h"
 #include "consume.h"
 #include "gapscope_cmd.h"
+#include "flight.h"
 #include "gpu_feeds.h"
 #include "jitmap.h"
 #include "links.h"
@@ -117,6 +119,7 @@ int cmd_record(int argc, char **argv)
 	struct uprobes up = {};
 	struct consumer c = { .out = &out, .up = &up, .maps = &maps };
 	struct ksyms *ksyms;
+	struct flight *flight = NULL;
 	sigset_t orig_mask;
 	int sfd = -1, err;
 	bool umulti;
@@ -128,15 +131,24 @@ int cmd_record(int argc, char **argv)
 		return 1;
 	bpf_setup__libbpf_output(o.verbose);
 	maps.archive = o.archive ? &archive : NULL;
+	/* --flight keeps the trace in memory; -o writes the whole recording too. */
+	if (o.flight.seconds && o.archive) {
+		fprintf(stderr, "gapscope: --archive and --flight exclude each other\n");
+		return 1;
+	}
+	if (o.flight.seconds && access(o.flight.dir, W_OK | X_OK)) {
+		fprintf(stderr, "gapscope: --dump-dir %s: %s\n", o.flight.dir, strerror(errno));
+		return 1;
+	}
 	/* lstat: a link at the path exists too, even one that points nowhere. */
-	if (!o.force && !lstat(o.output, &st)) {
+	if (!o.force && (!o.flight.seconds || o.output_given) && !lstat(o.output, &st)) {
 		fprintf(stderr, "gapscope: %s exists (use -f to overwrite)\n", o.output);
 		return 1;
 	}
 	if (target__check(&t, o.cmd, o.pid) || !bpf_setup__check())
 		return 1;
-	out = (struct trace_out){ .tw = trace__create(o.output, o.force), .path = o.output };
-	if (!out.tw) {
+	out = (struct trace_out){ .path = o.output };
+	if ((!o.flight.seconds || o.output_given) && !(out.tw = trace__create(o.output, o.force))) {
 		fprintf(stderr, "gapscope: cannot create %s: %s\n", o.output, strerror(errno));
 		return 1;
 	}
@@ -144,6 +156,10 @@ int cmd_record(int argc, char **argv)
 	err = sfd = signals__block(&orig_mask);
 	if (sfd < 0) {
 		fprintf(stderr, "gapscope: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	if (o.flight.seconds && !(flight = out.flight = c.flight = flight__new(&o.flight))) {
+		err = -EINVAL;
 		goto cleanup;
 	}
 	consumer__load_ksyms(&c);
@@ -197,11 +213,14 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	err = consumer__poll(&c, &t, sfd, o.duration, start_ns);
 	err = finish(&c, &links, &sampler, &t, start_ns) ?: err;
+	flight__stop(flight); /* its dumps written, the ring let go */
+	flight = out.flight = c.flight = NULL;
 	/* The target outlives a --duration: wait for it, as without gapscope. */
 	target__wait(&t);
 
 cleanup:
 	/* In the reverse order of the above. */
+	flight__stop(flight);
 	map_records__free(&maps);
 	archive__free(&archive);
 	uprobes__free(&up);

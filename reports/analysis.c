@@ -58,6 +58,11 @@ struct analysis_priv {
 	struct vec probes;		/* const char *, by probe id */
 	struct launch_counter *launches;
 	bool decided_only; /* analysis_opts.decided_only */
+	/* Between analysis__open and analysis__finish: */
+	struct blame *bl;
+	struct analysis_opts opts;
+	__u32 version; /* of the trace (TRACE_VERSION when live) */
+	__u64 nrec;
 };
 
 static const char *probe_name(struct analysis_priv *p, __u32 id)
@@ -279,6 +284,14 @@ static int complete_gap(struct analysis *a, struct blame *bl, const struct analy
 	free(g->stacks);
 	g->stacks = NULL;
 	g->nstacks = 0;
+	if (o->forget_gaps) {
+		/* Live (record --flight): handed on, counted in causes and gap_ns, not kept. */
+		for (__u32 k = 0; k < g->nchain; k++)
+			free(g->chain[k].frames);
+		free(g->chain);
+		free(g->kinds);
+		return err;
+	}
 	kept = vec__push(&p->gaps, sizeof(*kept));
 	if (!kept) {
 		for (__u32 k = 0; k < g->nchain; k++)
@@ -395,16 +408,11 @@ static int cmp_gap(const void *x, const void *y)
 	return a->device < b->device ? -1 : a->device > b->device;
 }
 
-struct analysis *analysis__run(const char *path, const struct analysis_opts *opts, char *err,
-			       size_t errlen)
+struct analysis *analysis__open(const char *path, const struct analysis_opts *opts, char *err,
+				size_t errlen)
 {
 	struct analysis *a = calloc(1, sizeof(*a));
 	struct analysis_priv *p = calloc(1, sizeof(*p));
-	const struct gs_hdr *h;
-	struct blame *bl = NULL;
-	__u64 nrec = 0;
-	__u32 version;
-	int ret;
 
 	if (!a || !p) {
 		free(a);
@@ -413,10 +421,11 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 		return NULL;
 	}
 	a->priv = p;
+	p->opts = *opts;
 	p->next_due = UINT64_MAX;
 	p->min_gap_ns = opts->min_gap_ns;
-	p->tr = trace__open(path, err, errlen);
-	if (!p->tr) {
+	p->version = TRACE_VERSION;
+	if (path && !(p->tr = trace__open(path, err, errlen))) {
 		analysis__free(a);
 		return NULL;
 	}
@@ -424,9 +433,11 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 	p->stacks = stacktab__new();
 	p->th = p->strs && p->stacks ? threads__new(p->strs, p->stacks) : NULL;
 	p->nm = p->strs ? names__new(p->strs, !opts->no_file_symbols, opts->debug_dir) : NULL;
-	if (p->strs && !opts->api_only && (trace__stats(p->tr)->flags & TRACE_F_GPU_ACT) &&
-	    !(p->tiers = tiers__scan(path, opts->min_gap_ns, p->strs, err, errlen)))
-		goto out;
+	if (p->tr && p->strs && !opts->api_only && (trace__stats(p->tr)->flags & TRACE_F_GPU_ACT) &&
+	    !(p->tiers = tiers__scan(path, opts->min_gap_ns, p->strs, err, errlen))) {
+		analysis__free(a);
+		return NULL;
+	}
 	/* With CUPTI's timeline the API tier's windows down to a quarter of min_gap are compared. */
 	p->gt = p->strs ? gputime__new(p->strs, opts->min_gap_ns / (p->tiers ? 4 : 1)) : NULL;
 	if (p->gt && opts->copy_gbps > 0) {
@@ -435,10 +446,11 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 		a->copy_latency_us = opts->copy_latency_us;
 	}
 	p->uw = p->nm ? unwinder__new(p->nm, !opts->no_file_symbols) : NULL;
-	if (p->nm && (trace__stats(p->tr)->flags & TRACE_F_PERF_MAP) &&
+	if (p->tr && p->nm && (trace__stats(p->tr)->flags & TRACE_F_PERF_MAP) &&
 	    (p->perfmaps = perfmaps__new()) && !perfmaps__scan(p->perfmaps, path))
 		names__set_perfmaps(p->nm, p->perfmaps);
-	if (p->uw && !opts->no_file_symbols && (trace__stats(p->tr)->flags & TRACE_F_ARCHIVE) &&
+	if (p->tr && p->uw && !opts->no_file_symbols &&
+	    (trace__stats(p->tr)->flags & TRACE_F_ARCHIVE) &&
 	    (p->archive = report_archive__new())) {
 		/* A folder that cannot be made leaves the files unused, and the report goes on. */
 		if (report_archive__scan(p->archive, path))
@@ -458,30 +470,51 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 	p->rd = oreader__new(p->tr, NULL, OREADER_WINDOW_NS);
 	p->launches = launch_counter__new();
 	p->decided_only = opts->decided_only;
-	bl = p->th ? blame__new(p->th, p->nm, p->strs, opts->max_hops) : NULL;
-	if (!p->th || !p->nm || !p->gt || !p->uw || !p->rd || !p->launches || !bl)
-		goto oom;
-	version = trace__stats(p->tr)->version;
-	while ((ret = oreader__next(p->rd, &h)) > 0) {
-		if (p->decided_only && h->type == GS_EV_CUDA && (h->flags & CU_LF_EXTRA))
-			continue;
-		if (launch_counter__add(p->launches, h))
-			goto oom;
-		h = unwinder__feed(p->uw, h);
-		if (feed(a, h, version))
-			goto oom;
-		take_idle(a, h->type == GS_EV_CUDA);
-		if (a->end_ns >= p->next_due && complete_due(a, bl, opts, a->end_ns))
-			goto fail;
-		if (++nrec % PRUNE_EVERY == 0)
-			prune(a, a->end_ns);
+	p->bl = p->th ? blame__new(p->th, p->nm, p->strs, opts->max_hops) : NULL;
+	if (!p->th || !p->nm || !p->gt || !p->uw || !p->rd || !p->launches || !p->bl) {
+		snprintf(err, errlen, "out of memory");
+		analysis__free(a);
+		return NULL;
 	}
-	if (ret < 0)
-		analysis__note(a, "the trace could not be read to its end");
+	if (p->tr)
+		p->version = trace__stats(p->tr)->version;
+	return a;
+}
+
+int analysis__step(struct analysis *a, const struct gs_hdr *h)
+{
+	struct analysis_priv *p = a->priv;
+
+	if (p->decided_only && h->type == GS_EV_CUDA && (h->flags & CU_LF_EXTRA))
+		return 0;
+	if (launch_counter__add(p->launches, h))
+		return -ENOMEM;
+	h = unwinder__feed(p->uw, h);
+	if (feed(a, h, p->version))
+		return -ENOMEM;
+	take_idle(a, h->type == GS_EV_CUDA);
+	if (a->end_ns >= p->next_due && complete_due(a, p->bl, &p->opts, a->end_ns))
+		return -EIO;
+	if (++p->nrec % PRUNE_EVERY == 0)
+		prune(a, a->end_ns);
+	return 0;
+}
+
+struct ordered_reader *analysis__reader(struct analysis *a)
+{
+	return a->priv->rd;
+}
+
+int analysis__finish(struct analysis *a, char *err, size_t errlen)
+{
+	struct analysis_priv *p = a->priv;
+
 	gputime__flush(p->gt);
 	take_idle(a, true);
-	if (complete_due(a, bl, opts, UINT64_MAX))
-		goto fail;
+	if (complete_due(a, p->bl, &p->opts, UINT64_MAX)) {
+		snprintf(err, errlen, "cannot write the report");
+		return -EIO;
+	}
 	a->duration_ns = a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0;
 	if (gputime__finish(p->gt, a->start_ns, a->end_ns, &a->devices, &a->ndevices))
 		goto oom;
@@ -491,16 +524,48 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 		goto oom;
 	a->gaps = p->gaps.data;
 	a->ngaps = p->gaps.n;
+	p->gaps = (struct vec){};
 	if (a->ngaps > 1)
 		qsort(a->gaps, a->ngaps, sizeof(*a->gaps), cmp_gap);
 	for (size_t i = 0; i < a->ngaps; i++)
 		a->gaps[i].id = i + 1;
-	blame__free(bl);
+	blame__free(p->bl);
+	p->bl = NULL;
 	causes__rank(a, &p->kind_fn);
 	if (launch_counter__totals(p->launches, probe_name_of, p, &a->launches))
 		goto oom;
 	a->stacks = *unwinder__counts(p->uw);
-	losses__reader(a, trace__stats(a->priv->tr));
+	if (p->tr)
+		losses__reader(a, trace__stats(p->tr));
+	return 0;
+oom:
+	snprintf(err, errlen, "out of memory");
+	return -ENOMEM;
+}
+
+struct analysis *analysis__run(const char *path, const struct analysis_opts *opts, char *err,
+			       size_t errlen)
+{
+	struct analysis *a = analysis__open(path, opts, err, errlen);
+	const struct gs_hdr *h;
+	int ret;
+
+	if (!a)
+		return NULL;
+	while ((ret = oreader__next(a->priv->rd, &h)) > 0) {
+		ret = analysis__step(a, h);
+		if (ret == -ENOMEM)
+			goto oom;
+		if (ret)
+			goto fail;
+	}
+	if (ret < 0)
+		analysis__note(a, "the trace could not be read to its end");
+	ret = analysis__finish(a, err, errlen);
+	if (ret == -ENOMEM)
+		goto oom;
+	if (ret)
+		goto fail;
 	return a;
 oom:
 	snprintf(err, errlen, "out of memory analysing %s", path);
@@ -508,9 +573,6 @@ oom:
 fail:
 	snprintf(err, errlen, "cannot write the report of %s", path);
 out:
-	blame__free(bl);
-	a->gaps = p->gaps.data;
-	a->ngaps = p->gaps.n;
 	analysis__free(a);
 	return NULL;
 }
@@ -540,6 +602,16 @@ void analysis__free(struct analysis *a)
 		}
 		vec__free(&p->pending);
 		vec__free(&p->kind_fn);
+		for (size_t g = 0; g < p->gaps.n; g++) {
+			struct gap *gp = VEC_AT(&p->gaps, struct gap, g);
+
+			for (__u32 k = 0; k < gp->nchain; k++)
+				free(gp->chain[k].frames);
+			free(gp->chain);
+			free(gp->kinds);
+		}
+		vec__free(&p->gaps);
+		blame__free(p->bl);
 	}
 	for (size_t d = 0; d < a->ndevices; d++)
 		free(a->devices[d].busy);

@@ -21,9 +21,14 @@
 enum { S_EMPTY, S_GAP_TYPE, S_NS, S_GAP, S_DEVICE, S_CAUSE, S_CAUSE_FN, S_TIER, S_FIXED };
 
 static const char *const fixed_strings[S_FIXED] = {
-	[S_EMPTY] = "",		  [S_GAP_TYPE] = "gap_time", [S_NS] = "nanoseconds",
-	[S_GAP] = "gap",	  [S_DEVICE] = "device",     [S_CAUSE] = "cause",
-	[S_CAUSE_FN] = "cause_function", [S_TIER] = "tier",
+	[S_EMPTY] = "",
+	[S_GAP_TYPE] = "gap_time",
+	[S_NS] = "nanoseconds",
+	[S_GAP] = "gap",
+	[S_DEVICE] = "device",
+	[S_CAUSE] = "cause",
+	[S_CAUSE_FN] = "cause_function",
+	[S_TIER] = "tier",
 };
 
 struct psample {
@@ -197,9 +202,14 @@ int pprof__add(struct pprof *p, const char *const *frames, size_t n, __u64 ns,
 	    (l->tier && (tier = intern(p, l->tier)) < 0))
 		return -ENOMEM;
 	s = &p->samples[p->nsamples];
-	*s = (struct psample){ .loc_off = p->nlocs, .nloc = n, .gap_id = l->gap_id,
-			       .device = l->device, .cause = cause, .cause_fn = fn,
-			       .tier = tier, .ns = ns };
+	*s = (struct psample){ .loc_off = p->nlocs,
+			       .nloc = n,
+			       .gap_id = l->gap_id,
+			       .device = l->device,
+			       .cause = cause,
+			       .cause_fn = fn,
+			       .tier = tier,
+			       .ns = ns };
 	/* pprof lists a sample's locations leaf first; folded stacks are root first. */
 	for (size_t i = 0; i < n; i++) {
 		__u64 id = location(p, frames[n - 1 - i]);
@@ -319,13 +329,13 @@ int pprof__encode(const struct pprof *p, __u64 time_ns, __u64 duration_ns, unsig
 		vals[i] = s->ns;
 		smp[i].n_value = 1;
 		smp[i].value = &vals[i];
-#define LABEL(k, field, v)                                                                        \
-	do {                                                                                      \
-		l = &lab[nlab];                                                                   \
-		perftools__profiles__label__init(l);                                              \
-		l->key = (k);                                                                     \
-		l->field = (v);                                                                   \
-		labp[nlab++] = l;                                                                 \
+#define LABEL(k, field, v)                           \
+	do {                                         \
+		l = &lab[nlab];                      \
+		perftools__profiles__label__init(l); \
+		l->key = (k);                        \
+		l->field = (v);                      \
+		labp[nlab++] = l;                    \
 	} while (0)
 		if (s->gap_id)
 			LABEL(S_GAP, num, s->gap_id);
@@ -414,8 +424,7 @@ static int add_stack(const char *const *frames, size_t n, __u64 weight, void *ct
 	return pprof__add(g->p, frames, n, weight, &g->l);
 }
 
-int pprof__from_report(const struct analysis *a, const char *gapsdir, const char *path,
-		       bool force)
+int pprof__from_report(const struct analysis *a, const char *gapsdir, const char *path, bool force)
 {
 	struct pprof *p = pprof__new();
 	char file[PATH_MAX];
@@ -430,7 +439,8 @@ int pprof__from_report(const struct analysis *a, const char *gapsdir, const char
 				     { .gap_id = g->id,
 				       .device = g->device,
 				       .cause = root ? blame_kind__name(root->kind) : NULL,
-				       .cause_function = root ? (root->lock ?: root->function) : NULL,
+				       .cause_function = root ? (root->lock ?: root->function) :
+								NULL,
 				       .tier = g->tier } };
 		struct folded *f;
 

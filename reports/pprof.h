@@ -55,7 +55,6 @@ int pprof__write(const struct pprof *p, const char *path, bool force, __u64 time
  * folded_out), labelled with the gap's id, device, cause and tier; written to path. 0 or -errno
  * (-EINVAL: a folded file could not be read).
  */
-int pprof__from_report(const struct analysis *a, const char *gapsdir, const char *path,
-		       bool force);
+int pprof__from_report(const struct analysis *a, const char *gapsdir, const char *path, bool force);
 
 #endif
