@@ -23,13 +23,14 @@
 #include "clock.h"
 #include "decode.h"
 #include "flight.h"
+#include "metrics.h"
 #include "reader.h"
 
-#define ALIGN8(x)	(((x) + 7) & ~(size_t)7)
-#define FLIGHT_HOLD_NS	(2000ull * 1000 * 1000)
-#define FLIGHT_PENDING	4
-#define NS		1000000000ull
-#define HOUR_NS		(3600ull * NS)
+#define ALIGN8(x)      (((x) + 7) & ~(size_t)7)
+#define FLIGHT_HOLD_NS (2000ull * 1000 * 1000)
+#define FLIGHT_PENDING 4
+#define NS	       1000000000ull
+#define HOUR_NS	       (3600ull * NS)
 
 struct flight_req {
 	__u64 w0, w1, asked;
@@ -60,6 +61,8 @@ struct flight {
 	bool said_suppressed;
 	int sfd;
 	__u64 real_off;
+	struct metrics *m; /* --metrics, or NULL */
+	unsigned int ticks;
 };
 
 static void live_step(struct flight *f, const struct gs_hdr *h)
@@ -148,12 +151,17 @@ static int on_gap(const struct gap *g, void *ctx)
 	__u64 before = f->o.before_s * NS, after = f->o.after_s * NS;
 	char why[96];
 
+	if (f->m)
+		metrics__gap(f->m, g);
 	if (!f->o.trigger_gap_ms || g->end_ns - g->start_ns < f->o.trigger_gap_ms * 1e6)
 		return 0;
 	snprintf(why, sizeof(why), "gap of %.3f s on gpu%u (%s %s)",
 		 (g->end_ns - g->start_ns) / 1e9, g->device,
 		 root ? blame_kind__name(root->kind) : "unexplained",
-		 root ? (root->lock ?: root->function ?: "") : "");
+		 root ? (root->lock		?:
+				 root->function ?:
+						  "") :
+			"");
 	ask(f, g->start_ns > before ? g->start_ns - before : 0, g->end_ns + after, g->start_ns,
 	    g->end_ns, why);
 	return 0;
@@ -168,7 +176,8 @@ static void sticky_add(struct flight *f, const struct gs_hdr *h, size_t size)
 	/* A thread's name: only its latest. */
 	if (h->type == GS_EV_COMM || h->type == GS_EV_EXEC)
 		for (size_t i = 0; i < f->nsticky && at < 0; i++)
-			if ((f->sticky[i]->type == GS_EV_COMM || f->sticky[i]->type == GS_EV_EXEC) &&
+			if ((f->sticky[i]->type == GS_EV_COMM ||
+			     f->sticky[i]->type == GS_EV_EXEC) &&
 			    f->sticky[i]->tid == h->tid)
 				at = i;
 	if (f->sticky_bytes + padded > FLIGHT_STICKY_MAX ||
@@ -254,6 +263,8 @@ void flight__append(struct flight *f, const void *rec, size_t size)
 
 	if (size < sizeof(*h))
 		return;
+	if (f->m)
+		metrics__record(f->m, h);
 	if (flight__sticky(h->type))
 		sticky_add(f, h, size);
 	if (!c || c->len + padded > c->cap) {
@@ -293,8 +304,11 @@ static void start_dump(struct flight *f, const struct flight_req *r)
 
 	if (!d)
 		return;
-	*d = (struct flight_dump){ .w0 = r->w0, .w1 = r->w1, .asked_ns = r->asked,
-				   .real_off = f->real_off, .dir = f->o.dir,
+	*d = (struct flight_dump){ .w0 = r->w0,
+				   .w1 = r->w1,
+				   .asked_ns = r->asked,
+				   .real_off = f->real_off,
+				   .dir = f->o.dir,
 				   .report = !f->o.no_report };
 	snprintf(d->reason, sizeof(d->reason), "%s", r->reason);
 	d->heads = malloc(f->sticky_bytes ?: 1);
@@ -352,6 +366,15 @@ void flight__tick(struct flight *f)
 		live_drain(f);
 	}
 	let_go(f, now);
+	if (f->m && f->a && ++f->ticks % 20 == 0) {
+		const struct analysis *a = f->a;
+		__u64 busy;
+
+		for (__u32 d = 0; d < METRICS_DEVICES; d++)
+			if (!analysis__busy_ns(f->a, d, &busy))
+				metrics__device(f->m, d, busy, a->end_ns - a->start_ns);
+		metrics__flight(f->m, f->dumps, f->ring_bytes);
+	}
 	if (f->cur && __atomic_load_n(&f->cur->done, __ATOMIC_ACQUIRE))
 		finish_dump(f);
 	if (!f->cur && f->npending && f->pending[0].w1 + FLIGHT_DUE_NS <= now) {
@@ -408,6 +431,10 @@ struct flight *flight__new(const struct flight_opts *o)
 		return NULL;
 	}
 	f->rd = analysis__reader(f->a);
+	if (o->metrics && !(f->m = metrics__new(o->metrics))) {
+		flight__stop(f);
+		return NULL;
+	}
 	fprintf(stderr,
 		"gapscope: flight: the last %g s of trace kept in at most %u MiB (%u MiB while a dump "
 		"is written) and %u MiB for what every dump needs; ",
@@ -432,6 +459,10 @@ void flight__stop(struct flight *f)
 	}
 	if (f->a && analysis__finish(f->a, err, sizeof(err)))
 		fprintf(stderr, "gapscope: flight: %s\n", err);
+	else if (f->a && f->m)
+		for (size_t d = 0; d < f->a->ndevices; d++)
+			metrics__device(f->m, f->a->devices[d].id, f->a->devices[d].busy_ns,
+					f->a->devices[d].busy_ns + f->a->devices[d].idle_ns);
 	analysis__free(f->a);
 	f->a = NULL;
 	f->rd = NULL;
@@ -455,6 +486,9 @@ void flight__stop(struct flight *f)
 			(unsigned long long)f->suppressed, (unsigned long long)f->covered,
 			(unsigned long long)f->let_go_early, (unsigned long long)f->dropped,
 			(unsigned long long)f->sticky_dropped);
+	if (f->m)
+		metrics__flight(f->m, f->dumps, f->ring_bytes);
+	metrics__free(f->m, f->o.metrics_linger_s);
 	while (f->head) {
 		struct flight_chunk *c = f->head;
 

@@ -46,6 +46,8 @@ struct flight_opts {
 	unsigned int max_total_mb; /* --dump-max-mb */
 	const char *dir;	   /* --dump-dir */
 	bool no_report;		   /* --dump-no-report */
+	const char *metrics;	   /* --metrics ADDR:PORT (metrics.h), NULL: none */
+	double metrics_linger_s;   /* --metrics-linger: served this long after the end */
 	bool dump_opts;		   /* one of the above given (they need --flight) */
 };
 

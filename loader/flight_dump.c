@@ -174,7 +174,9 @@ void flight_dump__join(struct flight_dump *d, pthread_t thread)
 			d->path, d->reason, (unsigned long long)d->w0, (unsigned long long)d->w1,
 			(d->w1 - d->w0) / 1e9, (unsigned long long)d->records, d->bytes / 1e6,
 			d->write_ms,
-			!d->report ? "no report" : d->err ? "report FAILED" : "report written",
+			!d->report ? "no report" :
+			d->err	   ? "report FAILED" :
+				     "report written",
 			d->report_ms);
 	for (size_t i = 0; i < d->nchunks; i++)
 		flight_chunk__put(d->chunks[i]);

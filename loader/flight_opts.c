@@ -17,6 +17,8 @@ enum {
 	OPT_MAX_MB,
 	OPT_DIR,
 	OPT_NO_REPORT,
+	OPT_METRICS,
+	OPT_LINGER,
 };
 
 void flight_opts__defaults(struct flight_opts *o)
@@ -56,6 +58,10 @@ static const struct argp_option opts[] = {
 	{ "dump-dir", OPT_DIR, "DIR", 0,
 	  "Where dumps go (default .): gapscope-flight-TIME.gsc and its .report/", 1 },
 	{ "dump-no-report", OPT_NO_REPORT, NULL, 0, "Dumps without a report beside them", 1 },
+	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
+	  "Prometheus metrics of the live analysis on http://ADDR:PORT/metrics (default off)", 1 },
+	{ "metrics-linger", OPT_LINGER, "S", 0,
+	  "Keep answering /metrics S seconds after the recording ends (a last scrape)", 1 },
 	{},
 };
 
@@ -125,6 +131,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_NO_REPORT:
 		o->no_report = true;
+		o->dump_opts = true;
+		break;
+	case OPT_METRICS:
+		o->metrics = arg;
+		o->dump_opts = true;
+		break;
+	case OPT_LINGER:
+		o->metrics_linger_s = seconds(state, "--metrics-linger", arg, 3600);
 		o->dump_opts = true;
 		break;
 	case ARGP_KEY_END:

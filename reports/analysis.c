@@ -500,6 +500,11 @@ int analysis__step(struct analysis *a, const struct gs_hdr *h)
 	return 0;
 }
 
+int analysis__busy_ns(struct analysis *a, __u32 device, __u64 *busy_ns)
+{
+	return gputime__busy_ns(a->priv->gt, device, a->end_ns, busy_ns);
+}
+
 struct ordered_reader *analysis__reader(struct analysis *a)
 {
 	return a->priv->rd;

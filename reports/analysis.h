@@ -227,6 +227,8 @@ struct analysis *analysis__open(const char *path, const struct analysis_opts *op
 struct ordered_reader *analysis__reader(struct analysis *a);
 int analysis__step(struct analysis *a, const struct gs_hdr *h);
 int analysis__finish(struct analysis *a, char *err, size_t errlen);
+/* Live: a device's busy time so far (gputime__busy_ns); -ENOENT for a device not seen. */
+int analysis__busy_ns(struct analysis *a, __u32 device, __u64 *busy_ns);
 /* One line of what the trace lacked, kept in a->notes (up to 16). */
 void analysis__note(struct analysis *a, const char *s);
 /* record --archive's files, for other readers' names (archived.h); NULL: none. */

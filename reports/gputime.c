@@ -60,7 +60,8 @@ struct gdev {
 	const char *idle_fn, *idle_comm; /* the call that made it idle */
 	const char *idle_less;		 /* "" or how much earlier the copy model put it */
 	__u64 idle_earliest;
-	struct vec busy; /* struct busy_interval */
+	struct vec busy;   /* struct busy_interval */
+	__u64 busy_folded; /* of intervals let go by gputime__busy_ns() */
 	/* The copy model: when the copies queued so far each way end (0: host to device). */
 	__u64 engine_free[2];
 	/* The latest gap while a launch on another stream may still end it earlier. */
@@ -659,8 +660,38 @@ int gputime__finish(struct gputime *g, __u64 t0, __u64 t1, struct device_summary
 			if (b->end > b->start)
 				ds->busy_ns += b->end - b->start;
 		}
+		ds->busy_ns += d->busy_folded;
 		ds->idle_ns = t1 > t0 && t1 - t0 > ds->busy_ns ? t1 - t0 - ds->busy_ns : 0;
 	}
 	*ndevs = nd;
+	return 0;
+}
+
+int gputime__busy_ns(struct gputime *g, __u32 device, __u64 now, __u64 *busy_ns)
+{
+	struct gdev *d = device < MAX_DEVICES ? &g->dev[device] : NULL;
+	struct busy_interval *b;
+	size_t n;
+
+	if (!d || !d->seen)
+		return -ENOENT;
+	/* Every interval but the last (which a short gap may still reopen) is summed and let go. */
+	n = d->busy.n;
+	for (size_t i = 0; i + 1 < n; i++) {
+		b = VEC_AT(&d->busy, struct busy_interval, i);
+		d->busy_folded += b->end - b->start;
+	}
+	if (n > 1) {
+		*VEC_AT(&d->busy, struct busy_interval, 0) = *VEC_AT(&d->busy, struct busy_interval,
+								     n - 1);
+		d->busy.n = 1;
+	}
+	*busy_ns = d->busy_folded;
+	if (d->busy.n) {
+		b = VEC_AT(&d->busy, struct busy_interval, 0);
+		*busy_ns += b->end - b->start;
+	}
+	if (d->outstanding && now > d->busy_since)
+		*busy_ns += now - d->busy_since;
 	return 0;
 }
