@@ -24,11 +24,13 @@
 #include "decode.h"
 #include "flight.h"
 #include "metrics.h"
+#include "push.h"
 #include "reader.h"
 
 #define ALIGN8(x)      (((x) + 7) & ~(size_t)7)
 #define FLIGHT_HOLD_NS (2000ull * 1000 * 1000)
 #define FLIGHT_PENDING 4
+#define FLIGHT_IDLE    256 /* gap starts remembered */
 #define NS	       1000000000ull
 #define HOUR_NS	       (3600ull * NS)
 
@@ -62,6 +64,13 @@ struct flight {
 	int sfd;
 	__u64 real_off;
 	struct metrics *m; /* --metrics, or NULL */
+	struct push *push; /* --push, --pprof-dir, or NULL */
+	/* Where the live analysis saw a device go idle (its latest gaps' starts), a ring. */
+	struct {
+		__u32 device;
+		__u64 start;
+	} idle[FLIGHT_IDLE];
+	size_t nidle;
 	unsigned int ticks;
 };
 
@@ -153,6 +162,10 @@ static int on_gap(const struct gap *g, void *ctx)
 
 	if (f->m)
 		metrics__gap(f->m, g);
+	if (f->push)
+		push__gap(f->push, g);
+	f->idle[f->nidle % FLIGHT_IDLE].device = g->device;
+	f->idle[f->nidle++ % FLIGHT_IDLE].start = g->start_ns;
 	if (!f->o.trigger_gap_ms || g->end_ns - g->start_ns < f->o.trigger_gap_ms * 1e6)
 		return 0;
 	snprintf(why, sizeof(why), "gap of %.3f s on gpu%u (%s %s)",
@@ -214,9 +227,14 @@ static void close_tail(struct flight *f, __u64 now)
  */
 static void let_go(struct flight *f, __u64 now)
 {
+	__u64 pin = ~0ull; /* a dump asked for keeps its window (within the bound) */
+
+	for (size_t i = 0; i < f->npending; i++)
+		if (f->pending[i].w0 < pin)
+			pin = f->pending[i].w0;
 	while (f->head && f->head != f->last) {
 		struct flight_chunk *c = f->head;
-		bool old = c->max_end + f->keep_ns < now;
+		bool old = c->max_end + f->keep_ns < now && c->max_end < pin;
 
 		if (!c->closed_ns || c->closed_ns + FLIGHT_HOLD_NS >= now ||
 		    (!old && f->ring_bytes <= f->cap_bytes))
@@ -296,6 +314,43 @@ void flight__append(struct flight *f, const void *rec, size_t size)
 	live_push(f, copy);
 }
 
+/*
+ * Where a dump of a window from w0 starts: at the latest moment before w0 where the live
+ * analysis saw each device go idle (a gap's start, every stream drained), so that the dump's
+ * first records find the GPU as the whole recording had it there (no launch outstanding from
+ * before, no event recorded before and waited for after). Where the ring no longer holds such a
+ * moment before w0, the earliest it holds after (the window starts late); where it holds none,
+ * the ring's oldest record, and the GPU's state there is not known (*clean false).
+ */
+static __u64 clean_start(const struct flight *f, __u64 w0, __u64 w1, bool *clean)
+{
+	__u64 before[METRICS_DEVICES] = {}, after[METRICS_DEVICES] = {}, start = ~0ull;
+	__u64 held = f->head ? f->head->min_end : w0; /* the ring's oldest record */
+	size_t n = f->nidle < FLIGHT_IDLE ? f->nidle : FLIGHT_IDLE;
+
+	for (size_t i = 0; i < n; i++) {
+		__u32 d = f->idle[i].device;
+		__u64 t = f->idle[i].start;
+
+		if (d >= METRICS_DEVICES || t < held || t > w1)
+			continue;
+		if (t <= w0 && t > before[d])
+			before[d] = t;
+		if (t > w0 && (!after[d] || t < after[d]))
+			after[d] = t;
+	}
+	for (int d = 0; d < METRICS_DEVICES; d++) {
+		__u64 t = before[d] ?: after[d];
+
+		if (t && t < start)
+			start = t;
+	}
+	*clean = start != ~0ull;
+	if (!*clean)
+		start = held > w0 ? held : w0; /* cut: the ring holds no more */
+	return start;
+}
+
 /* Starts writing the oldest dump asked for (the chunk being filled is closed for it). */
 static void start_dump(struct flight *f, const struct flight_req *r)
 {
@@ -311,6 +366,7 @@ static void start_dump(struct flight *f, const struct flight_req *r)
 				   .dir = f->o.dir,
 				   .report = !f->o.no_report };
 	snprintf(d->reason, sizeof(d->reason), "%s", r->reason);
+	d->w0 = clean_start(f, r->w0, r->w1, &d->clean);
 	d->heads = malloc(f->sticky_bytes ?: 1);
 	for (struct flight_chunk *c = f->head; c; c = c->next)
 		n++;
@@ -375,6 +431,8 @@ void flight__tick(struct flight *f)
 				metrics__device(f->m, d, busy, a->end_ns - a->start_ns);
 		metrics__flight(f->m, f->dumps, f->ring_bytes);
 	}
+	if (f->push)
+		push__tick(f->push);
 	if (f->cur && __atomic_load_n(&f->cur->done, __ATOMIC_ACQUIRE))
 		finish_dump(f);
 	if (!f->cur && f->npending && f->pending[0].w1 + FLIGHT_DUE_NS <= now) {
@@ -431,7 +489,9 @@ struct flight *flight__new(const struct flight_opts *o)
 		return NULL;
 	}
 	f->rd = analysis__reader(f->a);
-	if (o->metrics && !(f->m = metrics__new(o->metrics))) {
+	if ((o->metrics && !(f->m = metrics__new(o->metrics))) ||
+	    ((o->push_url || o->pprof_dir) &&
+	     !(f->push = push__new(o->push_url, o->pprof_dir, o->push_interval_s)))) {
 		flight__stop(f);
 		return NULL;
 	}
@@ -486,6 +546,7 @@ void flight__stop(struct flight *f)
 			(unsigned long long)f->suppressed, (unsigned long long)f->covered,
 			(unsigned long long)f->let_go_early, (unsigned long long)f->dropped,
 			(unsigned long long)f->sticky_dropped);
+	push__free(f->push);
 	if (f->m)
 		metrics__flight(f->m, f->dumps, f->ring_bytes);
 	metrics__free(f->m, f->o.metrics_linger_s);

@@ -48,6 +48,9 @@ struct flight_opts {
 	bool no_report;		   /* --dump-no-report */
 	const char *metrics;	   /* --metrics ADDR:PORT (metrics.h), NULL: none */
 	double metrics_linger_s;   /* --metrics-linger: served this long after the end */
+	const char *push_url;	   /* --push URL: gap profiles pushed (push.h), NULL: none */
+	const char *pprof_dir;	   /* --pprof-dir DIR: and/or written there */
+	double push_interval_s;	   /* --push-interval */
 	bool dump_opts;		   /* one of the above given (they need --flight) */
 };
 
@@ -89,6 +92,7 @@ struct flight_chunk {
 
 struct flight_dump {
 	__u64 w0, w1;	      /* the window, CLOCK_MONOTONIC ns */
+	bool clean;	      /* w0 is where the GPU was seen idle: its state there is known */
 	__u64 asked_ns;	      /* when it was asked for */
 	__u64 real_off;	      /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	char reason[96];      /* "gap 1.234 s on gpu0 (malloc_trim)", "SIGUSR1" */

@@ -19,6 +19,9 @@ enum {
 	OPT_NO_REPORT,
 	OPT_METRICS,
 	OPT_LINGER,
+	OPT_PUSH,
+	OPT_PPROF_DIR,
+	OPT_PUSH_INTERVAL,
 };
 
 void flight_opts__defaults(struct flight_opts *o)
@@ -30,6 +33,7 @@ void flight_opts__defaults(struct flight_opts *o)
 		.max_per_hour = 12,
 		.max_total_mb = 1024,
 		.dir = ".",
+		.push_interval_s = 60,
 	};
 }
 
@@ -62,6 +66,13 @@ static const struct argp_option opts[] = {
 	  "Prometheus metrics of the live analysis on http://ADDR:PORT/metrics (default off)", 1 },
 	{ "metrics-linger", OPT_LINGER, "S", 0,
 	  "Keep answering /metrics S seconds after the recording ends (a last scrape)", 1 },
+	{ "push", OPT_PUSH, "URL", 0,
+	  "POST a pprof profile of the gaps' stacks every --push-interval to URL, as "
+	  "Pyroscope's /ingest takes them (http://HOST:PORT/ingest)",
+	  1 },
+	{ "pprof-dir", OPT_PPROF_DIR, "DIR", 0,
+	  "Write that profile every interval to DIR too (gapscope-gaps-TIME.pb.gz)", 1 },
+	{ "push-interval", OPT_PUSH_INTERVAL, "S", 0, "Seconds a profile covers (default 60)", 1 },
 	{},
 };
 
@@ -139,6 +150,20 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_LINGER:
 		o->metrics_linger_s = seconds(state, "--metrics-linger", arg, 3600);
+		o->dump_opts = true;
+		break;
+	case OPT_PUSH:
+		o->push_url = arg;
+		o->dump_opts = true;
+		break;
+	case OPT_PPROF_DIR:
+		o->pprof_dir = arg;
+		o->dump_opts = true;
+		break;
+	case OPT_PUSH_INTERVAL:
+		o->push_interval_s = seconds(state, "--push-interval", arg, 86400);
+		if (o->push_interval_s < 1)
+			argp_error(state, "--push-interval: at least 1 second, not %s", arg);
 		o->dump_opts = true;
 		break;
 	case ARGP_KEY_END:

@@ -31,7 +31,7 @@ struct cause_fn {
 struct numbers {
 	__u64 busy_ns[METRICS_DEVICES], seen_ns[METRICS_DEVICES];
 	bool seen[METRICS_DEVICES];
-	__u64 gap_ns[METRICS_DEVICES][BK_MAX + 1]; /* by main cause; BK_MAX: none */
+	__u64 gap_ns[METRICS_DEVICES][BK_MAX + 1];	      /* by main cause; BK_MAX: none */
 	struct cause_fn cause[BK_MAX][METRICS_FUNCTIONS + 1]; /* the last: "other" */
 	__u64 bucket[NBUCKETS + 1], gaps, gap_sum_ns;
 	__u64 events[EV_KINDS];
@@ -55,8 +55,8 @@ void metrics__record(struct metrics *m, const struct gs_hdr *h)
 	if (h->type == GS_REC_LOSSES && h->size >= sizeof(struct gs_rec_losses)) {
 		const struct gs_rec_losses *l = (const void *)h;
 
-		for (__u32 i = 0; i < l->n && i < GS_LOSS_MAX &&
-				  sizeof(*l) + (i + 1) * sizeof(__u64) <= h->size;
+		for (__u32 i = 0;
+		     i < l->n && i < GS_LOSS_MAX && sizeof(*l) + (i + 1) * sizeof(__u64) <= h->size;
 		     i++)
 			m->n.lost[i] = l->count[i];
 	}
@@ -155,7 +155,8 @@ static void render(FILE *f, const struct numbers *n)
 	for (int d = 0; d < METRICS_DEVICES; d++)
 		if (n->seen[d])
 			fprintf(f, "gapscope_gpu_idle_seconds_total{device=\"%d\"} %.9f\n", d,
-				(n->seen_ns[d] > n->busy_ns[d] ? n->seen_ns[d] - n->busy_ns[d] : 0) /
+				(n->seen_ns[d] > n->busy_ns[d] ? n->seen_ns[d] - n->busy_ns[d] :
+								 0) /
 					1e9);
 	head(f, "gapscope_gap_seconds_total", "counter",
 	     "Time in GPU gaps, by device and the kind of each gap's main root cause.");
