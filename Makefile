@@ -101,6 +101,7 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tests/bench/run.sh $(BUILD)
 	$(Q)tests/bench/launch_cost.sh $(BUILD)
+	$(Q)tests/bench/flight_soak.sh $(BUILD)
 	$(Q)tests/report/bench.sh $(BUILD)
 
 stress-scenarios: deps

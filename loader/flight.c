@@ -65,10 +65,10 @@ struct flight {
 	__u64 real_off;
 	struct metrics *m; /* --metrics, or NULL */
 	struct push *push; /* --push, --pprof-dir, or NULL */
-	/* Where the live analysis saw a device go idle (its latest gaps' starts), a ring. */
+	/* Where the live analysis saw a device start work from idle (its latest gaps' ends). */
 	struct {
 		__u32 device;
-		__u64 start;
+		__u64 at;
 	} idle[FLIGHT_IDLE];
 	size_t nidle;
 	unsigned int ticks;
@@ -165,7 +165,7 @@ static int on_gap(const struct gap *g, void *ctx)
 	if (f->push)
 		push__gap(f->push, g);
 	f->idle[f->nidle % FLIGHT_IDLE].device = g->device;
-	f->idle[f->nidle++ % FLIGHT_IDLE].start = g->start_ns;
+	f->idle[f->nidle++ % FLIGHT_IDLE].at = g->end_ns;
 	if (!f->o.trigger_gap_ms || g->end_ns - g->start_ns < f->o.trigger_gap_ms * 1e6)
 		return 0;
 	snprintf(why, sizeof(why), "gap of %.3f s on gpu%u (%s %s)",
@@ -316,11 +316,12 @@ void flight__append(struct flight *f, const void *rec, size_t size)
 
 /*
  * Where a dump of a window from w0 starts: at the latest moment before w0 where the live
- * analysis saw each device go idle (a gap's start, every stream drained), so that the dump's
- * first records find the GPU as the whole recording had it there (no launch outstanding from
- * before, no event recorded before and waited for after). Where the ring no longer holds such a
- * moment before w0, the earliest it holds after (the window starts late); where it holds none,
- * the ring's oldest record, and the GPU's state there is not known (*clean false).
+ * analysis saw each device start work after a gap (the launch that ended it: every stream was
+ * drained, and the busy time that follows is seen whole), so that the dump's records find the
+ * GPU as the whole recording had it there (no launch outstanding from before, no event recorded
+ * before and waited for after). Where the ring no longer holds such a moment before w0, the
+ * earliest it holds after (the window starts late); where it holds none, the ring's oldest
+ * record, and the GPU's state there is not known (*clean false).
  */
 static __u64 clean_start(const struct flight *f, __u64 w0, __u64 w1, bool *clean)
 {
@@ -330,7 +331,7 @@ static __u64 clean_start(const struct flight *f, __u64 w0, __u64 w1, bool *clean
 
 	for (size_t i = 0; i < n; i++) {
 		__u32 d = f->idle[i].device;
-		__u64 t = f->idle[i].start;
+		__u64 t = f->idle[i].at;
 
 		if (d >= METRICS_DEVICES || t < held || t > w1)
 			continue;

@@ -106,6 +106,7 @@ struct flight_dump {
 	char path[4096];
 	__u64 bytes, records;
 	double write_ms, report_ms;
+	double after_ms; /* from the window's end to the file written */
 	int err;
 	int done; /* atomically: 1 when the thread finished */
 };

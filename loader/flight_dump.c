@@ -144,6 +144,7 @@ static void *dump_thread(void *arg)
 	d->err = write_trace(d);
 	t1 = clock__mono_ns();
 	d->write_ms = (t1 - t0) / 1e6;
+	d->after_ms = t1 > d->w1 ? (t1 - d->w1) / 1e6 : 0;
 	/* The chunks go back as soon as the file has them. */
 	for (size_t i = 0; i < d->nchunks; i++)
 		flight_chunk__put(d->chunks[i]);
@@ -170,11 +171,12 @@ void flight_dump__join(struct flight_dump *d, pthread_t thread)
 	else
 		fprintf(stderr,
 			"gapscope: flight: dump %s: %s, window %llu..%llu ns (%.3f s, %s), %llu "
-			"records, %.1f MB, written in %.0f ms, %s in %.0f ms\n",
+			"records, %.1f MB, written in %.0f ms (%.0f ms after the window), %s in %.0f "
+			"ms\n",
 			d->path, d->reason, (unsigned long long)d->w0, (unsigned long long)d->w1,
 			(d->w1 - d->w0) / 1e9,
 			d->clean ? "from an idle GPU" : "GPU state at its start unknown",
-			(unsigned long long)d->records, d->bytes / 1e6, d->write_ms,
+			(unsigned long long)d->records, d->bytes / 1e6, d->write_ms, d->after_ms,
 			!d->report ? "no report" :
 			d->err	   ? "report FAILED" :
 				     "report written",

@@ -44,7 +44,8 @@ static const struct argp_option opts[] = {
 	  "as it goes and writes the window around a trigger as a trace with its report. "
 	  "Memory: at most --flight-mb of trace (twice that while a dump is being written), "
 	  "16 MiB for what every dump needs, the ring buffer (twice --ringbuf-mb) and the "
-	  "live analysis. SIGUSR1 is kept by the recorder in flight mode (a dump of now), "
+	  "live analysis: with the defaults 64 + 64 + 16 + 64 MiB and the analysis's tens of "
+	  "MiB. SIGUSR1 is kept by the recorder in flight mode (a dump of now), "
 	  "not passed on to the command. -o FILE also writes the whole recording.",
 	  1 },
 	{ "flight", OPT_FLIGHT, "SECONDS", 0, "Keep only the last SECONDS of trace, in memory", 1 },

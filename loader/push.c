@@ -109,8 +109,10 @@ static int post(const struct push *p, const struct job *j)
 		     (unsigned long long)(j->from_real / 1000000000ull),
 		     (unsigned long long)(j->until_real / 1000000000ull), p->host, p->port,
 		     strlen(part) + j->len + strlen(tail));
-	err = send_all(fd, head, n) ?: send_all(fd, part, strlen(part)) ?:
-					send_all(fd, j->gz, j->len) ?: send_all(fd, tail, strlen(tail));
+	err = send_all(fd, head, n)		       ?:
+		      send_all(fd, part, strlen(part)) ?:
+		      send_all(fd, j->gz, j->len)      ?:
+							 send_all(fd, tail, strlen(tail));
 	if (!err) {
 		r = recv(fd, status, sizeof(status) - 1, 0);
 		status[r > 0 ? r : 0] = 0;
