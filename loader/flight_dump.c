@@ -101,24 +101,23 @@ static int write_trace(struct flight_dump *d)
 	return err;
 }
 
-/* gapscope report PATH -o PATH.report, at a lower priority; its exit status. */
+/*
+ * gapscope report PATH -o PATH.report, at a lower priority; its exit status. The recorder's own
+ * binary, through /proc/self/exe: also after the file was replaced (an upgrade while recording).
+ */
 static int run_report(struct flight_dump *d)
 {
-	char exe[PATH_MAX], dir[sizeof(d->path) + 8];
+	char dir[sizeof(d->path) + 8];
 	posix_spawn_file_actions_t fa;
 	pid_t pid;
 	int status, err;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	char *argv[] = { "gapscope", "report", d->path, "-o", dir, NULL };
 
-	if (n <= 0)
-		return -errno;
-	exe[n] = 0;
 	snprintf(dir, sizeof(dir), "%s.report", d->path);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-	err = posix_spawn(&pid, exe, &fa, NULL, argv, environ);
+	err = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	if (err)
 		return -err;

@@ -56,6 +56,16 @@ static void attach_running(struct uprobes *up, struct map_records *maps, struct 
 	fprintf(stderr, "gapscope: recording pid %d (Ctrl-C to stop)\n", pid);
 }
 
+/* The end of the summary line: each loss counter that is not 0. */
+static void print_losses(const __u64 *by_kind)
+{
+	for (int i = 0; i < GS_LOSS_MAX; i++)
+		if (by_kind[i])
+			fprintf(stderr, " %s=%llu", gs_loss_names[i],
+				(unsigned long long)by_kind[i]);
+	fputc('\n', stderr);
+}
+
 /* Probes off, everything still buffered into the trace, the final records, the summary. */
 static int finish(struct consumer *c, struct links *links, struct sampler *s, struct target *t,
 		  __u64 start_ns)
@@ -76,8 +86,12 @@ static int finish(struct consumer *c, struct links *links, struct sampler *s, st
 	if (t->launched && t->gone)
 		meta__exit(out, t->pid, t->status, &t->ru);
 	lost = meta__count_losses(c->skel, c->up->attach_failed, by_kind);
-	if (!out->tw)
+	if (!out->tw) { /* --flight alone: no file, the events and losses all the same */
+		fprintf(stderr, "gapscope: %llu events, %llu lost", (unsigned long long)c->events,
+			(unsigned long long)lost);
+		print_losses(by_kind);
 		return 0;
+	}
 	trace__flush(out->tw);
 	bytes = trace__bytes(out->tw);
 	err = trace__cut(out->tw, &chunk, &cut);
@@ -98,11 +112,7 @@ static int finish(struct consumer *c, struct links *links, struct sampler *s, st
 		fprintf(stderr, "gapscope: cannot write %s: %s\n", out->path, strerror(-err));
 	fprintf(stderr, "gapscope: %llu events, %.1f MB written to %s, %llu lost",
 		(unsigned long long)c->events, bytes / 1e6, out->path, (unsigned long long)lost);
-	for (int i = 0; i < GS_LOSS_MAX; i++)
-		if (by_kind[i])
-			fprintf(stderr, " %s=%llu", gs_loss_names[i],
-				(unsigned long long)by_kind[i]);
-	fputc('\n', stderr);
+	print_losses(by_kind);
 	return err;
 }
 
