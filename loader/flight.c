@@ -30,7 +30,8 @@
 #define ALIGN8(x)      (((x) + 7) & ~(size_t)7)
 #define FLIGHT_HOLD_NS (2000ull * 1000 * 1000)
 #define FLIGHT_PENDING 4
-#define FLIGHT_IDLE    256 /* gap starts remembered */
+#define FLIGHT_IDLE    256 /* gap ends remembered */
+#define FLIGHT_REPORTS 4   /* dumps whose report runs while the next one is written */
 #define NS	       1000000000ull
 #define HOUR_NS	       (3600ull * NS)
 
@@ -55,8 +56,8 @@ struct flight {
 	/* Dumps: asked for, being written, done. */
 	struct flight_req pending[FLIGHT_PENDING];
 	size_t npending;
-	struct flight_dump *cur;
-	pthread_t thread;
+	struct flight_dump *cur;		       /* writing its file */
+	struct flight_dump *reporting[FLIGHT_REPORTS]; /* file written, report running */
 	__u64 *hour; /* when each dump of the last hour was asked for */
 	size_t nhour;
 	__u64 dumped_bytes, dumps, suppressed, covered;
@@ -126,9 +127,13 @@ static void ask(struct flight *f, __u64 w0, __u64 w1, __u64 start, __u64 end, co
 			f->covered++;
 			return;
 		}
-	if (f->cur && f->cur->w0 <= start && end <= f->cur->w1) {
-		f->covered++;
-		return;
+	for (int i = -1; i < FLIGHT_REPORTS; i++) {
+		const struct flight_dump *d = i < 0 ? f->cur : f->reporting[i];
+
+		if (d && d->w0 <= start && end <= d->w1) {
+			f->covered++;
+			return;
+		}
 	}
 	for (size_t i = 0; i < f->nhour; i++)
 		if (f->hour[i] + HOUR_NS > now)
@@ -390,7 +395,7 @@ static void start_dump(struct flight *f, const struct flight_req *r)
 		__atomic_add_fetch(&c->refs, 1, __ATOMIC_ACQ_REL);
 		d->chunks[d->nchunks++] = c;
 	}
-	errno = -flight_dump__start(d, &f->thread);
+	errno = -flight_dump__start(d, &d->thread);
 	if (errno) {
 		fprintf(stderr, "gapscope: flight: cannot start a dump: %s\n", strerror(errno));
 		for (size_t i = 0; i < d->nchunks; i++)
@@ -403,15 +408,30 @@ static void start_dump(struct flight *f, const struct flight_req *r)
 	f->cur = d;
 }
 
-static void finish_dump(struct flight *f)
+/*
+ * The dump being written: once its file is, its report goes on beside the next one (it holds no
+ * chunk then); the reports that ended are counted. wait: every one of them, to the end.
+ */
+static void reap_dumps(struct flight *f, bool wait)
 {
-	struct flight_dump *d = f->cur;
+	for (int i = 0; i < FLIGHT_REPORTS; i++) {
+		struct flight_dump *d = f->reporting[i];
 
-	f->cur = NULL;
-	if (!d->err)
-		f->dumps++;
-	f->dumped_bytes += d->bytes;
-	flight_dump__join(d, f->thread);
+		if (!d || (!wait && !__atomic_load_n(&d->done, __ATOMIC_ACQUIRE)))
+			continue;
+		f->reporting[i] = NULL;
+		f->dumps += d->err >= 0; /* its file written (its report may have failed) */
+		f->dumped_bytes += d->bytes;
+		flight_dump__join(d, d->thread); /* its line, then freed */
+	}
+	for (int i = 0; f->cur && i < FLIGHT_REPORTS; i++)
+		if (!f->reporting[i] &&
+		    (wait || __atomic_load_n(&f->cur->written, __ATOMIC_ACQUIRE))) {
+			f->reporting[i] = f->cur;
+			f->cur = NULL;
+		}
+	if (wait && f->cur)
+		reap_dumps(f, true);
 }
 
 void flight__tick(struct flight *f)
@@ -434,8 +454,7 @@ void flight__tick(struct flight *f)
 	}
 	if (f->push)
 		push__tick(f->push);
-	if (f->cur && __atomic_load_n(&f->cur->done, __ATOMIC_ACQUIRE))
-		finish_dump(f);
+	reap_dumps(f, false);
 	if (!f->cur && f->npending && f->pending[0].w1 + FLIGHT_DUE_NS <= now) {
 		struct flight_req r = f->pending[0];
 
@@ -530,7 +549,7 @@ void flight__stop(struct flight *f)
 	/* The dumps asked for, their windows cut at the end. */
 	while (f->cur || f->npending) {
 		if (f->cur) {
-			finish_dump(f); /* waits for it */
+			reap_dumps(f, true); /* waits for them */
 			continue;
 		}
 		if (f->pending[0].w1 > now)
@@ -538,6 +557,7 @@ void flight__stop(struct flight *f)
 		start_dump(f, &f->pending[0]);
 		memmove(&f->pending[0], &f->pending[1], --f->npending * sizeof(f->pending[0]));
 	}
+	reap_dumps(f, true);
 	if (f->sfd >= 0)
 		fprintf(stderr,
 			"gapscope: flight: %llu dump(s) written (%.1f MB), %llu not written for the "

@@ -108,7 +108,9 @@ struct flight_dump {
 	double write_ms, report_ms;
 	double after_ms; /* from the window's end to the file written */
 	int err;
-	int done; /* atomically: 1 when the thread finished */
+	int written; /* atomically: 1 once the file is written (its chunks let go) */
+	int done;    /* atomically: 1 when the thread finished, its report too */
+	pthread_t thread;
 };
 
 void flight_chunk__put(struct flight_chunk *c);

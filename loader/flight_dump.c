@@ -148,6 +148,7 @@ static void *dump_thread(void *arg)
 	for (size_t i = 0; i < d->nchunks; i++)
 		flight_chunk__put(d->chunks[i]);
 	d->nchunks = 0;
+	__atomic_store_n(&d->written, 1, __ATOMIC_RELEASE);
 	if (!d->err && d->report) {
 		d->err = run_report(d) == 0 ? 0 : 1;
 		d->report_ms = (clock__mono_ns() - t1) / 1e6;
