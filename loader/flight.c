@@ -37,6 +37,7 @@
 
 struct flight_req {
 	__u64 w0, w1, asked;
+	__u64 start; /* of what triggered it (the gap's start) */
 	char reason[96];
 };
 
@@ -154,7 +155,8 @@ static void ask(struct flight *f, __u64 w0, __u64 w1, __u64 start, __u64 end, co
 		return;
 	}
 	f->hour[f->nhour++] = now;
-	f->pending[f->npending++] = (struct flight_req){ .w0 = w0, .w1 = w1, .asked = now };
+	f->pending[f->npending++] =
+		(struct flight_req){ .w0 = w0, .w1 = w1, .asked = now, .start = start };
 	snprintf(f->pending[f->npending - 1].reason, sizeof(f->pending[0].reason), "%s", why);
 }
 
@@ -373,6 +375,7 @@ static void start_dump(struct flight *f, const struct flight_req *r)
 				   .report = !f->o.no_report };
 	snprintf(d->reason, sizeof(d->reason), "%s", r->reason);
 	d->w0 = clean_start(f, r->w0, r->w1, &d->clean);
+	d->late = d->w0 > r->start; /* the ring no longer held the trigger's start */
 	d->heads = malloc(f->sticky_bytes ?: 1);
 	for (struct flight_chunk *c = f->head; c; c = c->next)
 		n++;

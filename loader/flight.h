@@ -93,6 +93,7 @@ struct flight_chunk {
 struct flight_dump {
 	__u64 w0, w1;	      /* the window, CLOCK_MONOTONIC ns */
 	bool clean;	      /* w0 is where the GPU was seen idle: its state there is known */
+	bool late;	      /* w0 after the trigger's start: the ring no longer held it */
 	__u64 asked_ns;	      /* when it was asked for */
 	__u64 real_off;	      /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	char reason[96];      /* "gap 1.234 s on gpu0 (malloc_trim)", "SIGUSR1" */

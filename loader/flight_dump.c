@@ -170,12 +170,13 @@ void flight_dump__join(struct flight_dump *d, pthread_t thread)
 			strerror(-d->err));
 	else
 		fprintf(stderr,
-			"gapscope: flight: dump %s: %s, window %llu..%llu ns (%.3f s, %s), %llu "
+			"gapscope: flight: dump %s: %s, window %llu..%llu ns (%.3f s, %s%s), %llu "
 			"records, %.1f MB, written in %.0f ms (%.0f ms after the window), %s in %.0f "
 			"ms\n",
 			d->path, d->reason, (unsigned long long)d->w0, (unsigned long long)d->w1,
 			(d->w1 - d->w0) / 1e9,
 			d->clean ? "from an idle GPU" : "GPU state at its start unknown",
+			d->late ? ", after the trigger: the ring no longer held its start" : "",
 			(unsigned long long)d->records, d->bytes / 1e6, d->write_ms, d->after_ms,
 			!d->report ? "no report" :
 			d->err	   ? "report FAILED" :
