@@ -37,7 +37,7 @@ flight() {
 		{ cat "$d/report.err"; die "report of the whole recording failed"; }
 }
 
-flight tracker-trim 96
+flight tracker-trim 128
 d=$TMP/tracker-trim
 grep -q 'flight: the last 5 s of trace kept in at most 64 MiB' "$d/err" || die "no memory bound said"
 secs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["duration_ns"] // 10**9)' \
