@@ -55,7 +55,7 @@ override LDFLAGS += -pthread
 DEB_PKGS = build-essential clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	   libzstd-dev liblzma-dev libbz2-dev libgmp-dev pkg-config python3 python3-dev util-linux clang-format \
 	   libiberty-dev libdebuginfod1 xz-utils \
-	   help2man \
+	   help2man protobuf-c-compiler libprotobuf-c-dev golang-go prometheus \
 	   $(BROWSER_DEB_PKGS)
 
 all:
@@ -105,6 +105,7 @@ bench: deps
 	$(Q)tests/bench/run.sh $(BUILD)
 	$(Q)tests/bench/launch_cost.sh $(BUILD)
 	$(Q)tests/bench/pyframes_cost.sh $(BUILD)
+	$(Q)tests/bench/flight_soak.sh $(BUILD)
 	$(Q)tests/report/bench.sh $(BUILD)
 
 stress-scenarios: deps

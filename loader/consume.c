@@ -17,6 +17,7 @@
 #include "record.skel.h"
 #include "clock.h"
 #include "consume.h"
+#include "flight.h"
 #include "gpu_feeds.h"
 #include "ksyms.h"
 #include "links.h"
@@ -57,7 +58,7 @@ static bool ends_recording(int sig)
 	return sig != SIGCONT && sig != SIGWINCH && sig != SIGURG;
 }
 
-int signals__block(sigset_t *orig, bool *pipe_ignored)
+int signals__block(sigset_t *orig, bool *pipe_ignored, int kept)
 {
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
 	sigset_t mask;
@@ -68,7 +69,7 @@ int signals__block(sigset_t *orig, bool *pipe_ignored)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
 	for (int sig = 1; sig < NSIG; sig++)
-		if (signals__passed_on(sig))
+		if (signals__passed_on(sig) && sig != kept)
 			sigaddset(&mask, sig);
 	sigprocmask(SIG_BLOCK, &mask, orig);
 	fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -331,11 +332,12 @@ int consumer__poll(struct consumer *c, struct target *t, int sfd, double duratio
 	 */
 	struct itimerspec its = { { 0, 50000000 }, { 0, 50000000 } };
 	int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK), err = 0;
-	struct pollfd pfd[4] = {
+	struct pollfd pfd[5] = {
 		{ .fd = ring_buffer__epoll_fd(c->rb), .events = POLLIN },
 		{ .fd = sfd, .events = POLLIN },
 		{ .fd = tfd, .events = POLLIN },
 		{ .fd = target__exit_fd(t), .events = POLLIN },
+		{ .fd = flight__signal_fd(c->flight), .events = POLLIN }, /* SIGUSR1: a dump */
 	};
 	bool stop = false, tty = isatty(STDERR_FILENO);
 	__u64 last_events = 0, last_ns = start_ns;
@@ -349,7 +351,7 @@ int consumer__poll(struct consumer *c, struct target *t, int sfd, double duratio
 	while (!stop) {
 		__u64 n;
 
-		if (poll(pfd, 4, -1) < 0 && errno != EINTR) {
+		if (poll(pfd, 5, -1) < 0 && errno != EINTR) {
 			err = -errno;
 			break;
 		}
@@ -363,6 +365,8 @@ int consumer__poll(struct consumer *c, struct target *t, int sfd, double duratio
 			uprobes__retire_lookups(c->up);
 			if (c->maps->py)
 				pycode__tick(c->maps->py);
+			if (c->flight)
+				flight__tick(c->flight);
 			ticks++;
 			if (ticks % 4 == 0)
 				trace_out__flush(c->out);
@@ -380,6 +384,8 @@ int consumer__poll(struct consumer *c, struct target *t, int sfd, double duratio
 		}
 		if (pfd[2].revents && duration && clock__mono_ns() - start_ns >= duration * 1e9)
 			stop = true;
+		if (pfd[4].fd >= 0 && pfd[4].revents)
+			flight__on_signal(c->flight);
 		if (pfd[3].fd >= 0 && pfd[3].revents) {
 			t->gone = true;
 			stop = true;

@@ -27,6 +27,7 @@ struct consumer {
 	struct trace_out *out;
 	struct uprobes *up;
 	struct map_records *maps;
+	struct flight *flight; /* record --flight (flight.h), or NULL */
 
 	struct ring_buffer *rb;
 	unsigned char *buf; /* one event, stack compacted */
@@ -41,9 +42,10 @@ bool signals__passed_on(int sig);
 /*
  * Ignores SIGPIPE, blocks SIGCHLD and every signal passed on, and returns a signalfd for them,
  * the mask before in ORIG and whether SIGPIPE was ignored before in PIPE_IGNORED (the launched
- * target gets both back). -errno.
+ * target gets both back). KEPT (0: none) is a signal the recorder keeps for itself and does not
+ * pass on: SIGUSR1 in flight mode, which flight.c reads. -errno.
  */
-int signals__block(sigset_t *orig, bool *pipe_ignored);
+int signals__block(sigset_t *orig, bool *pipe_ignored, int kept);
 /*
  * Launch mode: notes every kill(2) of a process group from now on, so that a signal sent to the
  * group that holds both the recorder and its target is not passed on to the target a second

@@ -17,6 +17,7 @@
 #include "archive.h"
 #include "clock.h"
 #include "elfx.h"
+#include "flight.h"
 #include "metadata.h"
 #include "pycode.h"
 #include "procmaps.h"
@@ -26,6 +27,8 @@ void trace_out__append(struct trace_out *o, const void *rec, size_t size)
 {
 	if (o->tw)
 		trace__append(o->tw, rec, size); /* a write error is kept, and counts what it cut */
+	if (o->flight)
+		flight__append(o->flight, rec, size);
 }
 
 void trace_out__flush(struct trace_out *o)

@@ -17,11 +17,13 @@
 #include "pidns.h"
 
 struct archive;
+struct flight;
 struct record_bpf;
 struct trace_writer;
 
 struct trace_out {
-	struct trace_writer *tw;
+	struct trace_writer *tw; /* NULL: no file (record --flight without -o) */
+	struct flight *flight;	 /* record --flight: every record also goes there (flight.h) */
 	const char *path;
 	__u32 next_probe_id; /* GS_REC_PROBE ids; a CUDA probe's is its cu_fns key */
 	/* The trace's pids are the kernel's: those read from /proc cross this (pidns.h). */

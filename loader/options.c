@@ -156,6 +156,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case 'o':
 		o->output = arg;
+		o->output_given = true;
 		break;
 	case 'f':
 		o->force = true;
@@ -260,6 +261,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_ARCHIVE:
 		o->archive = true;
 		break;
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &o->flight;
+		break;
 	case ARGP_KEY_ARG:
 		/* The command and everything after it belong to the target. */
 		o->cmd = &state->argv[state->next - 1];
@@ -279,7 +283,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 
 int record_opts__parse(int argc, char **argv, struct record_opts *o)
 {
+	static const struct argp_child children[] = { { &flight_argp, 0, NULL, 0 }, {} };
 	static const struct argp argp = {
+		.children = children,
 		.options = opts,
 		.parser = parse_opt,
 		.args_doc = "(-p PID | -- CMD [ARGS...])",
@@ -287,5 +293,6 @@ int record_opts__parse(int argc, char **argv, struct record_opts *o)
 	};
 
 	*o = defaults;
+	flight_opts__defaults(&o->flight);
 	return argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, o) ? -EINVAL : 0;
 }

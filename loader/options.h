@@ -7,6 +7,7 @@
 #include <sys/types.h>
 #include <linux/types.h>
 
+#include "flight.h"
 #include "probe_spec.h"
 
 #define MAX_USER_PROBES 32
@@ -16,6 +17,7 @@
 
 struct record_opts {
 	const char *output;
+	bool output_given; /* -o: with --flight, the whole recording is written too */
 	bool force;
 	double duration; /* seconds, 0: until the target exits or a signal */
 	unsigned int freq;
@@ -39,8 +41,9 @@ struct record_opts {
 	__u64 snap_min_block_ns; /* --snapshot-min-block: the shortest wait snapshotted */
 	int cupti; /* --cupti 1, --no-cupti 0, else -1: on for a launched command, quietly */
 	bool nvml;
-	bool archive;	/* --archive: reduced ELF files into the trace (archive.h) */
-	bool no_python; /* --no-python: no Python frames (pycode.h) */
+	bool archive;		   /* --archive: reduced ELF files into the trace (archive.h) */
+	bool no_python;		   /* --no-python: no Python frames (pycode.h) */
+	struct flight_opts flight; /* --flight and the dumps' options (flight.h) */
 };
 
 /* Parses argv into *o (the defaults first); argp exits on --help and on errors. 0 or -EINVAL. */

@@ -13,6 +13,7 @@
  *   metadata.c   the recorder's own records (clock, probes, maps, losses, end)
  *   archive.c    --archive: the mapped ELF files, reduced, at the end
  *   pycode.c     Python interpreters found, their code objects named
+ *   flight.c     --flight: the last seconds in memory, analysed live, dumped on a trigger
  */
 #include <errno.h>
 #include <stdio.h>
@@ -27,6 +28,7 @@
 #include "clock.h"
 #include "consume.h"
 #include "gapscope_cmd.h"
+#include "flight.h"
 #include "gpu_feeds.h"
 #include "jitmap.h"
 #include "links.h"
@@ -71,6 +73,16 @@ static void attach_running(struct uprobes *up, struct map_records *maps, struct 
 		fprintf(stderr, "gapscope: recording pid %d (Ctrl-C to stop)\n", pid);
 }
 
+/* The end of the summary line: each loss counter that is not 0. */
+static void print_losses(const __u64 *by_kind)
+{
+	for (int i = 0; i < GS_LOSS_MAX; i++)
+		if (by_kind[i])
+			fprintf(stderr, " %s=%llu", gs_loss_names[i],
+				(unsigned long long)by_kind[i]);
+	fputc('\n', stderr);
+}
+
 /* Probes off, everything still buffered into the trace, the final records, the summary. */
 static int finish(struct consumer *c, struct links *links, struct sampler *s, struct target *t,
 		  __u64 start_ns)
@@ -98,8 +110,12 @@ static int finish(struct consumer *c, struct links *links, struct sampler *s, st
 			"recorded, or its events did not reach the recorder\n",
 			t->pid);
 	lost = meta__count_losses(c->skel, c->up->attach_failed, by_kind);
-	if (!out->tw)
+	if (!out->tw) { /* --flight alone: no file, the events and losses all the same */
+		fprintf(stderr, "gapscope: %llu events, %llu lost", (unsigned long long)c->events,
+			(unsigned long long)lost);
+		print_losses(by_kind);
 		return 0;
+	}
 	trace__flush(out->tw);
 	bytes = trace__bytes(out->tw);
 	err = trace__cut(out->tw, &chunk, &cut);
@@ -120,11 +136,7 @@ static int finish(struct consumer *c, struct links *links, struct sampler *s, st
 		fprintf(stderr, "gapscope: cannot write %s: %s\n", out->path, strerror(-err));
 	fprintf(stderr, "gapscope: %llu events, %.1f MB written to %s, %llu lost",
 		(unsigned long long)c->events, bytes / 1e6, out->path, (unsigned long long)lost);
-	for (int i = 0; i < GS_LOSS_MAX; i++)
-		if (by_kind[i])
-			fprintf(stderr, " %s=%llu", gs_loss_names[i],
-				(unsigned long long)by_kind[i]);
-	fputc('\n', stderr);
+	print_losses(by_kind);
 	return err;
 }
 
@@ -142,6 +154,7 @@ int cmd_record(int argc, char **argv)
 	struct pidns ns = {};
 	struct consumer c = { .out = &out, .up = &up, .maps = &maps };
 	struct ksyms *ksyms;
+	struct flight *flight = NULL;
 	sigset_t orig_mask;
 	int sfd = -1, err;
 	bool umulti;
@@ -157,8 +170,17 @@ int cmd_record(int argc, char **argv)
 		return 1;
 	bpf_setup__libbpf_output(o.verbose);
 	maps.archive = o.archive ? &archive : NULL;
+	/* --flight keeps the trace in memory; -o writes the whole recording too. */
+	if (o.flight.seconds && o.archive) {
+		fprintf(stderr, "gapscope: --archive and --flight exclude each other\n");
+		return 1;
+	}
+	if (o.flight.seconds && access(o.flight.dir, W_OK | X_OK)) {
+		fprintf(stderr, "gapscope: --dump-dir %s: %s\n", o.flight.dir, strerror(errno));
+		return 1;
+	}
 	/* lstat: a link at the path exists too, even one that points nowhere. */
-	if (!o.force && !lstat(o.output, &st)) {
+	if (!o.force && (!o.flight.seconds || o.output_given) && !lstat(o.output, &st)) {
 		fprintf(stderr, "gapscope: %s exists (use -f to overwrite)\n", o.output);
 		return 1;
 	}
@@ -196,19 +218,22 @@ int cmd_record(int argc, char **argv)
 	}
 	if ((err = pidns__open(&ns)))
 		return 1;
-	out = (struct trace_out){ .tw = trace__create(o.output, o.force),
-				  .path = o.output,
-				  .ns = &ns };
-	if (!out.tw) {
+	out = (struct trace_out){ .path = o.output, .ns = &ns };
+	if ((!o.flight.seconds || o.output_given) && !(out.tw = trace__create(o.output, o.force))) {
 		fprintf(stderr, "gapscope: cannot create %s: %s\n", o.output, strerror(errno));
 		pidns__close(&ns);
 		return 1;
 	}
-	trace__compress(out.tw, !o.uncompressed);
+	if (out.tw)
+		trace__compress(out.tw, !o.uncompressed);
 	bpf_setup__mount_tracefs(o.verbose);
-	err = sfd = signals__block(&orig_mask, &t.pipe_ignored);
+	err = sfd = signals__block(&orig_mask, &t.pipe_ignored, o.flight.seconds ? SIGUSR1 : 0);
 	if (sfd < 0) {
 		fprintf(stderr, "gapscope: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	if (o.flight.seconds && !(flight = out.flight = c.flight = flight__new(&o.flight))) {
+		err = -EINVAL;
 		goto cleanup;
 	}
 	consumer__load_ksyms(&c);
@@ -287,11 +312,14 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	err = consumer__poll(&c, &t, sfd, o.duration, start_ns);
 	err = finish(&c, &links, &sampler, &t, start_ns) ?: err;
+	flight__stop(flight); /* its dumps written, the ring let go */
+	flight = out.flight = c.flight = NULL;
 	/* The target outlives a --duration: wait for it, as without gapscope. */
 	target__wait(&t);
 
 cleanup:
 	/* In the reverse order of the above. */
+	flight__stop(flight);
 	map_records__free(&maps);
 	proc_tree__free(&tree);
 	pycode__free(maps.py);

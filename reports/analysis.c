@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "analysis_priv.h"
 #include "losses.h"
 #include "blame.h"
 #include "causes.h"
@@ -31,215 +32,6 @@
 #include "tiers.h"
 #include "trace.h"
 #include "unwind.h"
-
-/* A gap is analysed once the trace has gone this far past its end (intervals that end later
- * but reach into it are then in), and history is kept this long before the oldest open gap. */
-#define GAP_MARGIN_NS (200ull * 1000 * 1000)
-#define LOOKBACK_NS   (1000ull * 1000 * 1000)
-#define PRUNE_EVERY   65536
-
-struct analysis_priv {
-	struct strtab *strs;
-	struct stacktab *stacks;
-	struct trace_reader *tr;
-	struct ordered_reader *rd;
-	struct vec pending; /* struct gap: closed, waiting for GAP_MARGIN_NS */
-	__u64 next_due;	    /* when the first pending gap is due, UINT64_MAX: none */
-	struct vec gaps;    /* struct gap: analysed */
-	struct vec kind_fn; /* causes.h: root causes over all gaps */
-	__u32 seq;
-	struct threads *th;
-	struct names *nm;
-	struct gputime *gt;
-	struct tiers *tiers; /* CUPTI's timeline; NULL unless the trace is marked for it */
-	__u64 min_gap_ns;
-	struct unwinder *uw;
-	struct perfmaps *perfmaps; /* JITs' names, read first where the trace is marked for them */
-	struct pyframes *py;	   /* Python frames in stacks (pyframes.h) */
-	struct report_archive *archive; /* record --archive's files, read first where marked */
-	struct vec probes;		/* const char *, by probe id */
-	struct launch_counter *launches;
-	bool decided_only; /* analysis_opts.decided_only */
-};
-
-static const char *probe_name(struct analysis_priv *p, __u32 id)
-{
-	const char **n = id < p->probes.n ? VEC_AT(&p->probes, const char *, id) : NULL;
-
-	return n && *n ? *n : "?";
-}
-
-static const char *probe_name_of(void *p, __u32 id)
-{
-	return probe_name(p, id);
-}
-
-static void note_probe(struct analysis_priv *p, const struct gs_hdr *h)
-{
-	const struct gs_rec_probe *r = (const void *)h;
-	size_t fixed = gs_fixed_size(h), len;
-	const char *lib, *sym;
-
-	if (fixed <= sizeof(*r) || r->id > 1u << 20)
-		return;
-	lib = r->names;
-	len = strnlen(lib, fixed - sizeof(*r));
-	if (sizeof(*r) + len + 1 >= fixed)
-		return;
-	sym = lib + len + 1;
-	len = strnlen(sym, fixed - sizeof(*r) - len - 1);
-	if (!len)
-		return;
-	while (p->probes.n <= r->id)
-		if (!vec__push(&p->probes, sizeof(const char *)))
-			return;
-	{
-		char buf[256];
-
-		snprintf(buf, sizeof(buf), "%.*s", (int)len, sym);
-		*VEC_AT(&p->probes, const char *, r->id) = strtab__intern(p->strs, buf);
-	}
-}
-
-/*
- * Completion evidence is taken at a synchronize's return, which can only be late (by a wait for
- * a CPU), never early. The wakeup of its last sleep bounds how much earlier: not the evidence
- * itself, since a driver may wake its waiters before the last operation is done (simcuda does
- * at every operation its stream completes).
- */
-static __u64 woken(const struct thread *t, const struct gs_hdr *h, const struct cu_event *e)
-{
-	__u64 end = h->ts + e->dur_ns;
-
-	if (!(h->flags & GS_F_RET) || (e->kind != CU_K_SYNC_STREAM && e->kind != CU_K_SYNC_EVENT &&
-				       e->kind != CU_K_SYNC_CTX && e->kind != CU_K_MEMCPY))
-		return 0;
-	for (size_t i = t->off.n; i--;) {
-		const struct th_off *o = VEC_AT(&t->off, struct th_off, i);
-
-		if (o->end <= h->ts)
-			break;
-		if (o->end <= end && o->blocked)
-			return o->wake;
-	}
-	return 0;
-}
-
-/* One record: metadata, or an event for the timelines. Returns -ENOMEM only. */
-static int feed(struct analysis *a, const struct gs_hdr *h, __u32 version)
-{
-	struct analysis_priv *p = a->priv;
-	size_t fixed = gs_fixed_size(h);
-	__u64 end = h->ts;
-
-	switch (h->type) {
-	case GS_REC_PROBE:
-		note_probe(p, h);
-		return 0;
-	case GS_REC_MAP:
-		if (fixed > sizeof(struct gs_rec_map)) {
-			names__add_map(p->nm, (const void *)h);
-			unwinder__add_map(p->uw, (const void *)h);
-		}
-		return 0;
-	case GS_REC_KSYM:
-		if (fixed > sizeof(struct gs_rec_ksym)) {
-			char buf[256];
-			const struct gs_rec_ksym *k = (const void *)h;
-
-			snprintf(buf, sizeof(buf), "%.*s", (int)(fixed - sizeof(*k)), k->name);
-			names__add_ksym(p->nm, k->addr, buf);
-		}
-		return 0;
-	case GS_REC_LOSSES:
-		losses__record(a, h);
-		return 0;
-	case GS_EV_COMM:
-		if (fixed >= sizeof(struct comm_event))
-			threads__set_comm(p->th, h->tid, h->tgid,
-					  ((const struct comm_event *)h)->comm, GS_COMM_LEN);
-		break;
-	case GS_EV_FORK:
-		if (fixed >= sizeof(struct fork_event)) {
-			const struct fork_event *f = (const void *)h;
-
-			threads__set_comm(p->th, f->child_tid, f->child_tgid, f->comm, GS_COMM_LEN);
-		}
-		break;
-	case GS_EV_EXEC:
-		if (fixed >= sizeof(struct exec_event))
-			threads__set_comm(p->th, h->tid, h->tgid,
-					  ((const struct exec_event *)h)->comm, GS_COMM_LEN);
-		break;
-	case GS_EV_EXIT: {
-		struct thread *t = threads__get(p->th, h->tid, h->tgid);
-
-		if (!t)
-			return -ENOMEM;
-		t->exit_ns = h->ts;
-		break;
-	}
-	case GS_EV_OFFCPU:
-		if (fixed < sizeof(struct offcpu_event))
-			return 0;
-		end += ((const struct offcpu_event *)h)->dur_ns;
-		if (h->flags & GS_F_RESUME_UNSEEN)
-			a->resume_unseen++;
-		if (threads__add_offcpu(p->th, h, version))
-			return -ENOMEM;
-		break;
-	case GS_EV_FUTEX:
-		if (fixed < sizeof(struct futex_event))
-			return 0;
-		end += ((const struct futex_event *)h)->dur_ns;
-		if (threads__add_futex(p->th, h))
-			return -ENOMEM;
-		break;
-	case GS_EV_PROBE:
-		if (fixed < sizeof(struct probe_event))
-			return 0;
-		if (h->flags & GS_F_RET) {
-			const struct probe_event *e = (const void *)h;
-
-			end += e->dur_ns;
-			if (threads__add_call(p->th, h, TC_PROBE, probe_name(p, e->id), e->dur_ns))
-				return -ENOMEM;
-		}
-		break;
-	case GS_EV_CUDA: {
-		const struct cu_event *e = (const void *)h;
-		struct thread *t;
-
-		if (fixed < sizeof(*e))
-			return 0;
-		a->cuda_events++;
-		t = threads__get(p->th, h->tid, h->tgid);
-		if (!t || gputime__add(p->gt, e, probe_name(p, e->fn), t->comm, woken(t, h, e)))
-			return -ENOMEM;
-		if (h->flags & GS_F_RET) {
-			end += e->dur_ns;
-			if (threads__add_call(p->th, h, TC_CUDA, probe_name(p, e->fn), e->dur_ns))
-				return -ENOMEM;
-		}
-		break;
-	}
-	case GS_EV_SAMPLE:
-		if (fixed < sizeof(struct sample_event))
-			return 0;
-		if (threads__add_sample(p->th, h))
-			return -ENOMEM;
-		break;
-	default:
-		if (h->type >= GS_REC_CLOCK)
-			return 0;
-	}
-	if (h->ts && (!a->start_ns || h->ts < a->start_ns))
-		a->start_ns = h->ts;
-	if (end > a->end_ns)
-		a->end_ns = end;
-	a->events++;
-	return 0;
-}
 
 struct report_archive *analysis__archive(const struct analysis *a)
 {
@@ -282,6 +74,14 @@ static int complete_gap(struct analysis *a, struct blame *bl, const struct analy
 	free(g->stacks);
 	g->stacks = NULL;
 	g->nstacks = 0;
+	if (o->forget_gaps) {
+		/* Live (record --flight): handed on, counted in causes and gap_ns, not kept. */
+		for (__u32 k = 0; k < g->nchain; k++)
+			free(g->chain[k].frames);
+		free(g->chain);
+		free(g->kinds);
+		return err;
+	}
 	kept = vec__push(&p->gaps, sizeof(*kept));
 	if (!kept) {
 		for (__u32 k = 0; k < g->nchain; k++)
@@ -398,16 +198,11 @@ static int cmp_gap(const void *x, const void *y)
 	return a->device < b->device ? -1 : a->device > b->device;
 }
 
-struct analysis *analysis__run(const char *path, const struct analysis_opts *opts, char *err,
-			       size_t errlen)
+struct analysis *analysis__open(const char *path, const struct analysis_opts *opts, char *err,
+				size_t errlen)
 {
 	struct analysis *a = calloc(1, sizeof(*a));
 	struct analysis_priv *p = calloc(1, sizeof(*p));
-	const struct gs_hdr *h;
-	struct blame *bl = NULL;
-	__u64 nrec = 0;
-	__u32 version;
-	int ret;
 
 	if (!a || !p) {
 		free(a);
@@ -416,10 +211,11 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 		return NULL;
 	}
 	a->priv = p;
+	p->opts = *opts;
 	p->next_due = UINT64_MAX;
 	p->min_gap_ns = opts->min_gap_ns;
-	p->tr = trace__open(path, err, errlen);
-	if (!p->tr) {
+	p->version = TRACE_VERSION;
+	if (path && !(p->tr = trace__open(path, err, errlen))) {
 		analysis__free(a);
 		return NULL;
 	}
@@ -427,9 +223,11 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 	p->stacks = stacktab__new();
 	p->th = p->strs && p->stacks ? threads__new(p->strs, p->stacks) : NULL;
 	p->nm = p->strs ? names__new(p->strs, !opts->no_file_symbols, opts->debug_dir) : NULL;
-	if (p->strs && !opts->api_only && (trace__stats(p->tr)->flags & TRACE_F_GPU_ACT) &&
-	    !(p->tiers = tiers__scan(path, opts->min_gap_ns, p->strs, err, errlen)))
-		goto out;
+	if (p->tr && p->strs && !opts->api_only && (trace__stats(p->tr)->flags & TRACE_F_GPU_ACT) &&
+	    !(p->tiers = tiers__scan(path, opts->min_gap_ns, p->strs, err, errlen))) {
+		analysis__free(a);
+		return NULL;
+	}
 	/* With CUPTI's timeline the API tier's windows down to a quarter of min_gap are compared. */
 	p->gt = p->strs ? gputime__new(p->strs, opts->min_gap_ns / (p->tiers ? 4 : 1)) : NULL;
 	if (p->gt && opts->copy_gbps > 0) {
@@ -438,16 +236,18 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 		a->copy_latency_us = opts->copy_latency_us;
 	}
 	p->uw = p->nm ? unwinder__new(p->nm, !opts->no_file_symbols) : NULL;
-	if (p->nm && (trace__stats(p->tr)->flags & TRACE_F_PERF_MAP) &&
+	if (p->tr && p->nm && (trace__stats(p->tr)->flags & TRACE_F_PERF_MAP) &&
 	    (p->perfmaps = perfmaps__new()) && !perfmaps__scan(p->perfmaps, path))
 		names__set_perfmaps(p->nm, p->perfmaps);
 	if (p->nm && (p->py = pyframes__new(p->strs, p->nm))) {
 		names__set_pyframes(p->nm, p->py);
-		if ((trace__stats(p->tr)->flags & TRACE_F_PYCODE) && pyframes__scan(p->py, path))
+		if (p->tr && (trace__stats(p->tr)->flags & TRACE_F_PYCODE) &&
+		    pyframes__scan(p->py, path))
 			analysis__note(a,
 				       "the trace's Python code could not be read: frames unnamed");
 	}
-	if (p->uw && !opts->no_file_symbols && (trace__stats(p->tr)->flags & TRACE_F_ARCHIVE) &&
+	if (p->tr && p->uw && !opts->no_file_symbols &&
+	    (trace__stats(p->tr)->flags & TRACE_F_ARCHIVE) &&
 	    (p->archive = report_archive__new())) {
 		/* A folder that cannot be made leaves the files unused, and the report goes on. */
 		if (report_archive__scan(p->archive, path))
@@ -467,31 +267,57 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 	p->rd = oreader__new(p->tr, NULL, OREADER_WINDOW_NS);
 	p->launches = launch_counter__new();
 	p->decided_only = opts->decided_only;
-	bl = p->th ? blame__new(p->th, p->nm, p->strs, opts->max_hops) : NULL;
-	if (!p->th || !p->nm || !p->gt || !p->uw || !p->rd || !p->launches || !bl)
-		goto oom;
-	version = trace__stats(p->tr)->version;
-	while ((ret = oreader__next(p->rd, &h)) > 0) {
-		if (p->decided_only && h->type == GS_EV_CUDA && (h->flags & CU_LF_EXTRA))
-			continue;
-		if (launch_counter__add(p->launches, h))
-			goto oom;
-		h = unwinder__feed(p->uw, h);
-		h = pyframes__feed(p->py, h);
-		if (feed(a, h, version))
-			goto oom;
-		take_idle(a, h->type == GS_EV_CUDA);
-		if (a->end_ns >= p->next_due && complete_due(a, bl, opts, a->end_ns))
-			goto fail;
-		if (++nrec % PRUNE_EVERY == 0)
-			prune(a, a->end_ns);
+	p->bl = p->th ? blame__new(p->th, p->nm, p->strs, opts->max_hops) : NULL;
+	if (!p->th || !p->nm || !p->gt || !p->uw || !p->rd || !p->launches || !p->bl) {
+		snprintf(err, errlen, "out of memory");
+		analysis__free(a);
+		return NULL;
 	}
-	if (ret < 0)
-		analysis__note(a, "the trace could not be read to its end");
+	if (p->tr)
+		p->version = trace__stats(p->tr)->version;
+	return a;
+}
+
+int analysis__step(struct analysis *a, const struct gs_hdr *h)
+{
+	struct analysis_priv *p = a->priv;
+
+	if (p->decided_only && h->type == GS_EV_CUDA && (h->flags & CU_LF_EXTRA))
+		return 0;
+	if (launch_counter__add(p->launches, h))
+		return -ENOMEM;
+	h = unwinder__feed(p->uw, h);
+	h = pyframes__feed(p->py, h);
+	if (analysis_priv__feed(a, h, p->version))
+		return -ENOMEM;
+	take_idle(a, h->type == GS_EV_CUDA);
+	if (a->end_ns >= p->next_due && complete_due(a, p->bl, &p->opts, a->end_ns))
+		return -EIO;
+	if (++p->nrec % PRUNE_EVERY == 0)
+		prune(a, a->end_ns);
+	return 0;
+}
+
+int analysis__busy_ns(struct analysis *a, __u32 device, __u64 *busy_ns)
+{
+	return gputime__busy_ns(a->priv->gt, device, a->end_ns, busy_ns);
+}
+
+struct ordered_reader *analysis__reader(struct analysis *a)
+{
+	return a->priv->rd;
+}
+
+int analysis__finish(struct analysis *a, char *err, size_t errlen)
+{
+	struct analysis_priv *p = a->priv;
+
 	gputime__flush(p->gt);
 	take_idle(a, true);
-	if (complete_due(a, bl, opts, UINT64_MAX))
-		goto fail;
+	if (complete_due(a, p->bl, &p->opts, UINT64_MAX)) {
+		snprintf(err, errlen, "cannot write the report");
+		return -EIO;
+	}
 	a->duration_ns = a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0;
 	if (gputime__finish(p->gt, a->start_ns, a->end_ns, &a->devices, &a->ndevices))
 		goto oom;
@@ -501,17 +327,49 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 		goto oom;
 	a->gaps = p->gaps.data;
 	a->ngaps = p->gaps.n;
+	p->gaps = (struct vec){};
 	if (a->ngaps > 1)
 		qsort(a->gaps, a->ngaps, sizeof(*a->gaps), cmp_gap);
 	for (size_t i = 0; i < a->ngaps; i++)
 		a->gaps[i].id = i + 1;
-	blame__free(bl);
+	blame__free(p->bl);
+	p->bl = NULL;
 	causes__rank(a, &p->kind_fn);
-	if (launch_counter__totals(p->launches, probe_name_of, p, &a->launches))
+	if (launch_counter__totals(p->launches, analysis_priv__probe_name, p, &a->launches))
 		goto oom;
 	a->stacks = *unwinder__counts(p->uw);
 	names__counts(p->nm, &a->symbols);
-	losses__reader(a, trace__stats(a->priv->tr));
+	if (p->tr)
+		losses__reader(a, trace__stats(p->tr));
+	return 0;
+oom:
+	snprintf(err, errlen, "out of memory");
+	return -ENOMEM;
+}
+
+struct analysis *analysis__run(const char *path, const struct analysis_opts *opts, char *err,
+			       size_t errlen)
+{
+	struct analysis *a = analysis__open(path, opts, err, errlen);
+	const struct gs_hdr *h;
+	int ret;
+
+	if (!a)
+		return NULL;
+	while ((ret = oreader__next(a->priv->rd, &h)) > 0) {
+		ret = analysis__step(a, h);
+		if (ret == -ENOMEM)
+			goto oom;
+		if (ret)
+			goto fail;
+	}
+	if (ret < 0)
+		analysis__note(a, "the trace could not be read to its end");
+	ret = analysis__finish(a, err, errlen);
+	if (ret == -ENOMEM)
+		goto oom;
+	if (ret)
+		goto fail;
 	return a;
 oom:
 	snprintf(err, errlen, "out of memory analysing %s", path);
@@ -519,9 +377,6 @@ oom:
 fail:
 	snprintf(err, errlen, "cannot write the report of %s", path);
 out:
-	blame__free(bl);
-	a->gaps = p->gaps.data;
-	a->ngaps = p->gaps.n;
 	analysis__free(a);
 	return NULL;
 }
@@ -551,6 +406,16 @@ void analysis__free(struct analysis *a)
 		}
 		vec__free(&p->pending);
 		vec__free(&p->kind_fn);
+		for (size_t g = 0; g < p->gaps.n; g++) {
+			struct gap *gp = VEC_AT(&p->gaps, struct gap, g);
+
+			for (__u32 k = 0; k < gp->nchain; k++)
+				free(gp->chain[k].frames);
+			free(gp->chain);
+			free(gp->kinds);
+		}
+		vec__free(&p->gaps);
+		blame__free(p->bl);
 	}
 	for (size_t d = 0; d < a->ndevices; d++)
 		free(a->devices[d].busy);

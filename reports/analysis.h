@@ -223,6 +223,9 @@ struct analysis_opts {
 	bool decided_only;
 	double copy_gbps; /* --copy-rate: gputime__copy_model(); 0 none */
 	double copy_latency_us;
+	/* Gaps handed to on_gap and counted (gap_ns, causes), but not kept in gaps[]: a live
+	 * analysis that runs for days (record --flight) keeps no list that grows with them. */
+	bool forget_gaps;
 	/* Called once per gap, in completion order (seq), id not yet set; non-zero stops. */
 	int (*on_gap)(const struct gap *g, void *ctx);
 	void *ctx;
@@ -232,6 +235,23 @@ struct analysis_opts {
 struct analysis *analysis__run(const char *path, const struct analysis_opts *opts, char *err,
 			       size_t errlen);
 void analysis__free(struct analysis *a);
+
+/*
+ * The same in steps, for records that are not in a file yet (record --flight: path NULL, the
+ * records pushed into analysis__reader() as they are made, see reader.h). analysis__open sets
+ * up (from the file at path, or for pushed records); analysis__step takes the next record in
+ * time order (0, -ENOMEM, -EIO when on_gap failed); analysis__finish completes every gap left,
+ * the devices' totals and the causes' ranking (0, -ENOMEM or -EIO, err set). analysis__run is
+ * open, every record of the file, finish.
+ */
+struct ordered_reader;
+struct analysis *analysis__open(const char *path, const struct analysis_opts *opts, char *err,
+				size_t errlen);
+struct ordered_reader *analysis__reader(struct analysis *a);
+int analysis__step(struct analysis *a, const struct gs_hdr *h);
+int analysis__finish(struct analysis *a, char *err, size_t errlen);
+/* Live: a device's busy time so far (gputime__busy_ns); -ENOENT for a device not seen. */
+int analysis__busy_ns(struct analysis *a, __u32 device, __u64 *busy_ns);
 /* One line of what the trace lacked, kept in a->notes (up to 16). */
 void analysis__note(struct analysis *a, const char *s);
 /* record --archive's files, for other readers' names (archived.h); NULL: none. */

@@ -277,8 +277,38 @@ int gputime__finish(struct gputime *g, __u64 t0, __u64 t1, struct device_summary
 			if (b->end > b->start)
 				ds->busy_ns += b->end - b->start;
 		}
+		ds->busy_ns += d->busy_folded;
 		ds->idle_ns = t1 > t0 && t1 - t0 > ds->busy_ns ? t1 - t0 - ds->busy_ns : 0;
 	}
 	*ndevs = nd;
+	return 0;
+}
+
+int gputime__busy_ns(struct gputime *g, __u32 device, __u64 now, __u64 *busy_ns)
+{
+	struct gdev *d = device < MAX_DEVICES ? &g->dev[device] : NULL;
+	struct busy_interval *b;
+	size_t n;
+
+	if (!d || !d->seen)
+		return -ENOENT;
+	/* Every interval but the last (which a short gap may still reopen) is summed and let go. */
+	n = d->busy.n;
+	for (size_t i = 0; i + 1 < n; i++) {
+		b = VEC_AT(&d->busy, struct busy_interval, i);
+		d->busy_folded += b->end - b->start;
+	}
+	if (n > 1) {
+		*VEC_AT(&d->busy, struct busy_interval, 0) = *VEC_AT(&d->busy, struct busy_interval,
+								     n - 1);
+		d->busy.n = 1;
+	}
+	*busy_ns = d->busy_folded;
+	if (d->busy.n) {
+		b = VEC_AT(&d->busy, struct busy_interval, 0);
+		*busy_ns += b->end - b->start;
+	}
+	if (d->outstanding && now > d->busy_since)
+		*busy_ns += now - d->busy_since;
 	return 0;
 }

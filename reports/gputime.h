@@ -82,4 +82,12 @@ __u64 gputime__idle_since(const struct gputime *g);
 int gputime__finish(struct gputime *g, __u64 t0, __u64 t1, struct device_summary **devs,
 		    size_t *ndevs);
 
+/*
+ * A live analysis (record --flight): the device's busy time so far, up to now. The busy
+ * intervals before the latest are summed and let go, so that the list does not grow with the
+ * run (gputime__finish then has only the latest, and their sum in busy_ns). 0, or -ENOENT for
+ * a device not seen.
+ */
+int gputime__busy_ns(struct gputime *g, __u32 device, __u64 now, __u64 *busy_ns);
+
 #endif

@@ -64,7 +64,8 @@ struct gdev {
 	const char *idle_fn, *idle_comm; /* the call that made it idle */
 	const char *idle_less;		 /* "" or how much earlier the copy model put it */
 	__u64 idle_earliest;
-	struct vec busy; /* struct busy_interval */
+	struct vec busy;   /* struct busy_interval */
+	__u64 busy_folded; /* of intervals let go by gputime__busy_ns() */
 	/* The copy model: when the copies queued so far each way end (0: host to device). */
 	__u64 engine_free[2];
 	/* The latest gap while a launch on another stream may still end it earlier. */

@@ -232,14 +232,11 @@ static int hold(struct ordered_reader *r, const struct entry *e)
 	return rc > 0 ? heap__push(r, e) : rc;
 }
 
-/* Takes one record from the file: 1 held, OREADER_LATE (*rec set), 0 skipped, -1 the end. */
-static int take(struct ordered_reader *r, const struct gs_hdr **rec)
+/* Admits one record read: 1 held, OREADER_LATE (*rec set), 0 skipped, -ENOMEM. */
+static int admit(struct ordered_reader *r, const struct gs_hdr *h, const struct gs_hdr **rec)
 {
-	const struct gs_hdr *h;
 	struct entry e;
 
-	if (trace__next(r->tr, &h) <= 0)
-		return -1;
 	r->st.records++;
 	if (!gs_rec_check(h)) {
 		r->st.short_records++;
@@ -268,6 +265,34 @@ static int take(struct ordered_reader *r, const struct gs_hdr **rec)
 	return 1;
 }
 
+/* Takes one record from the file: 1 held, OREADER_LATE (*rec set), 0 skipped, -1 the end. */
+static int take(struct ordered_reader *r, const struct gs_hdr **rec)
+{
+	const struct gs_hdr *h;
+
+	if (!r->tr || trace__next(r->tr, &h) <= 0)
+		return -1;
+	return admit(r, h, rec);
+}
+
+int oreader__push(struct ordered_reader *r, const struct gs_hdr *h, const struct gs_hdr **rec)
+{
+	int rc = admit(r, h, rec);
+
+	return rc == OREADER_LATE || rc < 0 ? rc : 0;
+}
+
+void oreader__advance(struct ordered_reader *r, __u64 now)
+{
+	if (now > r->watermark)
+		r->watermark = now;
+}
+
+void oreader__end(struct ordered_reader *r)
+{
+	r->eof = true;
+}
+
 int oreader__next(struct ordered_reader *r, const struct gs_hdr **rec)
 {
 	for (;;) {
@@ -283,8 +308,8 @@ int oreader__next(struct ordered_reader *r, const struct gs_hdr **rec)
 			r->st.forced++;
 			return emit(r, e, from_heap, rec);
 		}
-		if (r->eof)
-			return 0;
+		if (r->eof || !r->tr)
+			return 0; /* the end, or (pushed) nothing due yet */
 		if (!(r->st.records & 0xffff)) {
 			const void *oldest = oldest_held(r);
 

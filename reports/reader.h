@@ -107,6 +107,18 @@ struct ordered_reader *oreader__new(struct trace_reader *tr, struct gs_ctx *ctx,
 /* OREADER_IN_ORDER or OREADER_LATE with *rec set; 0 at the end of the trace; < 0 an error. */
 int oreader__next(struct ordered_reader *r, const struct gs_hdr **rec);
 
+/*
+ * Pushed records (tr NULL in oreader__new: a recording's records as they are made, record
+ * --flight): oreader__push holds h (which must stay valid until oreader__next returns it) and
+ * returns 0, or OREADER_LATE with *rec = h to be taken at once, or -ENOMEM; oreader__next then
+ * returns the records due, and 0 when none is due yet. oreader__advance(now): no record ending
+ * before now - window_ns is still to come (the recorder has read everything up to now), so
+ * those held are due. oreader__end: nothing more will come, everything held is due.
+ */
+int oreader__push(struct ordered_reader *r, const struct gs_hdr *h, const struct gs_hdr **rec);
+void oreader__advance(struct ordered_reader *r, __u64 now);
+void oreader__end(struct ordered_reader *r);
+
 const struct oreader_stats *oreader__stats(const struct ordered_reader *r);
 
 /* What was dropped or out of order, a line each, "gapscope: warning: PATH: ...". */

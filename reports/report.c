@@ -19,6 +19,7 @@
 #include "gapscope_cmd.h"
 #include "numarg.h"
 #include "outfile.h"
+#include "pprof.h"
 #include "render_out.h"
 #include "trace.h"
 
@@ -33,6 +34,7 @@ struct report_env {
 	bool decided_only;
 	double copy_gbps, copy_latency_us;
 	const char *debug_dir;
+	const char *pprof; /* --pprof FILE */
 };
 
 static const struct argp_option opts[] = {
@@ -55,6 +57,10 @@ static const struct argp_option opts[] = {
 	  0 },
 	{ "format", 'F', "text|json", 0, "What to print: summary.txt (default) or summary.json",
 	  0 },
+	{ "pprof", 'P', "FILE", 0,
+	  "Also write the gaps' stacks as a gzipped pprof profile (go tool pprof, Pyroscope, "
+	  "Parca): values in ns of gap time, labels gap, device, cause, cause_function, tier",
+	  0 },
 	{},
 };
 
@@ -62,7 +68,7 @@ static const char doc[] =
 	"Find the GPU's idle windows in a gapscope trace and the chain of waits behind each.\n"
 	"\n"
 	"USAGE: gapscope report FILE [-o DIR] [-f] [--min-gap MS] [--top N] [--api-only] [--decided-only] [--copy-rate GBPS[,US]] "
-	"[--debug-dir DIR] [--format text|json]\n"
+	"[--debug-dir DIR] [--format text|json] [--pprof FILE]\n"
 	"\n"
 	"Writes into DIR: summary.txt (also printed), summary.json, index.html (open it from the\n"
 	"file system), timeline.json (Perfetto UI), gaps.speedscope.json, and per gap\n"
@@ -92,6 +98,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'D':
 		env->debug_dir = arg;
+		break;
+	case 'P':
+		env->pprof = arg;
 		break;
 	case 'C': {
 		/* A pinned copy runs at a few to some hundreds of GB/s, simcuda's at 0.017: a
@@ -311,6 +320,11 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	if (render_out__write(dir, env.file, a, &ropts, NULL))
 		goto out;
+	if (env.pprof && (errno = -pprof__from_report(a, gaps, env.pprof, env.force))) {
+		fprintf(stderr, "gapscope: cannot write %s: %s\n", env.pprof,
+			errno == EEXIST ? "exists (use -f to replace it)" : strerror(errno));
+		goto out;
+	}
 	if (env.json)
 		summary_json__write(a, stdout);
 	else

@@ -609,6 +609,58 @@ static void test_release(void)
 	unlink(path);
 }
 
+/*
+ * Pushed records (record --flight): the records of a file pushed one by one as they come give
+ * the same order as the file read in order, due records come out as soon as the window has
+ * passed them, and oreader__advance lets the held ones out without a newer record.
+ */
+static void test_push(const char *path, __u64 window)
+{
+	enum { N = 20000 };
+	static struct got pulled[N];
+	struct oreader_stats st;
+	char err[256];
+	size_t n = read_ordered(path, window, pulled, N, &st, NULL), k = 0, pushed = 0;
+	struct trace_reader *tr = trace__open(path, err, sizeof(err));
+	struct ordered_reader *r = oreader__new(NULL, NULL, window);
+	const struct gs_hdr *h, *o;
+	__u64 newest = 0;
+	int rc;
+
+	CHECK(tr && r, "open %s: %s", path, err);
+	CHECK(n > 1000, "%zu records", n);
+	while (trace__next(tr, &h) > 0) {
+		pushed++;
+		if (!gs_rec_untimed(h) && gs_rec_end(h) > newest)
+			newest = gs_rec_end(h);
+		rc = oreader__push(r, h, &o);
+		CHECK(rc == 0 || rc == OREADER_LATE, "push: %d", rc);
+		if (rc == OREADER_LATE) {
+			CHECK(k < n && pulled[k].idx == o->cpu, "late record %zu", k);
+			k++;
+		}
+		while (oreader__next(r, &o) > 0) {
+			CHECK(k < n && pulled[k].idx == o->cpu, "record %zu: %u, pulled %u", k,
+			      o->cpu, pulled[k].idx);
+			k++;
+		}
+		if (pushed == n / 2)
+			CHECK(k > 0 && k < pushed, "%zu of %zu out half way", k, pushed);
+	}
+	/* Nothing newer comes: advancing past the newest end lets every held record out. */
+	CHECK(k < n, "nothing held at the end");
+	oreader__advance(r, newest + window);
+	while (oreader__next(r, &o) > 0) {
+		CHECK(k < n && pulled[k].idx == o->cpu, "record %zu after advance", k);
+		k++;
+	}
+	CHECK_EQ_U64(k, n);
+	oreader__end(r);
+	CHECK_EQ_U64(oreader__next(r, &o), 0);
+	oreader__free(r);
+	trace__close(tr);
+}
+
 int main(void)
 {
 	char path[256];
@@ -618,6 +670,8 @@ int main(void)
 	test_order();
 	test_overflow();
 	test_mixed();
+	path_of(path, sizeof(path), "mixed.gsc");
+	test_push(path, 10000); /* test_mixed's records: 10 ns apart, out of order by up to 5 us */
 	test_damage();
 	test_bounded();
 	test_release();

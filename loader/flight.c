@@ -1,0 +1,590 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The flight recorder (flight.h): the ring of chunks, the records every dump needs, the live
+ * analysis (the report's, fed through the pushed ordered reader) and the triggers.
+ *
+ * Chunks are mapped anonymous memory of FLIGHT_CHUNK bytes (more for a bigger record), unmapped
+ * when the ring and every dump have let go of them, so that the recorder's resident size follows
+ * the ring. A chunk goes when all its records ended more than SECONDS ago, or earlier when the
+ * ring is over --flight-mb, but never within FLIGHT_HOLD_NS of being filled: the live analysis
+ * holds records of it until they are in order (FLIGHT_LAG_NS). Past the bound with nothing that
+ * may go, records are dropped and counted.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "analysis.h"
+#include "clock.h"
+#include "decode.h"
+#include "flight.h"
+#include "metrics.h"
+#include "push.h"
+#include "reader.h"
+
+#define ALIGN8(x)      (((x) + 7) & ~(size_t)7)
+#define FLIGHT_HOLD_NS (2000ull * 1000 * 1000)
+#define FLIGHT_PENDING 4
+#define FLIGHT_IDLE    256 /* gap ends remembered */
+#define FLIGHT_REPORTS 4   /* dumps whose report runs while the next one is written */
+#define NS	       1000000000ull
+#define HOUR_NS	       (3600ull * NS)
+
+struct flight_req {
+	__u64 w0, w1, asked;
+	__u64 start; /* of what triggered it (the gap's start) */
+	char reason[96];
+};
+
+struct flight {
+	struct flight_opts o;
+	__u64 keep_ns, cap_bytes;
+	struct flight_chunk *head, *last; /* oldest, newest */
+	struct flight_chunk *tail;	  /* the one being filled (== last), NULL: none */
+	__u64 ring_bytes, let_go_early, dropped;
+	/* What every dump needs (flight__sticky), each a malloc'd record. */
+	struct gs_hdr **sticky;
+	size_t nsticky, cap_sticky, sticky_bytes;
+	__u64 sticky_dropped;
+	/* The live analysis. */
+	struct analysis *a;
+	struct ordered_reader *rd;
+	/* Dumps: asked for, being written, done. */
+	struct flight_req pending[FLIGHT_PENDING];
+	size_t npending;
+	struct flight_dump *cur;		       /* writing its file */
+	struct flight_dump *reporting[FLIGHT_REPORTS]; /* file written, report running */
+	__u64 *hour; /* when each dump of the last hour was asked for */
+	size_t nhour;
+	__u64 dumped_bytes, dumps, suppressed, covered;
+	bool said_suppressed;
+	int sfd;
+	__u64 real_off;
+	struct metrics *m; /* --metrics, or NULL */
+	struct push *push; /* --push, --pprof-dir, or NULL */
+	/* Where the live analysis saw a device start work from idle (its latest gaps' ends). */
+	struct {
+		__u32 device;
+		__u64 at;
+	} idle[FLIGHT_IDLE];
+	size_t nidle;
+	unsigned int ticks;
+};
+
+static void live_step(struct flight *f, const struct gs_hdr *h)
+{
+	int err = analysis__step(f->a, h);
+
+	if (err) {
+		fprintf(stderr, "gapscope: flight: the live analysis stopped: %s\n",
+			strerror(-err));
+		analysis__free(f->a);
+		f->a = NULL;
+		f->rd = NULL;
+	}
+}
+
+/* Every record that is due now goes through the analysis. */
+static void live_drain(struct flight *f)
+{
+	const struct gs_hdr *h;
+
+	while (f->rd && oreader__next(f->rd, &h) > 0)
+		live_step(f, h);
+}
+
+static void live_push(struct flight *f, const struct gs_hdr *h)
+{
+	const struct gs_hdr *late;
+	int rc;
+
+	if (!f->rd)
+		return;
+	rc = oreader__push(f->rd, h, &late);
+	if (rc == OREADER_LATE) {
+		live_step(f, late);
+	} else if (rc < 0) {
+		fprintf(stderr, "gapscope: flight: the live analysis stopped: out of memory\n");
+		analysis__free(f->a);
+		f->a = NULL;
+		f->rd = NULL;
+	}
+	live_drain(f);
+}
+
+/* A dump of [w0, w1] asked for: queued, or counted where a limit or another window says no. */
+static void ask(struct flight *f, __u64 w0, __u64 w1, __u64 start, __u64 end, const char *why)
+{
+	__u64 now = clock__mono_ns();
+	size_t k = 0;
+
+	for (size_t i = 0; i < f->npending; i++)
+		if (f->pending[i].w0 <= start && end <= f->pending[i].w1) {
+			f->covered++;
+			return;
+		}
+	for (int i = -1; i < FLIGHT_REPORTS; i++) {
+		const struct flight_dump *d = i < 0 ? f->cur : f->reporting[i];
+
+		if (d && d->w0 <= start && end <= d->w1) {
+			f->covered++;
+			return;
+		}
+	}
+	for (size_t i = 0; i < f->nhour; i++)
+		if (f->hour[i] + HOUR_NS > now)
+			f->hour[k++] = f->hour[i];
+	f->nhour = k;
+	if (f->nhour >= f->o.max_per_hour || f->npending == FLIGHT_PENDING ||
+	    f->dumped_bytes >= (__u64)f->o.max_total_mb << 20) {
+		f->suppressed++;
+		if (!f->said_suppressed)
+			fprintf(stderr,
+				"gapscope: flight: dump of %s not written: %s (counted from now on, "
+				"not said again)\n",
+				why,
+				f->nhour >= f->o.max_per_hour ? "--dump-max-per-hour reached" :
+				f->npending == FLIGHT_PENDING ? "too many dumps waiting" :
+								"--dump-max-mb reached");
+		f->said_suppressed = true;
+		return;
+	}
+	f->hour[f->nhour++] = now;
+	f->pending[f->npending++] =
+		(struct flight_req){ .w0 = w0, .w1 = w1, .asked = now, .start = start };
+	snprintf(f->pending[f->npending - 1].reason, sizeof(f->pending[0].reason), "%s", why);
+}
+
+static int on_gap(const struct gap *g, void *ctx)
+{
+	struct flight *f = ctx;
+	const struct chain_link *root = g->nchain ? &g->chain[g->nchain - 1] : NULL;
+	__u64 before = f->o.before_s * NS, after = f->o.after_s * NS;
+	char why[96];
+
+	if (f->m)
+		metrics__gap(f->m, g);
+	if (f->push)
+		push__gap(f->push, g);
+	f->idle[f->nidle % FLIGHT_IDLE].device = g->device;
+	f->idle[f->nidle++ % FLIGHT_IDLE].at = g->end_ns;
+	if (!f->o.trigger_gap_ms || g->end_ns - g->start_ns < f->o.trigger_gap_ms * 1e6)
+		return 0;
+	snprintf(why, sizeof(why), "gap of %.3f s on gpu%u (%s %s)",
+		 (g->end_ns - g->start_ns) / 1e9, g->device,
+		 root ? blame_kind__name(root->kind) : "unexplained",
+		 root ? (root->lock		?:
+				 root->function ?:
+						  "") :
+			"");
+	ask(f, g->start_ns > before ? g->start_ns - before : 0, g->end_ns + after, g->start_ns,
+	    g->end_ns, why);
+	return 0;
+}
+
+static void sticky_add(struct flight *f, const struct gs_hdr *h, size_t size)
+{
+	size_t padded = ALIGN8(size);
+	struct gs_hdr *copy;
+	ssize_t at = -1;
+
+	/* A thread's name: only its latest. */
+	if (h->type == GS_EV_COMM || h->type == GS_EV_EXEC)
+		for (size_t i = 0; i < f->nsticky && at < 0; i++)
+			if ((f->sticky[i]->type == GS_EV_COMM ||
+			     f->sticky[i]->type == GS_EV_EXEC) &&
+			    f->sticky[i]->tid == h->tid)
+				at = i;
+	if (f->sticky_bytes + padded > FLIGHT_STICKY_MAX ||
+	    (at < 0 && f->nsticky == f->cap_sticky &&
+	     !(f->sticky = reallocarray(f->sticky, f->cap_sticky = f->cap_sticky * 2 ?: 256,
+					sizeof(*f->sticky)))) ||
+	    !(copy = calloc(1, padded))) {
+		f->sticky_dropped++;
+		return;
+	}
+	memcpy(copy, h, size);
+	copy->size = padded;
+	if (at >= 0) {
+		f->sticky_bytes -= f->sticky[at]->size;
+		free(f->sticky[at]);
+		f->sticky[at] = copy;
+	} else {
+		f->sticky[f->nsticky++] = copy;
+	}
+	f->sticky_bytes += padded;
+}
+
+/* The chunk being filled is full, or a dump reads it: it stays in the ring as it is. */
+static void close_tail(struct flight *f, __u64 now)
+{
+	if (f->tail)
+		f->tail->closed_ns = now;
+	f->tail = NULL;
+}
+
+/*
+ * Lets go of the chunks whose records all ended more than SECONDS ago, and of the oldest while
+ * over the bound; never the newest, nor one closed less than FLIGHT_HOLD_NS ago.
+ */
+static void let_go(struct flight *f, __u64 now)
+{
+	__u64 pin = ~0ull; /* a dump asked for keeps its window (within the bound) */
+
+	for (size_t i = 0; i < f->npending; i++)
+		if (f->pending[i].w0 < pin)
+			pin = f->pending[i].w0;
+	while (f->head && f->head != f->last) {
+		struct flight_chunk *c = f->head;
+		bool old = c->max_end + f->keep_ns < now && c->max_end < pin;
+
+		if (!c->closed_ns || c->closed_ns + FLIGHT_HOLD_NS >= now ||
+		    (!old && f->ring_bytes <= f->cap_bytes))
+			break;
+		if (!old)
+			f->let_go_early++;
+		f->head = c->next;
+		f->ring_bytes -= c->cap;
+		flight_chunk__put(c);
+	}
+}
+
+static struct flight_chunk *new_chunk(struct flight *f, size_t need)
+{
+	struct flight_chunk *c = calloc(1, sizeof(*c));
+	size_t cap = need > FLIGHT_CHUNK ? ALIGN8(need) : FLIGHT_CHUNK;
+
+	if (!c)
+		return NULL;
+	c->data = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (c->data == MAP_FAILED) {
+		free(c);
+		return NULL;
+	}
+	c->cap = cap;
+	c->refs = 1;
+	c->min_end = ~0ull;
+	if (f->last)
+		f->last->next = c;
+	else
+		f->head = c;
+	f->last = f->tail = c;
+	f->ring_bytes += cap;
+	return c;
+}
+
+void flight__append(struct flight *f, const void *rec, size_t size)
+{
+	const struct gs_hdr *h = rec;
+	size_t padded = ALIGN8(size);
+	struct flight_chunk *c = f->tail;
+	struct gs_hdr *copy;
+	__u64 t;
+
+	if (size < sizeof(*h))
+		return;
+	if (f->m)
+		metrics__record(f->m, h);
+	if (flight__sticky(h->type))
+		sticky_add(f, h, size);
+	if (!c || c->len + padded > c->cap) {
+		__u64 now = clock__mono_ns();
+
+		close_tail(f, now);
+		let_go(f, now);
+		if (f->ring_bytes + padded > f->cap_bytes && f->head) {
+			f->dropped++; /* past the bound, and nothing may go yet */
+			return;
+		}
+		c = new_chunk(f, padded);
+		if (!c) {
+			f->dropped++;
+			return;
+		}
+	}
+	copy = (void *)(c->data + c->len);
+	memcpy(copy, rec, size);
+	memset((char *)copy + size, 0, padded - size);
+	copy->size = padded;
+	c->len += padded;
+	t = gs_rec_untimed(copy) ? copy->ts : gs_rec_end(copy);
+	if (t && t < c->min_end)
+		c->min_end = t;
+	if (t > c->max_end && t != ~0ull)
+		c->max_end = t;
+	c->gpu_act |= copy->type == GS_REC_GPU_ACT;
+	live_push(f, copy);
+}
+
+/*
+ * Where a dump of a window from w0 starts: at the latest moment before w0 where the live
+ * analysis saw each device start work after a gap (the launch that ended it: every stream was
+ * drained, and the busy time that follows is seen whole), so that the dump's records find the
+ * GPU as the whole recording had it there (no launch outstanding from before, no event recorded
+ * before and waited for after). Where the ring no longer holds such a moment before w0, the
+ * earliest it holds after (the window starts late); where it holds none, the ring's oldest
+ * record, and the GPU's state there is not known (*clean false).
+ */
+static __u64 clean_start(const struct flight *f, __u64 w0, __u64 w1, bool *clean)
+{
+	__u64 before[METRICS_DEVICES] = {}, after[METRICS_DEVICES] = {}, start = ~0ull;
+	__u64 held = f->head ? f->head->min_end : w0; /* the ring's oldest record */
+	size_t n = f->nidle < FLIGHT_IDLE ? f->nidle : FLIGHT_IDLE;
+
+	for (size_t i = 0; i < n; i++) {
+		__u32 d = f->idle[i].device;
+		__u64 t = f->idle[i].at;
+
+		if (d >= METRICS_DEVICES || t < held || t > w1)
+			continue;
+		if (t <= w0 && t > before[d])
+			before[d] = t;
+		if (t > w0 && (!after[d] || t < after[d]))
+			after[d] = t;
+	}
+	for (int d = 0; d < METRICS_DEVICES; d++) {
+		__u64 t = before[d] ?: after[d];
+
+		if (t && t < start)
+			start = t;
+	}
+	*clean = start != ~0ull;
+	if (!*clean)
+		start = held > w0 ? held : w0; /* cut: the ring holds no more */
+	return start;
+}
+
+/* Starts writing the oldest dump asked for (the chunk being filled is closed for it). */
+static void start_dump(struct flight *f, const struct flight_req *r)
+{
+	struct flight_dump *d = calloc(1, sizeof(*d));
+	size_t off = 0, n = 0;
+
+	if (!d)
+		return;
+	*d = (struct flight_dump){ .w0 = r->w0,
+				   .w1 = r->w1,
+				   .asked_ns = r->asked,
+				   .real_off = f->real_off,
+				   .dir = f->o.dir,
+				   .report = !f->o.no_report };
+	snprintf(d->reason, sizeof(d->reason), "%s", r->reason);
+	d->w0 = clean_start(f, r->w0, r->w1, &d->clean);
+	d->late = d->w0 > r->start; /* the ring no longer held the trigger's start */
+	d->heads = malloc(f->sticky_bytes ?: 1);
+	for (struct flight_chunk *c = f->head; c; c = c->next)
+		n++;
+	d->chunks = calloc(n ?: 1, sizeof(*d->chunks));
+	if (!d->heads || !d->chunks) {
+		free(d->heads);
+		free(d->chunks);
+		free(d);
+		return;
+	}
+	for (size_t i = 0; i < f->nsticky; i++) {
+		memcpy(d->heads + off, f->sticky[i], f->sticky[i]->size);
+		off += f->sticky[i]->size;
+	}
+	d->heads_len = off;
+	close_tail(f, clock__mono_ns()); /* nothing more goes into a chunk the dump reads */
+	for (struct flight_chunk *c = f->head; c; c = c->next) {
+		if (c->max_end < d->w0 && !c->gpu_act)
+			continue;
+		__atomic_add_fetch(&c->refs, 1, __ATOMIC_ACQ_REL);
+		d->chunks[d->nchunks++] = c;
+	}
+	errno = -flight_dump__start(d, &d->thread);
+	if (errno) {
+		fprintf(stderr, "gapscope: flight: cannot start a dump: %s\n", strerror(errno));
+		for (size_t i = 0; i < d->nchunks; i++)
+			flight_chunk__put(d->chunks[i]);
+		free(d->chunks);
+		free(d->heads);
+		free(d);
+		return;
+	}
+	f->cur = d;
+}
+
+/*
+ * The dump being written: once its file is, its report goes on beside the next one (it holds no
+ * chunk then); the reports that ended are counted. wait: every one of them, to the end.
+ */
+static void reap_dumps(struct flight *f, bool wait)
+{
+	for (int i = 0; i < FLIGHT_REPORTS; i++) {
+		struct flight_dump *d = f->reporting[i];
+
+		if (!d || (!wait && !__atomic_load_n(&d->done, __ATOMIC_ACQUIRE)))
+			continue;
+		f->reporting[i] = NULL;
+		f->dumps += d->err >= 0; /* its file written (its report may have failed) */
+		f->dumped_bytes += d->bytes;
+		flight_dump__join(d, d->thread); /* its line, then freed */
+	}
+	for (int i = 0; f->cur && i < FLIGHT_REPORTS; i++)
+		if (!f->reporting[i] &&
+		    (wait || __atomic_load_n(&f->cur->written, __ATOMIC_ACQUIRE))) {
+			f->reporting[i] = f->cur;
+			f->cur = NULL;
+		}
+	if (wait && f->cur)
+		reap_dumps(f, true);
+}
+
+void flight__tick(struct flight *f)
+{
+	__u64 now = clock__mono_ns();
+
+	if (f->rd && now > FLIGHT_LAG_NS) {
+		oreader__advance(f->rd, now - FLIGHT_LAG_NS);
+		live_drain(f);
+	}
+	let_go(f, now);
+	if (f->m && f->a && ++f->ticks % 20 == 0) {
+		const struct analysis *a = f->a;
+		__u64 busy;
+
+		for (__u32 d = 0; d < METRICS_DEVICES; d++)
+			if (!analysis__busy_ns(f->a, d, &busy))
+				metrics__device(f->m, d, busy, a->end_ns - a->start_ns);
+		metrics__flight(f->m, f->dumps, f->ring_bytes);
+	}
+	if (f->push)
+		push__tick(f->push);
+	reap_dumps(f, false);
+	if (!f->cur && f->npending && f->pending[0].w1 + FLIGHT_DUE_NS <= now) {
+		struct flight_req r = f->pending[0];
+
+		memmove(&f->pending[0], &f->pending[1], --f->npending * sizeof(r));
+		start_dump(f, &r);
+	}
+}
+
+int flight__signal_fd(const struct flight *f)
+{
+	return f ? f->sfd : -1;
+}
+
+void flight__on_signal(struct flight *f)
+{
+	struct signalfd_siginfo si;
+	__u64 now = clock__mono_ns(), before = f->o.before_s * NS, after = f->o.after_s * NS;
+	char why[64];
+
+	while (read(f->sfd, &si, sizeof(si)) == sizeof(si)) {
+		snprintf(why, sizeof(why), "SIGUSR1 from pid %u", si.ssi_pid);
+		ask(f, now > before ? now - before : 0, now + after, now, now, why);
+	}
+}
+
+struct flight *flight__new(const struct flight_opts *o)
+{
+	struct flight *f = calloc(1, sizeof(*f));
+	struct analysis_opts ao = { .min_gap_ns = 1000000, .max_hops = 8, .forget_gaps = true };
+	char err[256];
+	sigset_t mask;
+
+	if (!f || !(f->hour = calloc(o->max_per_hour + 1, sizeof(*f->hour)))) {
+		free(f);
+		fprintf(stderr, "gapscope: flight: out of memory\n");
+		return NULL;
+	}
+	f->o = *o;
+	f->keep_ns = o->seconds * NS;
+	f->cap_bytes = (__u64)o->mem_mb << 20;
+	f->real_off = clock__real_ns() - clock__mono_ns();
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	f->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	ao.on_gap = on_gap;
+	ao.ctx = f;
+	f->a = analysis__open(NULL, &ao, err, sizeof(err));
+	if (f->sfd < 0 || !f->a) {
+		fprintf(stderr, "gapscope: flight: %s\n", f->a ? strerror(errno) : err);
+		flight__stop(f);
+		return NULL;
+	}
+	f->rd = analysis__reader(f->a);
+	if ((o->metrics && !(f->m = metrics__new(o->metrics))) ||
+	    ((o->push_url || o->pprof_dir) &&
+	     !(f->push = push__new(o->push_url, o->pprof_dir, o->push_interval_s)))) {
+		flight__stop(f);
+		return NULL;
+	}
+	fprintf(stderr,
+		"gapscope: flight: the last %g s of trace kept in at most %u MiB (%u MiB while a dump "
+		"is written) and %u MiB for what every dump needs; ",
+		o->seconds, o->mem_mb, 2 * o->mem_mb, FLIGHT_STICKY_MAX >> 20);
+	if (o->trigger_gap_ms)
+		fprintf(stderr, "a gap of %g ms or ", o->trigger_gap_ms);
+	fprintf(stderr, "SIGUSR1 writes %g s before and %g s after it into %s\n", o->before_s,
+		o->after_s, o->dir);
+	return f;
+}
+
+void flight__stop(struct flight *f)
+{
+	__u64 now = clock__mono_ns();
+	char err[256];
+
+	if (!f)
+		return;
+	if (f->rd) {
+		oreader__end(f->rd);
+		live_drain(f);
+	}
+	if (f->a && analysis__finish(f->a, err, sizeof(err)))
+		fprintf(stderr, "gapscope: flight: %s\n", err);
+	else if (f->a && f->m)
+		for (size_t d = 0; d < f->a->ndevices; d++)
+			metrics__device(f->m, f->a->devices[d].id, f->a->devices[d].busy_ns,
+					f->a->devices[d].busy_ns + f->a->devices[d].idle_ns);
+	analysis__free(f->a);
+	f->a = NULL;
+	f->rd = NULL;
+	/* The dumps asked for, their windows cut at the end. */
+	while (f->cur || f->npending) {
+		if (f->cur) {
+			reap_dumps(f, true); /* waits for them */
+			continue;
+		}
+		if (f->pending[0].w1 > now)
+			f->pending[0].w1 = now;
+		start_dump(f, &f->pending[0]);
+		memmove(&f->pending[0], &f->pending[1], --f->npending * sizeof(f->pending[0]));
+	}
+	reap_dumps(f, true);
+	if (f->sfd >= 0)
+		fprintf(stderr,
+			"gapscope: flight: %llu dump(s) written (%.1f MB), %llu not written for the "
+			"limits, %llu inside another's window; %llu chunk(s) let go early for "
+			"--flight-mb, %llu record(s) dropped, %llu not kept for every dump\n",
+			(unsigned long long)f->dumps, f->dumped_bytes / 1e6,
+			(unsigned long long)f->suppressed, (unsigned long long)f->covered,
+			(unsigned long long)f->let_go_early, (unsigned long long)f->dropped,
+			(unsigned long long)f->sticky_dropped);
+	push__free(f->push);
+	if (f->m)
+		metrics__flight(f->m, f->dumps, f->ring_bytes);
+	metrics__free(f->m, f->o.metrics_linger_s);
+	while (f->head) {
+		struct flight_chunk *c = f->head;
+
+		f->head = c->next;
+		flight_chunk__put(c);
+	}
+	for (size_t i = 0; i < f->nsticky; i++)
+		free(f->sticky[i]);
+	free(f->sticky);
+	free(f->hour);
+	if (f->sfd >= 0)
+		close(f->sfd);
+	free(f);
+}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * record --flight SECONDS: the flight recorder. Every record the recorder makes (trace_out, with
+ * or without a trace file) is copied into a ring of chunks in memory that keeps the last SECONDS
+ * of trace, bounded in bytes (--flight-mb), and is pushed into the report's own analysis
+ * (reports/analysis.h: analysis__open with no file, analysis__step in time order through the
+ * pushed ordered reader, reader.h), which finds and blames the gaps as they close. A gap of at
+ * least --trigger-gap, or SIGUSR1, asks for a dump: the window around it (--dump-before,
+ * --dump-after) written by a thread of its own as an ordinary trace file named by the time
+ * (gapscope-flight-YYYYMMDDTHHMMSS.mmmZ.gsc under --dump-dir), then `gapscope report` of it
+ * beside it (FILE.report/), at most --dump-max-per-hour an hour and --dump-max-mb in all.
+ *
+ *   flight.c        the ring, the records every dump needs, the live analysis, the triggers
+ *   flight_dump.c   writing a dump and its report, off the recording's thread
+ *   flight_opts.c   the options (an argp child of record's)
+ *
+ * What a dump needs from before its window (the clock, the target, probes, mappings, kernel
+ * symbols, the sampler, thread names, kernel-name lookups) is kept apart from the ring, once
+ * (a thread's name: its latest), capped at FLIGHT_STICKY_MAX bytes, and written at the head of
+ * every dump, events among them stamped at the window's start.
+ */
+#ifndef GAPSCOPE_FLIGHT_H
+#define GAPSCOPE_FLIGHT_H
+
+#include <argp.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "trace.h"
+
+#define FLIGHT_CHUNK	  (256u << 10)
+#define FLIGHT_STICKY_MAX (16u << 20)
+/* The live analysis puts records in order this long after the recorder read them. */
+#define FLIGHT_LAG_NS	  (500ull * 1000 * 1000)
+/* A dump is written once the recording has gone this far past its window's end. */
+#define FLIGHT_DUE_NS	  (800ull * 1000 * 1000)
+
+struct flight_opts {
+	double seconds;		   /* --flight: seconds of trace kept; 0: off */
+	unsigned int mem_mb;	   /* --flight-mb: the ring's bound */
+	double trigger_gap_ms;	   /* --trigger-gap; 0: no gap triggers */
+	double before_s, after_s;  /* --dump-before, --dump-after */
+	unsigned int max_per_hour; /* --dump-max-per-hour */
+	unsigned int max_total_mb; /* --dump-max-mb */
+	const char *dir;	   /* --dump-dir */
+	bool no_report;		   /* --dump-no-report */
+	const char *metrics;	   /* --metrics ADDR:PORT (metrics.h), NULL: none */
+	double metrics_linger_s;   /* --metrics-linger: served this long after the end */
+	const char *push_url;	   /* --push URL: gap profiles pushed (push.h), NULL: none */
+	const char *pprof_dir;	   /* --pprof-dir DIR: and/or written there */
+	double push_interval_s;	   /* --push-interval */
+	bool dump_opts;		   /* one of the above given (they need --flight) */
+};
+
+/* The options of record --flight, an argp child whose input is a struct flight_opts. */
+extern const struct argp flight_argp;
+void flight_opts__defaults(struct flight_opts *o);
+
+struct flight;
+
+/*
+ * Sets up the ring, the live analysis and SIGUSR1 (blocked, read through a signalfd: call it
+ * after signals__block, so that a launched target gets SIGUSR1 as it was). Prints the memory
+ * bound. NULL with the reason printed.
+ */
+struct flight *flight__new(const struct flight_opts *o);
+/* One record of the recording (trace_out__append). */
+void flight__append(struct flight *f, const void *rec, size_t size);
+/* The signalfd that reads SIGUSR1 (a dump of the window around now), and reading it. */
+int flight__signal_fd(const struct flight *f);
+void flight__on_signal(struct flight *f);
+/* Every 50 ms: the live analysis catches up, the ring lets go, due dumps start. */
+void flight__tick(struct flight *f);
+/*
+ * The recording ended: the live analysis is finished, the dumps asked for are written (their
+ * windows cut at the end) and waited for; a line says how many. Then freed.
+ */
+void flight__stop(struct flight *f);
+
+/* flight_dump.c: one dump, written and reported by a thread of its own. */
+struct flight_chunk {
+	struct flight_chunk *next; /* the ring's order, oldest first */
+	__u64 min_end, max_end;	   /* of the timed records in it */
+	__u64 closed_ns;	   /* when it stopped being filled, 0: not yet */
+	size_t len, cap;
+	int refs; /* the ring's, and each dump's that is writing it */
+	bool gpu_act;
+	unsigned char *data;
+};
+
+struct flight_dump {
+	__u64 w0, w1;	      /* the window, CLOCK_MONOTONIC ns */
+	bool clean;	      /* w0 is where the GPU was seen idle: its state there is known */
+	bool late;	      /* w0 after the trigger's start: the ring no longer held it */
+	__u64 asked_ns;	      /* when it was asked for */
+	__u64 real_off;	      /* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	char reason[96];      /* "gap 1.234 s on gpu0 (malloc_trim)", "SIGUSR1" */
+	unsigned char *heads; /* the records every dump needs, copied */
+	size_t heads_len;
+	struct flight_chunk **chunks;
+	size_t nchunks;
+	const char *dir;
+	bool report;
+	/* Set by the thread. */
+	char path[4096];
+	__u64 bytes, records;
+	double write_ms, report_ms;
+	double after_ms; /* from the window's end to the file written */
+	int err;
+	int written; /* atomically: 1 once the file is written (its chunks let go) */
+	int done;    /* atomically: 1 when the thread finished, its report too */
+	pthread_t thread;
+};
+
+void flight_chunk__put(struct flight_chunk *c);
+/* Starts the thread that writes d; 0 or -errno. */
+int flight_dump__start(struct flight_dump *d, pthread_t *thread);
+/* Waits for it, prints its line, frees what it held (d too). */
+void flight_dump__join(struct flight_dump *d, pthread_t thread);
+
+/*
+ * Records every dump needs whatever its window, kept apart from the ring: the recorder's
+ * description of the recording (clock, target, probes, mappings, kernel symbols, sampler) and
+ * the events that name threads and kernels.
+ */
+static inline bool flight__sticky(__u32 type)
+{
+	switch (type) {
+	case GS_REC_CLOCK:
+	case GS_REC_TARGET:
+	case GS_REC_PROBE:
+	case GS_REC_MAP:
+	case GS_REC_KSYM:
+	case GS_REC_SAMPLER:
+	case GS_EV_COMM:
+	case GS_EV_CU_NAME:
+	case GS_EV_EXEC:
+	case GS_EV_FORK:
+		return true;
+	default:
+		return false;
+	}
+}
+
+#endif

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * One flight-recorder dump (flight.h), off the recording's thread: the records every dump needs,
+ * then those of the ring's chunks that end inside the window (an interval that reaches into it
+ * is whole: it is written at its end, stamped with its start), then an end record, as an
+ * ordinary trace file; then `gapscope report` of it, as a process of its own (its memory is not
+ * the recorder's), beside it. The chunks are the ring's own, held by a reference each until the
+ * file is written: the recording goes on appending and letting go meanwhile.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cuda.h"
+#include "clock.h"
+#include "decode.h"
+#include "flight.h"
+#include "trace.h"
+
+void flight_chunk__put(struct flight_chunk *c)
+{
+	if (!c || __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	munmap(c->data, c->cap);
+	free(c);
+}
+
+/* A record every dump needs, stamped at the window's start when it is an event of before. */
+static int append_head(struct trace_writer *w, struct gs_hdr *h, __u64 w0)
+{
+	if (h->type < GS_REC_CLOCK && h->ts < w0) {
+		h->ts = w0;
+		if (h->type == GS_EV_CU_NAME && h->size >= sizeof(struct cu_name_event))
+			((struct cu_name_event *)h)->dur_ns = 0;
+	}
+	return trace__append(w, h, h->size);
+}
+
+/* Whether a record of the ring belongs to the window. */
+static bool in_window(const struct flight_dump *d, const struct gs_hdr *h)
+{
+	__u64 t;
+
+	if (flight__sticky(h->type) || h->type == GS_REC_END)
+		return false; /* at the head already; the dump ends with its own */
+	t = gs_rec_untimed(h) ? h->ts : gs_rec_end(h);
+	return t >= d->w0 && t <= d->w1;
+}
+
+static int write_trace(struct flight_dump *d)
+{
+	struct trace_writer *w = trace__create(d->path, false);
+	struct gs_rec_end end = {};
+	bool gpu_act = false;
+	int err = 0;
+
+	if (!w)
+		return -errno;
+	for (size_t off = 0; !err && off + sizeof(struct gs_hdr) <= d->heads_len;) {
+		struct gs_hdr *h = (void *)(d->heads + off);
+
+		err = append_head(w, h, d->w0);
+		off += h->size;
+	}
+	for (size_t i = 0; !err && i < d->nchunks; i++) {
+		const struct flight_chunk *c = d->chunks[i];
+
+		for (size_t off = 0; !err && off + sizeof(struct gs_hdr) <= c->len;) {
+			const struct gs_hdr *h = (const void *)(c->data + off);
+
+			off += h->size;
+			if (!in_window(d, h))
+				continue;
+			gpu_act |= h->type == GS_REC_GPU_ACT;
+			err = trace__append(w, h, h->size);
+		}
+	}
+	end.h.type = GS_REC_END;
+	end.h.size = sizeof(end);
+	end.h.ts = d->w1;
+	end.records = trace__records(w);
+	end.events = end.records;
+	if (!err)
+		err = trace__append(w, &end, sizeof(end));
+	if (!err && gpu_act)
+		err = trace__set_flags(w, TRACE_F_GPU_ACT);
+	d->records = trace__records(w);
+	d->bytes = trace__bytes(w);
+	err = trace__finish(w) ?: err;
+	if (err)
+		unlink(d->path);
+	return err;
+}
+
+/*
+ * gapscope report PATH -o PATH.report, at a lower priority; its exit status. The recorder's own
+ * binary, through /proc/self/exe: also after the file was replaced (an upgrade while recording).
+ */
+static int run_report(struct flight_dump *d)
+{
+	char dir[sizeof(d->path) + 8];
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int status, err;
+	char *argv[] = { "gapscope", "report", d->path, "-o", dir, NULL };
+
+	snprintf(dir, sizeof(dir), "%s.report", d->path);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+	err = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (err)
+		return -err;
+	setpriority(PRIO_PROCESS, pid, 10);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -EIO;
+}
+
+static void *dump_thread(void *arg)
+{
+	struct flight_dump *d = arg;
+	__u64 real = d->asked_ns + d->real_off, t0 = clock__mono_ns(), t1;
+	time_t sec = real / 1000000000ull;
+	char stamp[32];
+	struct tm tm;
+
+	gmtime_r(&sec, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
+	snprintf(d->path, sizeof(d->path), "%s/gapscope-flight-%s.%03uZ.gsc", d->dir, stamp,
+		 (unsigned int)(real / 1000000 % 1000));
+	d->err = write_trace(d);
+	t1 = clock__mono_ns();
+	d->write_ms = (t1 - t0) / 1e6;
+	d->after_ms = t1 > d->w1 ? (t1 - d->w1) / 1e6 : 0;
+	/* The chunks go back as soon as the file has them. */
+	for (size_t i = 0; i < d->nchunks; i++)
+		flight_chunk__put(d->chunks[i]);
+	d->nchunks = 0;
+	__atomic_store_n(&d->written, 1, __ATOMIC_RELEASE);
+	if (!d->err && d->report) {
+		d->err = run_report(d) == 0 ? 0 : 1;
+		d->report_ms = (clock__mono_ns() - t1) / 1e6;
+	}
+	__atomic_store_n(&d->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+int flight_dump__start(struct flight_dump *d, pthread_t *thread)
+{
+	return -pthread_create(thread, NULL, dump_thread, d);
+}
+
+void flight_dump__join(struct flight_dump *d, pthread_t thread)
+{
+	pthread_join(thread, NULL);
+	if (d->err < 0)
+		fprintf(stderr, "gapscope: flight: cannot write %s: %s\n", d->path,
+			strerror(-d->err));
+	else
+		fprintf(stderr,
+			"gapscope: flight: dump %s: %s, window %llu..%llu ns (%.3f s, %s%s), %llu "
+			"records, %.1f MB, written in %.0f ms (%.0f ms after the window), %s in %.0f "
+			"ms\n",
+			d->path, d->reason, (unsigned long long)d->w0, (unsigned long long)d->w1,
+			(d->w1 - d->w0) / 1e9,
+			d->clean ? "from an idle GPU" : "GPU state at its start unknown",
+			d->late ? ", after the trigger: the ring no longer held its start" : "",
+			(unsigned long long)d->records, d->bytes / 1e6, d->write_ms, d->after_ms,
+			!d->report ? "no report" :
+			d->err	   ? "report FAILED" :
+				     "report written",
+			d->report_ms);
+	for (size_t i = 0; i < d->nchunks; i++)
+		flight_chunk__put(d->chunks[i]);
+	free(d->chunks);
+	free(d->heads);
+	free(d);
+}

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: GPL-2.0
+/* record --flight's options: an argp child of record's (options.c), into a struct flight_opts. */
+#include <argp.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flight.h"
+
+enum {
+	OPT_FLIGHT = 0x200,
+	OPT_FLIGHT_MB,
+	OPT_TRIGGER_GAP,
+	OPT_BEFORE,
+	OPT_AFTER,
+	OPT_PER_HOUR,
+	OPT_MAX_MB,
+	OPT_DIR,
+	OPT_NO_REPORT,
+	OPT_METRICS,
+	OPT_LINGER,
+	OPT_PUSH,
+	OPT_PPROF_DIR,
+	OPT_PUSH_INTERVAL,
+};
+
+void flight_opts__defaults(struct flight_opts *o)
+{
+	*o = (struct flight_opts){
+		.mem_mb = 64,
+		.before_s = 2,
+		.after_s = 1,
+		.max_per_hour = 12,
+		.max_total_mb = 1024,
+		.dir = ".",
+		.push_interval_s = 60,
+	};
+}
+
+/* argp wraps help text at 79 columns: keep every line shorter. */
+static const struct argp_option opts[] = {
+	{ NULL, 0, NULL, 0,
+	  "Flight recorder: runs until stopped, keeps the last SECONDS in memory, analyses "
+	  "as it goes and writes the window around a trigger as a trace with its report. "
+	  "Memory: at most --flight-mb of trace (twice that while a dump is being written), "
+	  "16 MiB for what every dump needs, the ring buffer (twice --ringbuf-mb) and the "
+	  "live analysis: with the defaults 64 + 64 + 16 + 64 MiB and the analysis's tens of "
+	  "MiB. SIGUSR1 is kept by the recorder in flight mode (a dump of now), "
+	  "not passed on to the command. -o FILE also writes the whole recording.",
+	  1 },
+	{ "flight", OPT_FLIGHT, "SECONDS", 0, "Keep only the last SECONDS of trace, in memory", 1 },
+	{ "flight-mb", OPT_FLIGHT_MB, "MB", 0,
+	  "At most this many MiB of trace kept (default 64: the oldest goes first past it)", 1 },
+	{ "trigger-gap", OPT_TRIGGER_GAP, "MS", 0,
+	  "Dump the window around every GPU gap of at least MS milliseconds (default: SIGUSR1 "
+	  "only)",
+	  1 },
+	{ "dump-before", OPT_BEFORE, "S", 0, "Seconds before a gap (or SIGUSR1) dumped (default 2)",
+	  1 },
+	{ "dump-after", OPT_AFTER, "S", 0, "Seconds after it dumped (default 1)", 1 },
+	{ "dump-max-per-hour", OPT_PER_HOUR, "N", 0, "At most N dumps an hour (default 12)", 1 },
+	{ "dump-max-mb", OPT_MAX_MB, "MB", 0, "At most MB of dumps in all (default 1024)", 1 },
+	{ "dump-dir", OPT_DIR, "DIR", 0,
+	  "Where dumps go (default .): gapscope-flight-TIME.gsc and its .report/", 1 },
+	{ "dump-no-report", OPT_NO_REPORT, NULL, 0, "Dumps without a report beside them", 1 },
+	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
+	  "Prometheus metrics of the live analysis on http://ADDR:PORT/metrics (default off)", 1 },
+	{ "metrics-linger", OPT_LINGER, "S", 0,
+	  "Keep answering /metrics S seconds after the recording ends (a last scrape)", 1 },
+	{ "push", OPT_PUSH, "URL", 0,
+	  "POST a pprof profile of the gaps' stacks every --push-interval to URL, as "
+	  "Pyroscope's /ingest takes them (http://HOST:PORT/ingest)",
+	  1 },
+	{ "pprof-dir", OPT_PPROF_DIR, "DIR", 0,
+	  "Write that profile every interval to DIR too (gapscope-gaps-TIME.pb.gz)", 1 },
+	{ "push-interval", OPT_PUSH_INTERVAL, "S", 0, "Seconds a profile covers (default 60)", 1 },
+	{},
+};
+
+static double seconds(struct argp_state *state, const char *what, const char *arg, double max)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || *end || !*arg || !(v >= 0) || v > max)
+		argp_error(state, "%s: not a number from 0 to %g: %s", what, max, arg);
+	return v;
+}
+
+static unsigned int count(struct argp_state *state, const char *what, const char *arg)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || *end || !*arg || !v || v > 1000000)
+		argp_error(state, "%s: not a count from 1 to 1000000: %s", what, arg);
+	return v;
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct flight_opts *o = state->input;
+
+	switch (key) {
+	case OPT_FLIGHT:
+		o->seconds = seconds(state, "--flight", arg, 86400);
+		if (o->seconds < 1)
+			argp_error(state, "--flight: at least 1 second, not %s", arg);
+		break;
+	case OPT_FLIGHT_MB:
+		o->mem_mb = count(state, "--flight-mb", arg);
+		o->dump_opts = true;
+		break;
+	case OPT_TRIGGER_GAP:
+		o->trigger_gap_ms = seconds(state, "--trigger-gap", arg, 86400e3);
+		if (!(o->trigger_gap_ms > 0))
+			argp_error(state, "--trigger-gap: more than 0 ms, not %s", arg);
+		o->dump_opts = true;
+		break;
+	case OPT_BEFORE:
+		o->before_s = seconds(state, "--dump-before", arg, 86400);
+		o->dump_opts = true;
+		break;
+	case OPT_AFTER:
+		o->after_s = seconds(state, "--dump-after", arg, 86400);
+		o->dump_opts = true;
+		break;
+	case OPT_PER_HOUR:
+		o->max_per_hour = count(state, "--dump-max-per-hour", arg);
+		o->dump_opts = true;
+		break;
+	case OPT_MAX_MB:
+		o->max_total_mb = count(state, "--dump-max-mb", arg);
+		o->dump_opts = true;
+		break;
+	case OPT_DIR:
+		o->dir = arg;
+		o->dump_opts = true;
+		break;
+	case OPT_NO_REPORT:
+		o->no_report = true;
+		o->dump_opts = true;
+		break;
+	case OPT_METRICS:
+		o->metrics = arg;
+		o->dump_opts = true;
+		break;
+	case OPT_LINGER:
+		o->metrics_linger_s = seconds(state, "--metrics-linger", arg, 3600);
+		o->dump_opts = true;
+		break;
+	case OPT_PUSH:
+		o->push_url = arg;
+		o->dump_opts = true;
+		break;
+	case OPT_PPROF_DIR:
+		o->pprof_dir = arg;
+		o->dump_opts = true;
+		break;
+	case OPT_PUSH_INTERVAL:
+		o->push_interval_s = seconds(state, "--push-interval", arg, 86400);
+		if (o->push_interval_s < 1)
+			argp_error(state, "--push-interval: at least 1 second, not %s", arg);
+		o->dump_opts = true;
+		break;
+	case ARGP_KEY_END:
+		if (o->dump_opts && !o->seconds)
+			argp_error(state, "the flight recorder's options need --flight SECONDS");
+		if (o->seconds && o->before_s + o->after_s >= o->seconds)
+			argp_error(state,
+				   "--dump-before + --dump-after (%g s) must be less than --flight "
+				   "(%g s)",
+				   o->before_s + o->after_s, o->seconds);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+const struct argp flight_argp = { .options = opts, .parser = parse_opt };

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * record --flight --metrics ADDR:PORT: Prometheus metrics of the live analysis and the recorder
+ * on http://ADDR:PORT/metrics, in the text exposition format (version 0.0.4):
+ *
+ *   gapscope_gpu_busy_seconds_total{device}            the API-inferred busy time so far
+ *   gapscope_gpu_idle_seconds_total{device}            the rest of the time the device was seen
+ *   gapscope_gap_seconds_total{device,cause}           gap time by the kind of each gap's main
+ *                                                      root cause
+ *   gapscope_gap_cause_seconds_total{kind,function}    gap time each root cause explains (the
+ *                                                      report's "causes"), at most
+ *                                                      METRICS_FUNCTIONS functions a kind, the
+ *                                                      rest as function="other"
+ *   gapscope_gap_duration_seconds (histogram)          gaps by length
+ *   gapscope_events_total{type}                        records made, by event type
+ *   gapscope_events_lost_total{kind}                   the recorder's loss counters
+ *   gapscope_flight_dumps_total, gapscope_flight_ring_bytes
+ *   gapscope_recording_done                            1 once every gap of the recording is in
+ *   process_cpu_seconds_total, process_resident_memory_bytes   the recorder's own
+ *
+ * The recording's thread updates the numbers under a mutex; a thread of its own answers
+ * requests, one at a time, each with a copy of them. Served over plain HTTP/1.1 with
+ * "Connection: close" (the listener is a socket of its own, no HTTP library: libmicrohttpd,
+ * Debian's, needs GnuTLS, which the portable binary cannot link statically).
+ */
+#ifndef GAPSCOPE_METRICS_H
+#define GAPSCOPE_METRICS_H
+
+#include <linux/types.h>
+
+#define METRICS_FUNCTIONS 8
+#define METRICS_DEVICES	  16
+
+struct gap;
+struct gs_hdr;
+struct metrics;
+
+/* Listens on addr:port ("127.0.0.1:9464", "[::1]:9464", ":9464" for every address). NULL with
+ * the reason printed. */
+struct metrics *metrics__new(const char *addr_port);
+/* A record of the recording (counted by type; loss records read). */
+void metrics__record(struct metrics *m, const struct gs_hdr *h);
+/* A gap the live analysis completed. */
+void metrics__gap(struct metrics *m, const struct gap *g);
+/* The devices' busy time so far, over seen_ns each was seen. */
+void metrics__device(struct metrics *m, __u32 device, __u64 busy_ns, __u64 seen_ns);
+void metrics__flight(struct metrics *m, __u64 dumps, __u64 ring_bytes);
+/* The recording is over: says so, serves linger_s more seconds, stops and frees. */
+void metrics__free(struct metrics *m, double linger_s);
+
+#endif

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The analysis's private state (analysis.c drives it; feed.c takes each record into it), shared
+ * by the two files only.
+ */
+#ifndef GAPSCOPE_ANALYSIS_PRIV_H
+#define GAPSCOPE_ANALYSIS_PRIV_H
+
+#include "analysis.h"
+#include "strtab.h"
+
+/* A gap is analysed once the trace has gone this far past its end (intervals that end later
+ * but reach into it are then in), and history is kept this long before the oldest open gap. */
+#define GAP_MARGIN_NS (200ull * 1000 * 1000)
+#define LOOKBACK_NS   (1000ull * 1000 * 1000)
+#define PRUNE_EVERY   65536
+
+struct analysis_priv {
+	struct strtab *strs;
+	struct stacktab *stacks;
+	struct trace_reader *tr;
+	struct ordered_reader *rd;
+	struct vec pending; /* struct gap: closed, waiting for GAP_MARGIN_NS */
+	__u64 next_due;	    /* when the first pending gap is due, UINT64_MAX: none */
+	struct vec gaps;    /* struct gap: analysed */
+	struct vec kind_fn; /* causes.h: root causes over all gaps */
+	__u32 seq;
+	struct threads *th;
+	struct names *nm;
+	struct gputime *gt;
+	struct tiers *tiers; /* CUPTI's timeline; NULL unless the trace is marked for it */
+	__u64 min_gap_ns;
+	struct unwinder *uw;
+	struct perfmaps *perfmaps; /* JITs' names, read first where the trace is marked for them */
+	struct pyframes *py;	   /* Python frames in stacks (pyframes.h) */
+	struct report_archive *archive; /* record --archive's files, read first where marked */
+	struct vec probes;		/* const char *, by probe id */
+	struct launch_counter *launches;
+	bool decided_only; /* analysis_opts.decided_only */
+	/* Between analysis__open and analysis__finish: */
+	struct blame *bl;
+	struct analysis_opts opts;
+	__u32 version; /* of the trace (TRACE_VERSION when live) */
+	__u64 nrec;
+};
+
+/* One record: metadata, or an event for the timelines (feed.c). Returns -ENOMEM only. */
+int analysis_priv__feed(struct analysis *a, const struct gs_hdr *h, __u32 version);
+/* A probe's symbol by its id, "?" when the trace did not name it (feed.c). */
+const char *analysis_priv__probe_name(void *priv, __u32 id);
+
+#endif

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The analysis's intake: each record, in time order, into what the analysis keeps (probe and
+ * kernel names, mappings, the thread timelines, the GPU timeline). analysis.c drives it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis_priv.h"
+#include "cuda.h"
+#include "futex.h"
+#include "gputime.h"
+#include "losses.h"
+#include "names.h"
+#include "offcpu.h"
+#include "probe.h"
+#include "proc.h"
+#include "sample.h"
+#include "threads.h"
+#include "trace.h"
+#include "unwind.h"
+
+static const char *probe_name(struct analysis_priv *p, __u32 id)
+{
+	const char **n = id < p->probes.n ? VEC_AT(&p->probes, const char *, id) : NULL;
+
+	return n && *n ? *n : "?";
+}
+
+const char *analysis_priv__probe_name(void *p, __u32 id)
+{
+	return probe_name(p, id);
+}
+
+static void note_probe(struct analysis_priv *p, const struct gs_hdr *h)
+{
+	const struct gs_rec_probe *r = (const void *)h;
+	size_t fixed = gs_fixed_size(h), len;
+	const char *lib, *sym;
+
+	if (fixed <= sizeof(*r) || r->id > 1u << 20)
+		return;
+	lib = r->names;
+	len = strnlen(lib, fixed - sizeof(*r));
+	if (sizeof(*r) + len + 1 >= fixed)
+		return;
+	sym = lib + len + 1;
+	len = strnlen(sym, fixed - sizeof(*r) - len - 1);
+	if (!len)
+		return;
+	while (p->probes.n <= r->id)
+		if (!vec__push(&p->probes, sizeof(const char *)))
+			return;
+	{
+		char buf[256];
+
+		snprintf(buf, sizeof(buf), "%.*s", (int)len, sym);
+		*VEC_AT(&p->probes, const char *, r->id) = strtab__intern(p->strs, buf);
+	}
+}
+
+/*
+ * Completion evidence is taken at a synchronize's return, which can only be late (by a wait for
+ * a CPU), never early. The wakeup of its last sleep bounds how much earlier: not the evidence
+ * itself, since a driver may wake its waiters before the last operation is done (simcuda does
+ * at every operation its stream completes).
+ */
+static __u64 woken(const struct thread *t, const struct gs_hdr *h, const struct cu_event *e)
+{
+	__u64 end = h->ts + e->dur_ns;
+
+	if (!(h->flags & GS_F_RET) || (e->kind != CU_K_SYNC_STREAM && e->kind != CU_K_SYNC_EVENT &&
+				       e->kind != CU_K_SYNC_CTX && e->kind != CU_K_MEMCPY))
+		return 0;
+	for (size_t i = t->off.n; i--;) {
+		const struct th_off *o = VEC_AT(&t->off, struct th_off, i);
+
+		if (o->end <= h->ts)
+			break;
+		if (o->end <= end && o->blocked)
+			return o->wake;
+	}
+	return 0;
+}
+
+/* One record: metadata, or an event for the timelines. Returns -ENOMEM only. */
+int analysis_priv__feed(struct analysis *a, const struct gs_hdr *h, __u32 version)
+{
+	struct analysis_priv *p = a->priv;
+	size_t fixed = gs_fixed_size(h);
+	__u64 end = h->ts;
+
+	switch (h->type) {
+	case GS_REC_PROBE:
+		note_probe(p, h);
+		return 0;
+	case GS_REC_MAP:
+		if (fixed > sizeof(struct gs_rec_map)) {
+			names__add_map(p->nm, (const void *)h);
+			unwinder__add_map(p->uw, (const void *)h);
+		}
+		return 0;
+	case GS_REC_KSYM:
+		if (fixed > sizeof(struct gs_rec_ksym)) {
+			char buf[256];
+			const struct gs_rec_ksym *k = (const void *)h;
+
+			snprintf(buf, sizeof(buf), "%.*s", (int)(fixed - sizeof(*k)), k->name);
+			names__add_ksym(p->nm, k->addr, buf);
+		}
+		return 0;
+	case GS_REC_LOSSES:
+		losses__record(a, h);
+		return 0;
+	case GS_EV_COMM:
+		if (fixed >= sizeof(struct comm_event))
+			threads__set_comm(p->th, h->tid, h->tgid,
+					  ((const struct comm_event *)h)->comm, GS_COMM_LEN);
+		break;
+	case GS_EV_FORK:
+		if (fixed >= sizeof(struct fork_event)) {
+			const struct fork_event *f = (const void *)h;
+
+			threads__set_comm(p->th, f->child_tid, f->child_tgid, f->comm, GS_COMM_LEN);
+		}
+		break;
+	case GS_EV_EXEC:
+		if (fixed >= sizeof(struct exec_event))
+			threads__set_comm(p->th, h->tid, h->tgid,
+					  ((const struct exec_event *)h)->comm, GS_COMM_LEN);
+		break;
+	case GS_EV_EXIT: {
+		struct thread *t = threads__get(p->th, h->tid, h->tgid);
+
+		if (!t)
+			return -ENOMEM;
+		t->exit_ns = h->ts;
+		break;
+	}
+	case GS_EV_OFFCPU:
+		if (fixed < sizeof(struct offcpu_event))
+			return 0;
+		end += ((const struct offcpu_event *)h)->dur_ns;
+		if (h->flags & GS_F_RESUME_UNSEEN)
+			a->resume_unseen++;
+		if (threads__add_offcpu(p->th, h, version))
+			return -ENOMEM;
+		break;
+	case GS_EV_FUTEX:
+		if (fixed < sizeof(struct futex_event))
+			return 0;
+		end += ((const struct futex_event *)h)->dur_ns;
+		if (threads__add_futex(p->th, h))
+			return -ENOMEM;
+		break;
+	case GS_EV_PROBE:
+		if (fixed < sizeof(struct probe_event))
+			return 0;
+		if (h->flags & GS_F_RET) {
+			const struct probe_event *e = (const void *)h;
+
+			end += e->dur_ns;
+			if (threads__add_call(p->th, h, TC_PROBE, probe_name(p, e->id), e->dur_ns))
+				return -ENOMEM;
+		}
+		break;
+	case GS_EV_CUDA: {
+		const struct cu_event *e = (const void *)h;
+		struct thread *t;
+
+		if (fixed < sizeof(*e))
+			return 0;
+		a->cuda_events++;
+		t = threads__get(p->th, h->tid, h->tgid);
+		if (!t || gputime__add(p->gt, e, probe_name(p, e->fn), t->comm, woken(t, h, e)))
+			return -ENOMEM;
+		if (h->flags & GS_F_RET) {
+			end += e->dur_ns;
+			if (threads__add_call(p->th, h, TC_CUDA, probe_name(p, e->fn), e->dur_ns))
+				return -ENOMEM;
+		}
+		break;
+	}
+	case GS_EV_SAMPLE:
+		if (fixed < sizeof(struct sample_event))
+			return 0;
+		if (threads__add_sample(p->th, h))
+			return -ENOMEM;
+		break;
+	default:
+		if (h->type >= GS_REC_CLOCK)
+			return 0;
+	}
+	if (h->ts && (!a->start_ns || h->ts < a->start_ns))
+		a->start_ns = h->ts;
+	if (end > a->end_ns)
+		a->end_ns = end;
+	a->events++;
+	return 0;
+}

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# record --flight (issue 24): zkengine tracker-trim for over a minute under --flight 5, with
+# -o writing the whole recording of the same run beside it. simcuda's device time is scaled
+# (SIMCUDA_TIME_SCALE=10) so that the minute is mostly the simulated GPU's, whatever the load on
+# the machine: tracker-trim's gaps are malloc_trim's CPU time, not the device's. The recorder's resident size,
+# read every second, stays within 1.3x of its size at 10 s; every dump is a valid trace whose
+# report blames its trigger gap on malloc_trim via the tracker lock; the gaps of every dump are
+# those of the whole recording over the same window (from a second after its start, the
+# analysis's look-back, to its end); and `fixed` at the same threshold writes no dump.
+set -eu
+. "$GAPSCOPE_ROOT/tests/lib.sh"
+need_root "loads BPF programs and attaches uprobes"
+GS=$BUILD/gapscope
+ZK=$BUILD/zkengine
+TRIGGER_MS=250
+
+# flight SCENARIO PARTITIONS: records into $TMP/SCENARIO/, RSS (KiB) every second in rss.
+flight() {
+	local d=$TMP/$1 pid t=0 rss
+	mkdir -p "$d/dumps"
+	SIMCUDA_TIME_SCALE=10 "$GS" record --flight 5 --trigger-gap $TRIGGER_MS --dump-dir "$d/dumps" \
+		--dump-max-per-hour 12 -o "$d/full.gsc" -- \
+		"$ZK" --device sim --scenario "$1" --partitions "$2" >"$d/out" 2>"$d/err" &
+	pid=$!
+	# Seconds from when the recording is in full swing: the engine has loaded (simcuda's)
+	# libcuda and its probes are on (on a loaded machine that can take seconds).
+	while rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status" 2>/dev/null) && [ -n "$rss" ]; do
+		if grep -q 'CUDA probes' "$d/err"; then
+			echo "$t $rss" >>"$d/rss"
+			t=$((t + 1))
+		fi
+		sleep 1
+	done
+	wait "$pid" || { cat "$d/err"; die "record --flight of $1 failed"; }
+	grep '^gapscope: flight' "$d/err"
+	"$GS" report "$d/full.gsc" -o "$d/full.report" >/dev/null 2>"$d/report.err" ||
+		{ cat "$d/report.err"; die "report of the whole recording failed"; }
+}
+
+flight tracker-trim 128
+d=$TMP/tracker-trim
+grep -q 'flight: the last 5 s of trace kept in at most 64 MiB' "$d/err" || die "no memory bound said"
+secs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["duration_ns"] // 10**9)' \
+	"$d/full.report/summary.json")
+[ "$secs" -ge 60 ] || die "the run lasted $secs s, not 60"
+at10=$(awk '$1 == 10 { print $2 }' "$d/rss")
+max=$(awk '$1 >= 10 && $2 > m { m = $2 } END { print m }' "$d/rss")
+echo "RSS at 10 s $at10 KiB, at most $max KiB after (over $secs s)"
+awk -v a="$at10" -v m="$max" 'BEGIN { exit !(m <= 1.3 * a) }' || die "RSS grew past 1.3x its 10 s value"
+
+# Every dump: a valid trace holding the gap that triggered it, its report naming malloc_trim via
+# the tracker lock, and the same gaps as the whole recording over its window.
+# A dump starts where the live analysis last saw the GPU start work after a gap, before its
+# window ("from an idle GPU"): its gaps are then the whole recording's. One whose window reached past what the ring
+# held says so, and its GPU state at the start is not known: it is checked for the rest.
+# A gap longer than the ring can hold (on a loaded machine malloc_trim can take seconds) leaves
+# a dump that starts after it ("the ring no longer held its start"): checked as a trace and for
+# its gaps, not for the trigger.
+sed -n 's/^gapscope: flight: dump \([^:]*\): gap of \([0-9.]*\) s .* window \([0-9]*\)\.\.\([0-9]*\) ns ([0-9.]* s, \(from an idle GPU\|GPU state\)\(, after the trigger\)\?.*/\1 \2 \3 \4 \5\6/p' \
+	"$d/err" | sed 's/ from an idle GPU/ clean/; s/ GPU state/ cut/; s/, after the trigger$/-late/' \
+	>"$d/dumps.txt"
+n=$(wc -l <"$d/dumps.txt")
+[ "$n" -ge 2 ] || die "$n dumps of tracker-trim"
+# At most 12 an hour (--dump-max-per-hour 12): the rest are counted, not written.
+grep -q "^gapscope: flight: $n dump(s) written .*, [1-9][0-9]* not written for the limits" "$d/err" ||
+	die "the hourly cap: $(grep 'dump(s) written' "$d/err")"
+[ "$n" -eq 12 ] || die "$n dumps written, the cap is 12"
+[ "$n" -eq "$(grep -c 'flight: dump .* window ' "$d/err")" ] || die "a dump line not understood"
+clean=$(grep -c ' clean$' "$d/dumps.txt" || true)
+late=$(grep -c -- '-late$' "$d/dumps.txt" || true)
+echo "$n dumps, $clean from an idle GPU holding their trigger, $late after a trigger longer than the ring"
+[ "$clean" -ge 2 ] || die "only $clean dumps from an idle GPU holding their trigger"
+grep -c 'report written' "$d/err" | grep -qx "$n" || die "a dump without its report"
+while read -r path gap w0 w1 start; do
+	"$GS" script --no-stacks "$path" >/dev/null 2>"$d/script.err" ||
+		die "$path is not a valid trace"
+	[ -z "$(other_warnings "$d/script.err")" ] || { cat "$d/script.err"; die "$path: warnings"; }
+	python3 - "$path.report/summary.json" "$d/full.report/summary.json" "$gap" "$w0" "$w1" \
+		"$start" <<'PY' ||
+import json, sys
+dump, full = (json.load(open(f)) for f in sys.argv[1:3])
+gap_ns, w0, w1 = float(sys.argv[3]) * 1e9, int(sys.argv[4]), int(sys.argv[5])
+state = sys.argv[6]
+trig = [g for g in dump["gaps"] if abs(g["duration_ns"] - gap_ns) < 1e6]
+trim = [g for g in dump["gaps"] if g["cause"] and g["cause"]["kind"] == "malloc_trim" and
+        any(l.get("lock") == "tracker_lock" for l in g["chain"])]
+if not state.endswith("-late"):
+    assert trig, "the trigger gap is not in the dump's report"
+    assert trim, "no gap blamed on malloc_trim via tracker_lock"
+def sel(gaps):
+    return sorted((g["start_ns"], g["end_ns"], g["device"], g["cause"] and g["cause"]["kind"],
+                   g["cause"] and g["cause"]["function"]) for g in gaps
+                  if g["start_ns"] >= w0 + 10**9 and g["end_ns"] <= w1)
+a, b = sel(dump["gaps"]), sel(full["gaps"])
+if state.startswith("clean"):
+    assert a == b, "gaps differ:\n dump %s\n full %s" % (a, b)
+print("%s: trigger %.3f s (%s), %d via tracker_lock to malloc_trim, %d gaps as in the whole "
+      "recording" % (sys.argv[1].split("/")[-2], gap_ns / 1e9,
+                     trig[0]["cause"]["kind"] if trig else "not in it: " + state, len(trim),
+                     len(a)))
+PY
+		die "dump $path"
+done <"$d/dumps.txt"
+
+# fixed, at the same threshold: no dump.
+flight fixed 24
+grep -q '^gapscope: flight: 0 dump(s) written' "$TMP/fixed/err" || die "fixed was dumped"
+[ -z "$(ls "$TMP/fixed/dumps")" ] || die "fixed left files: $(ls "$TMP/fixed/dumps")"
+longest=$(python3 -c 'import json,sys; print(max([g["duration_ns"] for g in json.load(open(sys.argv[1]))["gaps"]] + [0]) // 10**6)' \
+	"$TMP/fixed/full.report/summary.json")
+echo "fixed: longest gap $longest ms, trigger $TRIGGER_MS ms"
+[ "$longest" -lt $TRIGGER_MS ] || die "fixed had a gap of $longest ms"
+echo ok

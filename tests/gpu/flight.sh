@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# record --flight on the GPU machine (issue 24), attached to a PyTorch process for a few
+# minutes (carry build/gapscope-portable):   OUT=DIR tests/gpu/flight.sh
+#
+# tests/gpu/progs/torch_stall.py runs a steady matmul loop; gapscope-portable attaches with
+# `record --flight 30 --trigger-gap 50 -p PID`, with --metrics on a loopback port and a gap
+# profile every 30 s in --pprof-dir. After STEADY_S (default 60) seconds this script injects
+# one stall (SIGUSR2: malloc_trim(0) under the feeder's lock, once, timed by the process
+# itself); STEADY_S later it asks for a dump by SIGUSR1 to the recorder, then stops it.
+# Checks: a dump triggered by a gap that overlaps the injected stall, whose report names
+# malloc_trim via the lock; the steady part's dumps, if any, listed; the recorder's RSS every
+# 5 s and CPU seconds a minute; the metrics scraped before and after; dump latency.
+# OUT gets table.txt (printed last), log.txt, the dumps with their reports, metrics, profiles.
+set -u
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+OUT=${OUT:-$BUILD/gpu-flight}
+STEADY=${STEADY_S:-60}
+GS=$PWD/$BUILD/gapscope-portable
+mkdir -p "$OUT/dumps" "$OUT/pprof"
+exec > >(tee "$OUT/log.txt") 2>&1
+T=/sys/kernel/tracing
+[ -d $T/events ] || mount -t tracefs nodev $T || true
+table=$OUT/table.txt
+: >"$table"
+say() { echo "$*" | tee -a "$table"; }
+say "== $(uname -r), $(nproc) CPUs, $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
+python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null ||
+	{ say "no PyTorch with CUDA: nothing run"; exit 1; }
+PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+
+coproc TORCH { exec python3 tests/gpu/progs/torch_stall.py $((4 * STEADY + 120)); }
+TPID=$TORCH_PID
+read -r -t 180 line <&"${TORCH[0]}" || line=
+case $line in ready*) ;; *) say "the PyTorch loop did not start"; kill $TPID; exit 1 ;; esac
+cat <&"${TORCH[0]}" >"$OUT/torch.txt" &
+
+"$GS" record --flight 30 --trigger-gap 50 --dump-dir "$OUT/dumps" --dump-max-per-hour 30 \
+	--metrics "127.0.0.1:$PORT" --pprof-dir "$OUT/pprof" --push-interval 30 -p "$TPID" \
+	>"$OUT/record.out" 2>"$OUT/record.err" &
+RPID=$!
+start=$(date +%s)
+sample() { # RSS (KiB) and CPU ticks of the recorder, every 5 s until $1 seconds have passed
+	local until=$(($(date +%s) + $1))
+	while [ "$(date +%s)" -lt "$until" ] && kill -0 $RPID 2>/dev/null; do
+		echo "$(($(date +%s) - start)) $(awk '/^VmRSS:/ { print $2 }' /proc/$RPID/status) \
+$(awk '{ print $14 + $15 }' /proc/$RPID/stat)" >>"$OUT/rss.txt"
+		sleep 5
+	done
+}
+sample "$STEADY"
+curl -s "http://127.0.0.1:$PORT/metrics" >"$OUT/metrics.before.txt"
+kill -USR2 $TPID
+sample "$STEADY"
+kill -USR1 $RPID
+sample 10
+curl -s "http://127.0.0.1:$PORT/metrics" >"$OUT/metrics.after.txt"
+kill -INT $RPID
+wait $RPID
+kill $TPID 2>/dev/null
+wait $TPID 2>/dev/null
+grep '^gapscope: flight' "$OUT/record.err" | tee -a "$table"
+
+read -r _ s0 s1 < <(grep '^stall ' "$OUT/torch.txt")
+say "injected stall: malloc_trim under the feeder's lock, $(((s1 - s0) / 1000000)) ms"
+python3 - "$OUT/record.err" "${s0:-0}" "${s1:-0}" "$OUT/rss.txt" <<'PY' | tee -a "$table"
+import json, re, sys
+err, s0, s1 = open(sys.argv[1]).read(), int(sys.argv[2]), int(sys.argv[3])
+found = False
+for m in re.finditer(r"dump (\S+): (.*?), window (\d+)\.\.(\d+) ns \(([0-9.]+) s, ([^)]*)\).*"
+                     r"written in (\d+) ms \((\d+) ms after the window\), (.*?) in (\d+) ms", err):
+    path, why, w0, w1 = m.group(1), m.group(2), int(m.group(3)), int(m.group(4))
+    try:
+        s = json.load(open(path + ".report/summary.json"))
+    except Exception as e:
+        print("%s: %s: no report (%s)" % (path.split("/")[-1], why, e))
+        continue
+    hit = [g for g in s["gaps"] if g["start_ns"] < s1 and g["end_ns"] > s0]
+    trim = [g for g in hit if g["cause"] and g["cause"]["kind"] == "malloc_trim" and
+            any(l.get("lock") for l in g["chain"])]
+    top = s["causes"][0] if s["causes"] else {}
+    print("%s: %s | %s | written %s ms (%s ms after the window), report %s ms | top %s %s %.2f"
+          " | overlaps the stall: %d gap(s), %d malloc_trim via a lock" % (
+              path.split("/")[-1], why, m.group(6), m.group(7), m.group(8), m.group(10),
+              top.get("kind"),
+              top.get("function"), top.get("share", 0), len(hit), len(trim)))
+    found |= bool(trim)
+rows = [l.split() for l in open(sys.argv[4]) if len(l.split()) == 3]
+if rows:
+    rss = [int(r[1]) for r in rows]
+    cpu = (int(rows[-1][2]) - int(rows[0][2])) / 100 / max(1, (int(rows[-1][0]) - int(rows[0][0])) / 60)
+    print("recorder RSS %d..%d KiB (first %d), CPU %.2f s/min" % (min(rss), max(rss), rss[0], cpu))
+print("RESULT: the injected stall's dump names malloc_trim via the lock: %s" % ("yes" if found else "NO"))
+PY
+grep -h '^gapscope_gap_cause_seconds_total\|^gapscope_gpu_busy\|^process_' "$OUT/metrics.after.txt" |
+	tee -a "$table"
+echo "== table"
+cat "$table"
