@@ -53,11 +53,12 @@ override LDFLAGS += -pthread
 DEB_PKGS = build-essential clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	   libzstd-dev liblzma-dev libbz2-dev libgmp-dev pkg-config python3 util-linux clang-format \
 	   help2man \
-	   $(BROWSER_DEB_PKGS)
+	   $(TOKIO_DEB_PKGS) $(BROWSER_DEB_PKGS)
 
 all:
 
 include engine/engine.mk
+include engine/tokio/tokio.mk
 include bpf/bpf.mk
 include loader/loader.mk
 include loader/cupti/cupti.mk
