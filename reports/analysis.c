@@ -21,6 +21,7 @@
 #include "perfmap.h"
 #include "archived.h"
 #include "probe.h"
+#include "tasks.h"
 #include "reader.h"
 #include "proc.h"
 #include "sample.h"
@@ -56,6 +57,8 @@ struct analysis_priv {
 	struct perfmaps *perfmaps; /* JITs' names, read first where the trace is marked for them */
 	struct report_archive *archive; /* record --archive's files, read first where marked */
 	struct vec probes;		/* const char *, by probe id */
+	struct vec task_kinds; /* __u32 by probe id: enum rt_fn_kind of task probes, else 0 */
+	struct tasks *tasks;   /* async tasks' polls and wakes (reports/tasks.h) */
 	struct launch_counter *launches;
 	bool decided_only; /* analysis_opts.decided_only */
 };
@@ -97,6 +100,10 @@ static void note_probe(struct analysis_priv *p, const struct gs_hdr *h)
 		snprintf(buf, sizeof(buf), "%.*s", (int)len, sym);
 		*VEC_AT(&p->probes, const char *, r->id) = strtab__intern(p->strs, buf);
 	}
+	while (p->task_kinds.n <= r->id)
+		if (!vec__push(&p->task_kinds, sizeof(__u32)))
+			return;
+	*VEC_AT(&p->task_kinds, __u32, r->id) = r->family == GS_PROBE_TASK ? r->kind : 0;
 }
 
 /*
@@ -198,9 +205,16 @@ static int feed(struct analysis *a, const struct gs_hdr *h, __u32 version)
 			return 0;
 		if (h->flags & GS_F_RET) {
 			const struct probe_event *e = (const void *)h;
+			__u32 *tk = e->id < p->task_kinds.n ? VEC_AT(&p->task_kinds, __u32, e->id) :
+							      NULL;
 
 			end += e->dur_ns;
-			if (threads__add_call(p->th, h, TC_PROBE, probe_name(p, e->id), e->dur_ns))
+			if (tk &&
+			    *tk) { /* an async task's poll or wake: not a call of the thread */
+				if (tasks__add(p->tasks, h, *tk, e->arg0, e->dur_ns))
+					return -ENOMEM;
+			} else if (threads__add_call(p->th, h, TC_PROBE, probe_name(p, e->id),
+						     e->dur_ns))
 				return -ENOMEM;
 		}
 		break;
@@ -459,8 +473,10 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 	p->launches = launch_counter__new();
 	p->decided_only = opts->decided_only;
 	bl = p->th ? blame__new(p->th, p->nm, p->strs, opts->max_hops) : NULL;
-	if (!p->th || !p->nm || !p->gt || !p->uw || !p->rd || !p->launches || !bl)
+	p->tasks = tasks__new(p->strs, p->stacks);
+	if (!p->th || !p->nm || !p->gt || !p->uw || !p->rd || !p->launches || !bl || !p->tasks)
 		goto oom;
+	blame__set_tasks(bl, p->tasks);
 	version = trace__stats(p->tr)->version;
 	while ((ret = oreader__next(p->rd, &h)) > 0) {
 		if (p->decided_only && h->type == GS_EV_CUDA && (h->flags & CU_LF_EXTRA))
@@ -489,6 +505,7 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 	    (tiers__devices(p->tiers, a->start_ns, a->end_ns, &a->devices, &a->ndevices) ||
 	     tiers__agree(p->tiers, a)))
 		goto oom;
+	tasks__note(p->tasks, p->th, a);
 	a->gaps = p->gaps.data;
 	a->ngaps = p->gaps.n;
 	if (a->ngaps > 1)
@@ -556,8 +573,10 @@ void analysis__free(struct analysis *a)
 		names__free(p->nm);
 		report_archive__free(p->archive);
 		threads__free(p->th);
+		tasks__free(p->tasks);
 		stacktab__free(p->stacks);
 		vec__free(&p->probes);
+		vec__free(&p->task_kinds);
 		trace__close(p->tr);
 		strtab__free(p->strs);
 		free(p);

@@ -7,6 +7,7 @@
 #include "blame.h"
 #include "kinds.h"
 #include "offcpu.h"
+#include "tasks.h"
 
 #define MAX_HOPS   16
 #define MAX_FRAMES 48 /* per thread on a folded stack */
@@ -30,7 +31,13 @@ struct blame {
 	__u64 outside_ns;  /* preempted by another process */
 	const struct thread **all;
 	size_t nall;
+	struct tasks *tasks; /* NULL: no task probes, chains follow threads only */
 };
+
+void blame__set_tasks(struct blame *b, struct tasks *t)
+{
+	b->tasks = t;
+}
 
 struct blame *blame__new(struct threads *th, struct names *nm, struct strtab *strs,
 			 unsigned int max_hops)
@@ -115,7 +122,8 @@ static int push_link(struct blame *b, const struct thread *th, enum thread_state
 static bool link_eq(const struct chain_link *x, const struct chain_link *y)
 {
 	return x->tid == y->tid && x->kind == y->kind && x->state == y->state &&
-	       x->lock == y->lock && x->function == y->function && x->detail == y->detail;
+	       x->lock == y->lock && x->function == y->function && x->detail == y->detail &&
+	       x->task == y->task;
 }
 
 /* The path as it stands (the root is the top link) explains ns; its folded stack too. */
@@ -451,6 +459,46 @@ static __u64 call_edge(const struct thread *th, __u64 t, __u64 z)
 	return z;
 }
 
+/*
+ * th reached z inside a poll of an async task that began after a: the poll is th's own time,
+ * what came before it the task's (tasks.h), each piece explained by the thread it names, a
+ * "task" link on the chain where the task waited.
+ */
+static int task_hop(struct blame *b, const struct thread *th, const struct task_seg *seg, __u32 n,
+		    __u64 z)
+{
+	int err = explain(b, th, seg[0].end, z);
+
+	for (__u32 i = 0; i < n && !err; i++) {
+		const struct task_seg *s = &seg[i];
+		const struct thread *x = threads__find(b->th, s->tid);
+		const char *detail;
+
+		if (s->start >= s->end)
+			continue;
+		if (!x || x->tgid != th->tgid) {
+			const char *xf = "[task: the thread is not known]";
+
+			err = root(b, th, TS_BLOCKED, BK_OTHER, "task", NULL, STACK_NONE,
+				   s->end - s->start, &xf, 1);
+			continue;
+		}
+		if (s->kind == TSEG_THREAD) {
+			err = explain(b, x, s->start, s->end);
+			continue;
+		}
+		detail = strtab__internf(
+			b->strs, "task 0x%llx %s %s", (unsigned long long)s->task,
+			s->kind == TSEG_PENDING ? "woken by" : "runnable, polled by", x->comm);
+		push_link(b, th, TS_BLOCKED, s->kind == TSEG_PENDING ? s->wait : BK_COND, s->lock,
+			  NULL, detail, STACK_NONE);
+		b->path[b->depth - 1].l.task = s->task;
+		err = explain(b, x, s->start, s->end);
+		b->depth--;
+	}
+	return err;
+}
+
 /* What th did over [a, z): pieces by off-CPU intervals and calls, each to its root. */
 static int explain(struct blame *b, const struct thread *th, __u64 a, __u64 z)
 {
@@ -458,6 +506,13 @@ static int explain(struct blame *b, const struct thread *th, __u64 a, __u64 z)
 	__u64 t = a;
 	int err = 0;
 
+	if (b->tasks && b->depth + 2 < b->max_hops) {
+		struct task_seg seg[TASK_MAX_SEGS];
+		__u32 n = tasks__hop(b->tasks, b->nm, th->tid, a, z, seg, TASK_MAX_SEGS);
+
+		if (n)
+			return task_hop(b, th, seg, n, z);
+	}
 	while (t < z && !err) {
 		const struct th_off *o = i < th->off.n ? VEC_AT(&th->off, struct th_off, i) : NULL;
 		__u64 e = z;
