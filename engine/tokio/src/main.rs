@@ -7,7 +7,7 @@
 //!               upload, the per-GPU lock for the kernels' submission, download, wait
 //!   finalizer task: the CPU tail (spawn_blocking), then tracker.process_partition_result():
 //!               the tracker lock and malloc_trim(0), then the result's records (the next
-//!               trim's fragmentation, in spawn_blocking at nice 10)
+//!               trim's fragmentation, in spawn_blocking)
 //!
 //! Scenarios:
 //!   fixed         the trim after the lock is released, in a blocking-pool thread at nice 10
