@@ -28,8 +28,8 @@ struct tasks {
 	struct strtab *strs;
 	struct stacktab *stacks;
 	struct vec releases; /* struct task_release */
-	struct vec polls; /* struct task_poll, in the order they end */
-	struct vec wakes; /* struct task_wake, in the order they return */
+	struct vec polls;    /* struct task_poll, in the order they end */
+	struct vec wakes;    /* struct task_wake, in the order they return */
 };
 
 struct tasks *tasks__new(struct strtab *strs, struct stacktab *stacks)
@@ -82,16 +82,25 @@ __u64 tasks__polls(const struct tasks *t)
 	return t ? t->polls.n : 0;
 }
 
-/* Thread tid's poll covering z (start < z <= end). Polls on one thread do not overlap. */
+/*
+ * Thread tid's innermost poll covering z (start < z <= end). Polls on one thread nest: tokio
+ * runs each worker thread's whole life as a task of its blocking pool, one poll around every
+ * poll the worker makes. The polls are kept in the order they end: none before the first that
+ * ended before z can cover it.
+ */
 static const struct task_poll *poll_at(const struct tasks *t, __u32 tid, __u64 z)
 {
+	const struct task_poll *best = NULL;
+
 	for (size_t i = t->polls.n; i--;) {
 		const struct task_poll *p = VEC_AT(&t->polls, struct task_poll, i);
 
-		if (p->tid == tid && p->start < z && z <= p->end)
-			return p;
+		if (p->end < z)
+			break;
+		if (p->tid == tid && p->start < z && (!best || p->start > best->start))
+			best = p;
 	}
-	return NULL;
+	return best;
 }
 
 /* The task's last poll that ended by `before`. */
@@ -130,8 +139,8 @@ static const struct task_wake *wake_of(const struct tasks *t, __u64 task, __u64 
 
 static bool std_frame(const char *f)
 {
-	static const char *const pre[] = { "core::", "alloc::", "std::", "<core::", "<alloc::",
-					   "<std::" };
+	static const char *const pre[] = { "core::",  "alloc::",  "std::",
+					   "<core::", "<alloc::", "<std::" };
 
 	for (size_t i = 0; i < sizeof(pre) / sizeof(*pre); i++)
 		if (!strncmp(f, pre[i], strlen(pre[i])))
@@ -197,8 +206,8 @@ static const char *wake_cause(struct tasks *t, struct names *nm, const struct ta
 	if (lock && type)
 		return strtab__internf(t->strs, "async %s", type);
 	if (by)
-		return strtab__internf(t->strs, lock ? "async by %s" : "%s by %s",
-				       lock ? by : what, by);
+		return strtab__internf(t->strs, lock ? "async by %s" : "%s by %s", lock ? by : what,
+				       by);
 	return what;
 }
 
@@ -222,20 +231,21 @@ __u32 tasks__hop(struct tasks *t, struct names *nm, __u32 tid, __u64 a, __u64 z,
 	/* runnable from the wake (or its last poll's end) to this poll */
 	if (wt < ps) {
 		out[n++] = (struct task_seg){ TSEG_QUEUED, wt > a ? wt : a, ps, tid, p->task,
-					      BK_COND, "task run queue" };
+					      BK_COND,	   "task run queue" };
 	}
 	/* pending from its last poll to the wake */
 	if (w && w->ts > pe && w->ts > a) {
 		struct task_seg *s = &out[n++];
 
 		*s = (struct task_seg){ TSEG_PENDING, pe > a ? pe : a, w->ts < ps ? w->ts : ps,
-					w->tid, p->task, BK_COND, NULL };
+					w->tid,	      p->task,	       BK_COND,
+					NULL };
 		s->lock = wake_cause(t, nm, w, &s->wait);
 	}
 	/* being polled before that, on the thread that polled it */
 	if (prev && pe > a)
-		out[n++] = (struct task_seg){ TSEG_THREAD, a, pe, prev->tid, p->task, BK_OTHER,
-					      NULL };
+		out[n++] =
+			(struct task_seg){ TSEG_THREAD, a, pe, prev->tid, p->task, BK_OTHER, NULL };
 	return n;
 }
 
