@@ -167,7 +167,12 @@ static int feed(struct analysis *a, const struct gs_hdr *h, __u32 version)
 	case GS_EV_FORK:
 		if (fixed >= sizeof(struct fork_event)) {
 			const struct fork_event *f = (const void *)h;
+			struct thread *c = threads__get(p->th, f->child_tid, f->child_tgid);
 
+			if (!c)
+				return -ENOMEM;
+			c->born_ns = h->ts;
+			c->parent = h->tid;
 			threads__set_comm(p->th, f->child_tid, f->child_tgid, f->comm, GS_COMM_LEN);
 		}
 		break;

@@ -500,11 +500,44 @@ static int task_hop(struct blame *b, const struct thread *th, const struct task_
 }
 
 /* What th did over [a, z): pieces by off-CPU intervals and calls, each to its root. */
+/*
+ * th was created at born inside (a, z): before that, its creator's time explains [a, born)
+ * (a pool that starts a thread for the work it was handed, as an async runtime's blocking pool
+ * does), a "created by" link on the chain.
+ */
+static int before_birth(struct blame *b, const struct thread *th, __u64 a, __u64 born)
+{
+	const struct thread *p = threads__find(b->th, th->parent);
+	const char *detail;
+	int err;
+
+	if (!p || p->tgid != th->tgid || on_path(b, p->tid) || b->depth + 1 >= b->max_hops) {
+		const char *x = "[thread not yet created]";
+
+		return root(b, th, TS_BLOCKED, BK_OTHER, "thread start", NULL, STACK_NONE, born - a,
+			    &x, 1);
+	}
+	detail = strtab__internf(b->strs, "created by %s", p->comm);
+	push_link(b, th, TS_BLOCKED, BK_COND, "thread start", NULL, detail, STACK_NONE);
+	err = explain(b, p, a, born);
+	b->depth--;
+	return err;
+}
+
 static int explain(struct blame *b, const struct thread *th, __u64 a, __u64 z)
 {
-	size_t i = thread__first_off(th, a);
-	__u64 t = a;
+	size_t i;
+	__u64 t;
 	int err = 0;
+
+	if (th->born_ns > a && th->born_ns < z) {
+		err = before_birth(b, th, a, th->born_ns);
+		if (err)
+			return err;
+		a = th->born_ns;
+	}
+	i = thread__first_off(th, a);
+	t = a;
 
 	if (b->tasks && b->depth + 2 < b->max_hops) {
 		struct task_seg seg[TASK_MAX_SEGS];
