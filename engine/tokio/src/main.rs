@@ -6,14 +6,24 @@
 //!               tokio::sync::Mutex, twice a partition), then prove_start in spawn_blocking:
 //!               upload, the per-GPU lock for the kernels' submission, download, wait
 //!   finalizer task: the CPU tail (spawn_blocking), then tracker.process_partition_result():
-//!               the tracker lock and malloc_trim(0), then the result's records (the next
-//!               trim's fragmentation, in spawn_blocking)
+//!               the tracker lock and malloc_trim(0); the result's records then go to its
+//!               results thread (results-N, nice 10: partition % N), where they replace the
+//!               last ones and fragment the heap again
 //!
 //! Scenarios:
 //!   fixed         the trim after the lock is released, in a blocking-pool thread at nice 10
 //!   tracker-trim  the finalizer task holds the tracker lock across malloc_trim(0), on a worker
 //!   starved       CPU-heavy tasks keep every worker thread busy polling them (`hog_crunch`):
 //!                 the GPU tasks, woken, wait for a worker
+//!
+//! Every trim is sized, not timed: each results thread first records the results a running
+//! daemon kept from before (built before the device is touched, kept for the whole run), which
+//! pin `blocks` page-spanning free chunks apart in its own malloc arena.  A result's records
+//! rebuilt in one arena may fill its chunks for a while, never another's, so every
+//! malloc_trim(0) walks at least (threads - 1) * blocks free chunks, one madvise each: many
+//! times the GPU section on any machine.  Each thread's arena is its own (M_ARENA_MAX raised
+//! above the threads' count), so a trim, which holds each arena's lock while it walks it, stops
+//! no thread on the path that feeds the GPU.
 //!
 //! The GPU layer is zkengine's (engine/gpu.c): the same driver calls and kernels, on the real
 //! libcuda.so.1 or simcuda next to the binary.  --truth FILE writes the engine's own account in
@@ -118,6 +128,7 @@ struct Sizing {
     blocks: usize,  // result records: heap blocks a partition (the trim's fragmentation)
     tail_ops: u64,  // field multiplications of the CPU tail
     hog_slice_ms: u64, // starved: a CPU-heavy task's work between two yields
+    slots: usize,      // results threads (zkengine's finalizer threads)
 }
 
 struct TrackerState {
@@ -158,8 +169,9 @@ impl Tracker {
         g.busy += 1;
     }
 
-    /// The result recorded under the lock, then malloc_trim(0): still under it in tracker-trim
-    /// (on the worker thread polling this task), after it elsewhere (blocking pool, nice 10).
+    /// The result recorded under the lock, then malloc_trim(0) over the heap the result's
+    /// records left: still under the lock in tracker-trim (on the worker thread polling this
+    /// task), after it elsewhere (blocking pool, nice 10).
     async fn process_partition_result(&self, idx: u32, under_lock: bool) {
         let mut g = self.state.lock().await;
         g.done += 1;
@@ -212,7 +224,31 @@ async fn background<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -
 
 /// The result's records: blocks allocated and freed around small records that stay, so the
 /// freed pages are scattered for the next trim to walk (zkengine's build_result_records).
+#[derive(Default)]
 struct Records(Vec<usize>);
+
+/// A results thread (zkengine's finalizer thread, background work at nice 10): the results the
+/// daemon kept from before, then each partition's records in turn, each replacing the last.
+/// Once the GPU sections are over no trim that matters follows, and the results left are only
+/// drained.
+fn results_thread(i: usize, blocks: usize, rx: std::sync::mpsc::Receiver<u32>,
+                  ready: std::sync::mpsc::Sender<()>) {
+    let kept = build_records(blocks, SEED ^ (u64::MAX - i as u64));
+    unsafe { libc::setpriority(libc::PRIO_PROCESS, truth::tid() as libc::id_t, 10) };
+    let _ = ready.send(());
+    let mut last = Records::default();
+    for idx in rx {
+        if PROVING_DONE.load(Ordering::Relaxed) {
+            continue;
+        }
+        drop(std::mem::take(&mut last));
+        let t0 = truth::now_ns();
+        last = build_records(blocks, SEED ^ idx as u64);
+        let x = format!(",\"partition\":{},\"blocks\":{}", idx, blocks);
+        truth::stall("result_records", t0, truth::now_ns(), &x);
+    }
+    drop(kept);
+}
 
 fn build_records(n: usize, seed: u64) -> Records {
     let mut x = seed | 1;
@@ -269,10 +305,12 @@ struct Shared {
     tracker: &'static Tracker,
     gpu_lock: std::sync::Mutex<()>,
     bufs: std::sync::Mutex<Vec<Ptr>>,
-    records: std::sync::Mutex<Option<Records>>,
+    /// The results threads' queues: a partition's index, once its result is processed.
+    results: Vec<std::sync::Mutex<Option<std::sync::mpsc::Sender<u32>>>>,
     spans: std::sync::Mutex<Vec<(u64, u64)>>,
     sz: Sizing,
     scenario: String,
+    partitions: u32,
     finished: AtomicU64,
     done: Semaphore, // a permit per partition finished
 }
@@ -309,13 +347,20 @@ async fn gpu_task(sh: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Part>) {
         })
         .await
         .unwrap_or_else(|_| exit(1));
-        sh.spans.lock().unwrap().push(span);
+        let n = {
+            let mut v = sh.spans.lock().unwrap();
+            v.push(span);
+            v.len()
+        };
+        if n == sh.partitions as usize {
+            PROVING_DONE.store(true, Ordering::Relaxed);
+        }
         tokio::spawn(finalizer_task(sh.clone(), p));
     }
 }
 
-/// The CPU tail, buffers and budget back, then the result: tracker lock, malloc_trim(0), the
-/// records that replace the last ones.
+/// The CPU tail, buffers and budget back (nothing a finalizer holds gates the pipeline), then
+/// the result: the tracker lock and malloc_trim(0); its records to its results thread.
 async fn finalizer_task(sh: Arc<Shared>, p: Part) {
     let (n, ops, buf) = (sh.dev.log2n, sh.sz.tail_ops, p.buf);
     tokio::task::spawn_blocking(move || gpu::tail(buf, n, ops)).await.unwrap_or_else(|_| exit(1));
@@ -323,17 +368,9 @@ async fn finalizer_task(sh: Arc<Shared>, p: Part) {
     sh.bufs.lock().unwrap().push(p.buf);
     drop(p.permit);
     sh.tracker.process_partition_result(idx, sh.scenario == "tracker-trim").await;
-    // one result's records at a time: they replace the last ones (what the next trim meets)
-    let s = sh.clone();
-    tokio::task::spawn_blocking(move || {
-        let mut slot = s.records.lock().unwrap();
-        *slot = None;
-        if !PROVING_DONE.load(Ordering::Relaxed) {
-            *slot = Some(build_records(s.sz.blocks, SEED ^ idx as u64));
-        }
-    })
-    .await
-    .unwrap_or_else(|_| exit(1));
+    if let Some(tx) = sh.results[idx as usize % sh.results.len()].lock().unwrap().as_ref() {
+        let _ = tx.send(idx);
+    }
     sh.finished.fetch_add(1, Ordering::Relaxed);
     sh.done.add_permits(1);
 }
@@ -351,18 +388,15 @@ fn hog_crunch(ms: u64, seed: u64) -> u64 {
     x
 }
 
-/// A task that computes for a slice between yields.  Its slices run at nice 10 (the worker's
-/// priority is restored before the yield): on a machine with few CPUs, the blocking pool's
-/// threads still get theirs, as they would beside a runtime with fewer workers than cores, and
-/// what the GPU tasks lack is a worker thread to poll them.
+/// A task that computes for a slice between yields, at the workers' own priority: with two of
+/// them a worker, every worker thread is always polling one, and a task woken meanwhile waits
+/// in the run queue until a worker gets to it (the blocking pool's threads, which mostly wait
+/// for the device, still get CPUs: what the GPU tasks lack is a worker thread to poll them).
 async fn cpu_heavy_task(i: u64, ms: u64) {
     let mut acc = 0;
     while !PROVING_DONE.load(Ordering::Relaxed) {
-        let tid = truth::tid() as libc::id_t; // the worker polling it now
         let t0 = truth::now_ns();
-        unsafe { libc::setpriority(libc::PRIO_PROCESS, tid, 10) };
         acc ^= hog_crunch(ms, acc ^ i);
-        unsafe { libc::setpriority(libc::PRIO_PROCESS, tid, 0) };
         truth::stall("hog_poll", t0, truth::now_ns(), "");
         tokio::task::yield_now().await;
     }
@@ -398,7 +432,6 @@ async fn run(o: &Opts, sh: Arc<Shared>, inflight: usize) {
     }
     drop(txs);
     let _ = sh.done.acquire_many(o.partitions).await;
-    PROVING_DONE.store(true, Ordering::Relaxed);
     for g in gpus {
         let _ = g.await;
     }
@@ -428,12 +461,36 @@ fn main() {
     let backend = gpu::Device::init(o.device);
     let real = backend == gpu::BACKEND_CUDA;
     let log2n = if o.log2n > 0 { o.log2n } else if real { 22 } else { 8 };
-    let dev = gpu::Device::open(backend, log2n);
     let sz = if real {
-        Sizing { blocks: 15000, tail_ops: 200_000, hog_slice_ms: 40 }
+        Sizing { blocks: 60000, tail_ops: 200_000, hog_slice_ms: 120, slots: 3 }
     } else {
-        Sizing { blocks: 30000, tail_ops: 20_000, hog_slice_ms: 30 }
+        Sizing { blocks: 20000, tail_ops: 20_000, hog_slice_ms: 120, slots: 3 }
     };
+    // One malloc arena a thread, whatever the CPU count (glibc's default is 8 a CPU): the
+    // results threads' fragmented arenas are theirs alone.
+    unsafe { libc::mallopt(libc::M_ARENA_MAX, 256) };
+    // The results threads first: the heap a running daemon has is built before the device is
+    // touched, so the recording's first GPU work is the proving's.
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    let mut results = Vec::new();
+    let mut result_threads = Vec::new();
+    for i in 0..sz.slots {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (blocks, ready) = (sz.blocks, ready_tx.clone());
+        let t = std::thread::Builder::new()
+            .name(format!("results-{}", i))
+            .spawn(move || results_thread(i, blocks, rx, ready))
+            .unwrap_or_else(|e| {
+                eprintln!("tokengine: cannot start a thread: {}", e);
+                exit(1)
+            });
+        results.push(std::sync::Mutex::new(Some(tx)));
+        result_threads.push(t);
+    }
+    for _ in 0..sz.slots {
+        let _ = ready_rx.recv();
+    }
+    let dev = gpu::Device::open(backend, log2n);
     let inflight = 2 * o.gpu_tasks + 2;
     println!(
         "tokengine: {} backend, scenario {}, {} partitions of 2^{}, {} worker threads, {} GPU tasks",
@@ -448,10 +505,11 @@ fn main() {
         tracker: &TRACKER,
         gpu_lock: std::sync::Mutex::new(()),
         bufs: std::sync::Mutex::new(Vec::new()),
-        records: std::sync::Mutex::new(None),
+        results,
         spans: std::sync::Mutex::new(Vec::new()),
         sz,
         scenario: o.scenario.clone(),
+        partitions: o.partitions,
         finished: AtomicU64::new(0),
         done: Semaphore::new(0),
     });
@@ -465,6 +523,12 @@ fn main() {
     let t_start = truth::now_ns();
     rt.block_on(run(&o, sh.clone(), inflight));
     drop(rt);
+    for r in &sh.results {
+        r.lock().unwrap().take();
+    }
+    for t in result_threads {
+        let _ = t.join();
+    }
     let spans = sh.spans.lock().unwrap().clone();
     let busy = truth::busy(sim_trace.as_deref(), &spans, t_start);
     let own = truth::own_stalls(&o.scenario, o.workers);

@@ -155,7 +155,7 @@ pub fn busy(sim_trace: Option<&str>, spans: &[(u64, u64)], since: u64) -> Vec<(u
     merge(v, 100_000)
 }
 
-const STALL_KINDS: [&str; 4] = ["tracker_wait", "trim_locked", "malloc_trim", "hog_poll"];
+const STALL_KINDS: [&str; 5] = ["tracker_wait", "trim_locked", "malloc_trim", "result_records", "hog_poll"];
 
 /// gpu_busy, gpu_idle (windows >= 1 ms with the stalls that overlap them) and gpu_steady.
 /// Returns the steady-state busy percentage.
