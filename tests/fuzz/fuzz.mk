@@ -16,8 +16,9 @@ FUZZ_SAN      := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS   := -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN) -DGAPSCOPE_FUZZ $(WARN) \
 		 -D_GNU_SOURCE -pthread -MMD -MP -Ibpf -Iloader -Ireports
 FUZZ_LIBS     := -ldw -lelf -lz -lzstd
-# Everything `script` and `report` run on: the trace reader (trace.c) and kernel symbols (ksyms.c).
-FUZZ_SRCS     := $(wildcard reports/*.c) loader/trace.c loader/ksyms.c
+# Everything `script` and `report` run on: the trace reader (trace.c), kernel symbols (ksyms.c)
+# and the async runtimes' table (runtimes.c).
+FUZZ_SRCS     := $(wildcard reports/*.c) loader/trace.c loader/ksyms.c loader/runtimes.c
 FUZZ_OBJS     := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_SRCS))
 
 $(FUZZ_DIR)/obj/%.o: %.c

@@ -59,7 +59,9 @@ enum { W = 10, P = 11, WAKER = 12 };
 
 static void add(struct tasks *t, __u32 kind, __u32 tid, __u64 ts, __u64 task, __u64 dur)
 {
-	struct gs_hdr h = { .type = GS_EV_PROBE, .size = sizeof(h), .ts = ts, .tid = tid, .tgid = 1 };
+	struct gs_hdr h = {
+		.type = GS_EV_PROBE, .size = sizeof(h), .ts = ts, .tid = tid, .tgid = 1
+	};
 
 	CHECK(!tasks__add(t, &h, kind, task, dur), "tasks__add");
 }
