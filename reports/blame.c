@@ -250,16 +250,27 @@ static const char *preempted_by(struct blame *b, const struct thread *self, __u3
 	return best ? strtab__internf(b->strs, "preempted by %s", best->comm) : NULL;
 }
 
-/* On-CPU time [s, e): split over the thread's samples in it, by stack. */
+/*
+ * On-CPU time [s, e): split over the thread's samples in it, by stack. Time too short to hold a
+ * sample inside a task's poll (a worker thread preempted often, its CPU in slivers between the
+ * ticks) is split over the samples of that poll: the same task's work.
+ */
 static int on_cpu(struct blame *b, const struct thread *th, __u64 s, __u64 e)
 {
 	size_t k0 = thread__first_sample(th, s), k1 = k0, nsmp;
 	const char *frames[MAX_FRAMES], *rootfirst[MAX_FRAMES];
+	__u64 ps, pe;
 	int err = 0;
 
 	while (k1 < th->samples.n && VEC_AT(&th->samples, struct th_sample, k1)->ts < e)
 		k1++;
 	nsmp = k1 - k0;
+	if (!nsmp && tasks__poll_around(b->tasks, th->tid, s, e, &ps, &pe)) {
+		k0 = k1 = thread__first_sample(th, ps);
+		while (k1 < th->samples.n && VEC_AT(&th->samples, struct th_sample, k1)->ts < pe)
+			k1++;
+		nsmp = k1 - k0;
+	}
 	if (!nsmp) {
 		const char *x = "[on cpu, not sampled]";
 

@@ -103,6 +103,36 @@ static const struct task_poll *poll_at(const struct tasks *t, __u32 tid, __u64 z
 	return best;
 }
 
+bool tasks__poll_around(const struct tasks *t, __u32 tid, __u64 s, __u64 e, __u64 *ps, __u64 *pe)
+{
+	const struct task_poll *in = NULL;
+
+	if (!t)
+		return false;
+	for (size_t i = t->polls.n; i--;) {
+		const struct task_poll *p = VEC_AT(&t->polls, struct task_poll, i);
+
+		if (p->end < e)
+			break;
+		if (p->tid == tid && p->start <= s && (!in || p->start > in->start))
+			in = p;
+	}
+	if (!in)
+		return false;
+	/* the polls are kept in the order they end: one inside `in` ends after its start */
+	for (size_t i = t->polls.n; i--;) {
+		const struct task_poll *p = VEC_AT(&t->polls, struct task_poll, i);
+
+		if (p->end < in->start)
+			break;
+		if (p != in && p->tid == tid && p->start >= in->start && p->end <= in->end)
+			return false;
+	}
+	*ps = in->start;
+	*pe = in->end;
+	return true;
+}
+
 /* The task's last poll that ended by `before`. */
 static const struct task_poll *prev_poll(const struct tasks *t, __u64 task, __u64 before)
 {

@@ -39,6 +39,13 @@ __u64 tasks__polls(const struct tasks *t);
 struct threads;
 void tasks__note(const struct tasks *t, struct threads *th, struct analysis *a);
 
+/*
+ * The innermost poll by thread tid that covers [s, e] and holds no other poll (one task's
+ * work, not a worker's loop: tokio's worker threads live in a poll around all of theirs): its
+ * bounds. A stretch of on-CPU time too short to hold a sample belongs to that work.
+ */
+bool tasks__poll_around(const struct tasks *t, __u32 tid, __u64 s, __u64 e, __u64 *ps, __u64 *pe);
+
 enum task_seg_kind {
 	TSEG_THREAD,  /* [start, end) is the thread tid's own time (the task polled there) */
 	TSEG_PENDING, /* the task waited, woken at end by tid: tid's time explains it */

@@ -3,7 +3,8 @@
  * Task hops (reports/tasks.c): where a thread at z is inside a poll that began after a, the
  * time before it is the task's: being polled on the thread that polled it last, pending until
  * its wake (the waker explains it), runnable until this poll. Polls nest (tokio runs a worker
- * thread's whole life as one task of its blocking pool): the hop is the innermost poll's.
+ * thread's whole life as one task of its blocking pool): the hop is the innermost poll's, and
+ * on-CPU time too short for a sample takes the samples of the innermost poll that holds no other.
  */
 #include <string.h>
 
@@ -114,6 +115,21 @@ int main(void)
 	CHECK_EQ_U64(tasks__hop(t, NULL, W, 50, 300, seg, TASK_MAX_SEGS), 0);
 	/* another thread, no poll */
 	CHECK_EQ_U64(tasks__hop(t, NULL, WAKER, 50, 620, seg, TASK_MAX_SEGS), 0);
+
+	/* unsampled on-CPU time: the innermost poll around it that holds no other (a task's
+	 * work), never the worker's own */
+	{
+		__u64 ps = 0, pe = 0;
+
+		CHECK(tasks__poll_around(t, W, 610, 620, &ps, &pe), "inside TASK's poll on W");
+		CHECK_EQ_U64(ps, 600);
+		CHECK_EQ_U64(pe, 650);
+		CHECK(tasks__poll_around(t, P, 102, 105, &ps, &pe), "inside TASK's poll on P");
+		CHECK_EQ_U64(ps, 100);
+		CHECK(!tasks__poll_around(t, W, 300, 310, &ps, &pe), "between polls: OUTER's loop");
+		CHECK(!tasks__poll_around(t, W, 590, 620, &ps, &pe), "across a poll's start");
+		CHECK(!tasks__poll_around(t, WAKER, 490, 510, &ps, &pe), "no poll there");
+	}
 
 	tasks__free(t);
 	stacktab__free(stacks);
