@@ -5,34 +5,10 @@
 #include <string.h>
 
 #include "blame.h"
+#include "blame_int.h"
 #include "kinds.h"
 #include "offcpu.h"
 #include "tasks.h"
-
-#define MAX_HOPS   16
-#define MAX_FRAMES 48 /* per thread on a folded stack */
-#define MAX_FOLDED 512
-
-struct path_link {
-	struct chain_link l;
-	const char *frames_folded[MAX_FRAMES]; /* root first */
-	__u32 nfolded;
-};
-
-struct blame {
-	struct threads *th;
-	struct names *nm;
-	struct strtab *strs;
-	unsigned int max_hops;
-	struct path_link path[MAX_HOPS + 1];
-	__u32 depth;
-	struct vec roots;  /* struct gap_root */
-	struct vec stacks; /* struct gap_stack */
-	__u64 outside_ns;  /* preempted by another process */
-	const struct thread **all;
-	size_t nall;
-	struct tasks *tasks; /* NULL: no task probes, chains follow threads only */
-};
 
 void blame__set_tasks(struct blame *b, struct tasks *t)
 {
@@ -96,7 +72,7 @@ static const char *lock_name(struct blame *b, const struct thread *th, const str
 	return strtab__internf(b->strs, "0x%llx", (unsigned long long)f->uaddr);
 }
 
-static int push_link(struct blame *b, const struct thread *th, enum thread_state st,
+int blame__push_link(struct blame *b, const struct thread *th, enum thread_state st,
 		     enum blame_kind kind, const char *lock, const char *fn, const char *detail,
 		     __u32 stack)
 {
@@ -202,13 +178,13 @@ static int add_root(struct blame *b, __u64 ns, const char *const *extra, __u32 n
 }
 
 /* A root link on top of the path, its stack's frames on the folded line, then popped. */
-static int root(struct blame *b, const struct thread *th, enum thread_state st,
+int blame__root(struct blame *b, const struct thread *th, enum thread_state st,
 		enum blame_kind kind, const char *fn, const char *detail, __u32 stack, __u64 ns,
 		const char *const *extra, __u32 nextra)
 {
 	int err;
 
-	push_link(b, th, st, kind, NULL, fn, detail, stack);
+	blame__push_link(b, th, st, kind, NULL, fn, detail, stack);
 	err = add_root(b, ns, extra, nextra);
 	b->depth--;
 	return err;
@@ -274,7 +250,8 @@ static int on_cpu(struct blame *b, const struct thread *th, __u64 s, __u64 e)
 	if (!nsmp) {
 		const char *x = "[on cpu, not sampled]";
 
-		return root(b, th, TS_ON_CPU, BK_ON_CPU, NULL, NULL, STACK_NONE, e - s, &x, 1);
+		return blame__root(b, th, TS_ON_CPU, BK_ON_CPU, NULL, NULL, STACK_NONE, e - s, &x,
+				   1);
 	}
 	for (size_t k = k0; k < k1; k++) {
 		const struct th_sample *smp = VEC_AT(&th->samples, struct th_sample, k);
@@ -294,23 +271,21 @@ static int on_cpu(struct blame *b, const struct thread *th, __u64 s, __u64 e)
 		}
 		if (!hot && nk)
 			hot = frames[0];
-		err = root(b, th, TS_ON_CPU, BK_ON_CPU, hot, NULL, smp->stack, share, rootfirst,
-			   nk);
+		err = blame__root(b, th, TS_ON_CPU, BK_ON_CPU, hot, NULL, smp->stack, share,
+				  rootfirst, nk);
 		if (err)
 			return err;
 	}
 	return 0;
 }
 
-static bool on_path(const struct blame *b, __u32 tid)
+bool blame__on_path(const struct blame *b, __u32 tid)
 {
 	for (__u32 k = 0; k < b->depth; k++)
 		if (b->path[k].l.tid == tid)
 			return true;
 	return false;
 }
-
-static int explain(struct blame *b, const struct thread *th, __u64 a, __u64 z);
 
 /* A blocked wait: follow the next thread, or end the chain at the wait itself. */
 static int follow(struct blame *b, const struct thread *th, enum blame_kind kind, const char *lock,
@@ -321,8 +296,9 @@ static int follow(struct blame *b, const struct thread *th, enum blame_kind kind
 	const char *detail = strtab__internf(b->strs, "%s %s", held ? "held by" : "woken by", who);
 	int err;
 
-	if (!nx || nx->tgid != th->tgid || on_path(b, nx->tid) || b->depth + 1 >= b->max_hops) {
-		push_link(b, th, TS_BLOCKED, kind, lock, NULL, detail, stack);
+	if (!nx || nx->tgid != th->tgid || blame__on_path(b, nx->tid) ||
+	    b->depth + 1 >= b->max_hops) {
+		blame__push_link(b, th, TS_BLOCKED, kind, lock, NULL, detail, stack);
 		b->path[b->depth - 1].l.kind = kind;
 		{
 			const char *x = strtab__internf(b->strs, "[%s %s]",
@@ -333,8 +309,8 @@ static int follow(struct blame *b, const struct thread *th, enum blame_kind kind
 		b->depth--;
 		return err;
 	}
-	push_link(b, th, TS_BLOCKED, kind, lock, NULL, detail, stack);
-	err = explain(b, nx, s, e);
+	blame__push_link(b, th, TS_BLOCKED, kind, lock, NULL, detail, stack);
+	err = blame__explain(b, nx, s, e);
 	b->depth--;
 	return err;
 }
@@ -384,8 +360,8 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 			b->outside_ns += e - s;
 		}
 		x[0] = strtab__internf(b->strs, "[%s]", by);
-		return root(b, th, TS_PREEMPTED, BK_PREEMPTED, by + strlen("preempted by "), by,
-			    STACK_NONE, e - s, x, 1);
+		return blame__root(b, th, TS_PREEMPTED, BK_PREEMPTED, by + strlen("preempted by "),
+				   by, STACK_NONE, e - s, x, 1);
 	}
 	f = thread__futex_at(th, s);
 	if (f) {
@@ -423,21 +399,23 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 		/* Woken by a thread of the target (a pipe's writer, an mmap lock's holder):
 		 * what it did meanwhile is the reason; a sleep's timer is not. */
 		if (k != BK_SLEEP && k != BK_CUDA && w && w->tgid == th->tgid &&
-		    !on_path(b, w->tid) && b->depth + 1 < b->max_hops) {
+		    !blame__on_path(b, w->tid) && b->depth + 1 < b->max_hops) {
 			int err;
 
-			push_link(b, th, TS_BLOCKED, k, NULL, fn,
-				  strtab__internf(b->strs, "woken by %s", w->comm), o->stack);
-			err = explain(b, w, s, e);
+			blame__push_link(b, th, TS_BLOCKED, k, NULL, fn,
+					 strtab__internf(b->strs, "woken by %s", w->comm),
+					 o->stack);
+			err = blame__explain(b, w, s, e);
 			b->depth--;
 			return err;
 		}
 
 		x[n++] = strtab__internf(b->strs, "[%s %s]", blame_kind__name(k), fn);
-		return root(b, th, TS_BLOCKED, k, fn,
-			    o->waker_comm ? strtab__internf(b->strs, "woken by %s", o->waker_comm) :
-					    NULL,
-			    o->stack, e - s, x, n);
+		return blame__root(b, th, TS_BLOCKED, k, fn,
+				   o->waker_comm ?
+					   strtab__internf(b->strs, "woken by %s", o->waker_comm) :
+					   NULL,
+				   o->stack, e - s, x, n);
 	}
 }
 
@@ -445,8 +423,8 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 static int in_call(struct blame *b, const struct thread *th, const struct th_call *c, __u64 s,
 		   __u64 e)
 {
-	return root(b, th, TS_ON_CPU, c->kind == TC_PROBE ? BK_PROBE : BK_CUDA, c->name, NULL,
-		    c->stack, e - s, &c->name, c->name ? 1 : 0);
+	return blame__root(b, th, TS_ON_CPU, c->kind == TC_PROBE ? BK_PROBE : BK_CUDA, c->name,
+			   NULL, c->stack, e - s, &c->name, c->name ? 1 : 0);
 }
 
 /* The next moment after t at which a call starts or ends (the classification may change). */
@@ -470,79 +448,15 @@ static __u64 call_edge(const struct thread *th, __u64 t, __u64 z)
 	return z;
 }
 
-/*
- * th reached z inside a poll of an async task that began after a: the poll is th's own time,
- * what came before it the task's (tasks.h), each piece explained by the thread it names, a
- * "task" link on the chain where the task waited.
- */
-static int task_hop(struct blame *b, const struct thread *th, const struct task_seg *seg, __u32 n,
-		    __u64 z)
-{
-	int err = explain(b, th, seg[0].end, z);
-
-	for (__u32 i = 0; i < n && !err; i++) {
-		const struct task_seg *s = &seg[i];
-		const struct thread *x = threads__find(b->th, s->tid);
-		const char *detail;
-
-		if (s->start >= s->end)
-			continue;
-		if (!x || x->tgid != th->tgid) {
-			const char *xf = "[task: the thread is not known]";
-
-			err = root(b, th, TS_BLOCKED, BK_OTHER, "task", NULL, STACK_NONE,
-				   s->end - s->start, &xf, 1);
-			continue;
-		}
-		if (s->kind == TSEG_THREAD) {
-			err = explain(b, x, s->start, s->end);
-			continue;
-		}
-		detail = strtab__internf(
-			b->strs, "task 0x%llx %s %s", (unsigned long long)s->task,
-			s->kind == TSEG_PENDING ? "woken by" : "runnable, polled by", x->comm);
-		push_link(b, th, TS_BLOCKED, s->kind == TSEG_PENDING ? s->wait : BK_COND, s->lock,
-			  NULL, detail, STACK_NONE);
-		b->path[b->depth - 1].l.task = s->task;
-		err = explain(b, x, s->start, s->end);
-		b->depth--;
-	}
-	return err;
-}
-
 /* What th did over [a, z): pieces by off-CPU intervals and calls, each to its root. */
-/*
- * th was created at born inside (a, z): before that, its creator's time explains [a, born)
- * (a pool that starts a thread for the work it was handed, as an async runtime's blocking pool
- * does), a "created by" link on the chain.
- */
-static int before_birth(struct blame *b, const struct thread *th, __u64 a, __u64 born)
-{
-	const struct thread *p = threads__find(b->th, th->parent);
-	const char *detail;
-	int err;
-
-	if (!p || p->tgid != th->tgid || on_path(b, p->tid) || b->depth + 1 >= b->max_hops) {
-		const char *x = "[thread not yet created]";
-
-		return root(b, th, TS_BLOCKED, BK_OTHER, "thread start", NULL, STACK_NONE, born - a,
-			    &x, 1);
-	}
-	detail = strtab__internf(b->strs, "created by %s", p->comm);
-	push_link(b, th, TS_BLOCKED, BK_COND, "thread start", NULL, detail, STACK_NONE);
-	err = explain(b, p, a, born);
-	b->depth--;
-	return err;
-}
-
-static int explain(struct blame *b, const struct thread *th, __u64 a, __u64 z)
+int blame__explain(struct blame *b, const struct thread *th, __u64 a, __u64 z)
 {
 	size_t i;
 	__u64 t;
 	int err = 0;
 
 	if (th->born_ns > a && th->born_ns < z) {
-		err = before_birth(b, th, a, th->born_ns);
+		err = blame__before_birth(b, th, a, th->born_ns);
 		if (err)
 			return err;
 		a = th->born_ns;
@@ -555,7 +469,7 @@ static int explain(struct blame *b, const struct thread *th, __u64 a, __u64 z)
 		__u32 n = tasks__hop(b->tasks, b->nm, th->tid, a, z, seg, TASK_MAX_SEGS);
 
 		if (n)
-			return task_hop(b, th, seg, n, z);
+			return blame__task_hop(b, th, seg, n, z);
 	}
 	while (t < z && !err) {
 		const struct th_off *o = i < th->off.n ? VEC_AT(&th->off, struct th_off, i) : NULL;
@@ -569,8 +483,8 @@ static int explain(struct blame *b, const struct thread *th, __u64 a, __u64 z)
 		if (th->exit_ns && t >= th->exit_ns) {
 			const char *x = "[exited]";
 
-			return root(b, th, TS_BLOCKED, BK_OTHER, "exited", NULL, STACK_NONE, z - t,
-				    &x, 1);
+			return blame__root(b, th, TS_BLOCKED, BK_OTHER, "exited", NULL, STACK_NONE,
+					   z - t, &x, 1);
 		}
 		if (o && o->start <= t) {
 			e = o->end < z ? o->end : z;
@@ -630,7 +544,7 @@ int blame__gap(struct blame *b, struct gap *g)
 		return 0;
 	}
 	g->closer_comm = closer->comm;
-	err = explain(b, closer, g->start_ns, g->end_ns);
+	err = blame__explain(b, closer, g->start_ns, g->end_ns);
 	g->preempted_outside_ns = b->outside_ns;
 	g->roots = b->roots.data;
 	g->nroots = b->roots.n;
