@@ -26,7 +26,7 @@ int blame__task_hop(struct blame *b, const struct thread *th, const struct task_
 			const char *xf = "[task: the thread is not known]";
 
 			err = blame__root(b, th, TS_BLOCKED, BK_OTHER, "task", NULL, STACK_NONE,
-				   s->end - s->start, &xf, 1);
+					  s->end - s->start, &xf, 1);
 			continue;
 		}
 		if (s->kind == TSEG_THREAD) {
@@ -36,8 +36,8 @@ int blame__task_hop(struct blame *b, const struct thread *th, const struct task_
 		detail = strtab__internf(
 			b->strs, "task 0x%llx %s %s", (unsigned long long)s->task,
 			s->kind == TSEG_PENDING ? "woken by" : "runnable, polled by", x->comm);
-		blame__push_link(b, th, TS_BLOCKED, s->kind == TSEG_PENDING ? s->wait : BK_COND, s->lock,
-			  NULL, detail, STACK_NONE);
+		blame__push_link(b, th, TS_BLOCKED, s->kind == TSEG_PENDING ? s->wait : BK_COND,
+				 s->lock, NULL, detail, STACK_NONE);
 		b->path[b->depth - 1].l.task = s->task;
 		err = blame__explain(b, x, s->start, s->end);
 		b->depth--;
@@ -59,8 +59,8 @@ int blame__before_birth(struct blame *b, const struct thread *th, __u64 a, __u64
 	if (!p || p->tgid != th->tgid || blame__on_path(b, p->tid) || b->depth + 1 >= b->max_hops) {
 		const char *x = "[thread not yet created]";
 
-		return blame__root(b, th, TS_BLOCKED, BK_OTHER, "thread start", NULL, STACK_NONE, born - a,
-			    &x, 1);
+		return blame__root(b, th, TS_BLOCKED, BK_OTHER, "thread start", NULL, STACK_NONE,
+				   born - a, &x, 1);
 	}
 	detail = strtab__internf(b->strs, "created by %s", p->comm);
 	blame__push_link(b, th, TS_BLOCKED, BK_COND, "thread start", NULL, detail, STACK_NONE);

@@ -50,8 +50,8 @@ bool blame__on_path(const struct blame *b, __u32 tid);
 
 /* The hops (blame_hops.c): through a task (tasks.h's pieces, latest first) to z; to th's
  * creator for [a, born). */
-int blame__task_hop(struct blame *b, const struct thread *th, const struct task_seg *seg,
-		    __u32 n, __u64 z);
+int blame__task_hop(struct blame *b, const struct thread *th, const struct task_seg *seg, __u32 n,
+		    __u64 z);
 int blame__before_birth(struct blame *b, const struct thread *th, __u64 a, __u64 born);
 
 #endif
