@@ -56,11 +56,12 @@ DEB_PKGS = build-essential clang llvm libbpf-dev bpftool libelf-dev libdw-dev zl
 	   libzstd-dev liblzma-dev libbz2-dev libgmp-dev pkg-config python3 python3-dev util-linux clang-format \
 	   libiberty-dev libdebuginfod1 xz-utils \
 	   help2man protobuf-c-compiler libprotobuf-c-dev golang-go prometheus \
-	   $(BROWSER_DEB_PKGS)
+	   $(TOKIO_DEB_PKGS) $(BROWSER_DEB_PKGS)
 
 all:
 
 include engine/engine.mk
+include engine/tokio/tokio.mk
 include bpf/bpf.mk
 include loader/loader.mk
 include loader/cupti/cupti.mk

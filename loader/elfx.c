@@ -106,6 +106,29 @@ int elfx__for_each_dynsym(const char *path, int (*cb)(const struct elfx_sym *s, 
 	return ret < 0 ? ret : 0;
 }
 
+int elfx__for_each_sym(const char *path, int (*cb)(const struct elfx_sym *s, void *ctx), void *ctx,
+		       bool *has_symtab)
+{
+	int fd, ret;
+	Elf *e = elf_open(path, &fd);
+	Elf_Scn *scn = NULL;
+
+	if (!e)
+		return -errno;
+	*has_symtab = false;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			*has_symtab = true;
+	}
+	ret = for_each_sym(e, SHT_SYMTAB, cb, ctx);
+	if (!ret)
+		ret = for_each_sym(e, SHT_DYNSYM, cb, ctx);
+	elf_close(e, fd);
+	return ret < 0 ? ret : 0;
+}
+
 struct find_ctx {
 	const char *name;
 	__u64 offset;

@@ -18,6 +18,10 @@ struct elfx_sym {
 int elfx__for_each_dynsym(const char *path, int (*cb)(const struct elfx_sym *s, void *ctx),
 			  void *ctx);
 
+/* The same over .symtab, then .dynsym; *has_symtab says whether the file has a .symtab. */
+int elfx__for_each_sym(const char *path, int (*cb)(const struct elfx_sym *s, void *ctx), void *ctx,
+		       bool *has_symtab);
+
 /* File offset of a function by name, from .dynsym then .symtab. -ENOENT when absent. */
 int elfx__sym_offset(const char *path, const char *name, __u64 *offset);
 

@@ -138,6 +138,8 @@ enum gs_probe_family {
 	GS_PROBE_USER,	 /* --probe LIB:SYM */
 	GS_PROBE_LOCK,	 /* --lock-holds: pthread_mutex_lock/unlock */
 	GS_PROBE_KERNEL, /* tracepoints and the sampler: names = "kernel", section */
+	GS_PROBE_TASK,	 /* an async runtime's task poll or wake (loader/runtimes.h): kind =
+			  * enum rt_fn_kind, arg0 = the task */
 };
 
 #define GS_PROBE_F_RET	   (1u << 0) /* has a return probe */

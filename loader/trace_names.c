@@ -84,6 +84,8 @@ const char *trace__probe_family_name(__u32 family)
 		return "kernel";
 	case GS_PROBE_LOCK:
 		return "lock";
+	case GS_PROBE_TASK:
+		return "task";
 	default:
 		return "user";
 	}

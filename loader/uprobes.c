@@ -20,6 +20,7 @@
 #include "metadata.h"
 #include "procmaps.h"
 #include "resolve.h"
+#include "runtimes.h"
 #include "trace.h"
 #include "umulti.h"
 #include "uprobes.h"
@@ -109,6 +110,42 @@ static int cuda_sym(const struct elfx_sym *s, void *ctx)
 	d.lib = fp->cu_lib;
 	p->err = bpf_map_update_elem(bpf_map__fd(fp->u->skel->maps.cu_fns), &p->id, &d, BPF_ANY);
 	return 0;
+}
+
+/* An async runtime's task function (runtimes.h): an interval with its task as arg0. */
+static int task_sym(const struct elfx_sym *s, void *ctx)
+{
+	struct file_probes *fp = ctx;
+	const struct rt_fn *f = runtimes__match(s->name);
+	struct pending *p;
+
+	if (!f)
+		return 0;
+	p = add_pending(fp, GS_PROBE_TASK, f->name, s->offset);
+	if (p) {
+		p->kind = f->kind;
+		p->ret = true;
+	}
+	return 0;
+}
+
+/* Every file but libc and libcuda: an async runtime's task functions, from its symbol table. */
+static void probe_tasks(struct file_probes *fp, const char *path, const char *shown)
+{
+	size_t before = fp->n, n;
+	bool symtab = false;
+	int err = elfx__for_each_sym(path, task_sym, fp, &symtab);
+
+	if (err)
+		return;
+	n = fp->n - before;
+	if (n)
+		fprintf(stderr, "gapscope: %s: %zu async task probes\n", shown, n);
+	else if (!symtab)
+		fprintf(stderr,
+			"gapscope: %s: no symbol table: an async runtime in it cannot be "
+			"probed (blame follows threads only)\n",
+			shown);
 }
 
 static struct pending *add_interval(struct file_probes *fp, __u32 family, const char *path,
@@ -366,6 +403,8 @@ static void probe_file(struct uprobes *u, const char *path, const char *shown)
 	for (int i = 0; i < u->nspecs; i++)
 		if (probe_spec__matches(&u->specs[i], shown))
 			add_interval(&fp, GS_PROBE_USER, path, u->specs[i].sym);
+	if (!path__is_libcuda(shown) && !path__is_libc(shown))
+		probe_tasks(&fp, path, shown);
 	attach_pending(&fp, path, shown);
 	for (size_t i = 0; i < fp.n; i++)
 		free(fp.p[i].sym);
@@ -403,6 +442,7 @@ void uprobes__attach_predicted(struct uprobes *u, const char *exe)
 {
 	char lib[PATH_MAX];
 
+	uprobes__attach_file(u, exe, exe, 0, 0); /* its own symbols: an async runtime's tasks */
 	if (!resolve__library(exe, "libc.so.6", lib, sizeof(lib)))
 		uprobes__attach_file(u, lib, lib, 0, 0);
 	if (!resolve__library(exe, "libcuda.so.1", lib, sizeof(lib)))

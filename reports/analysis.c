@@ -23,6 +23,7 @@
 #include "pyframes.h"
 #include "archived.h"
 #include "probe.h"
+#include "tasks.h"
 #include "reader.h"
 #include "proc.h"
 #include "sample.h"
@@ -268,11 +269,13 @@ struct analysis *analysis__open(const char *path, const struct analysis_opts *op
 	p->launches = launch_counter__new();
 	p->decided_only = opts->decided_only;
 	p->bl = p->th ? blame__new(p->th, p->nm, p->strs, opts->max_hops) : NULL;
-	if (!p->th || !p->nm || !p->gt || !p->uw || !p->rd || !p->launches || !p->bl) {
+	p->tasks = tasks__new(p->strs, p->stacks);
+	if (!p->th || !p->nm || !p->gt || !p->uw || !p->rd || !p->launches || !p->bl || !p->tasks) {
 		snprintf(err, errlen, "out of memory");
 		analysis__free(a);
 		return NULL;
 	}
+	blame__set_tasks(p->bl, p->tasks);
 	if (p->tr)
 		p->version = trace__stats(p->tr)->version;
 	return a;
@@ -325,6 +328,7 @@ int analysis__finish(struct analysis *a, char *err, size_t errlen)
 	    (tiers__devices(p->tiers, a->start_ns, a->end_ns, &a->devices, &a->ndevices) ||
 	     tiers__agree(p->tiers, a)))
 		goto oom;
+	tasks__note(p->tasks, p->th, a);
 	a->gaps = p->gaps.data;
 	a->ngaps = p->gaps.n;
 	p->gaps = (struct vec){};
@@ -433,8 +437,10 @@ void analysis__free(struct analysis *a)
 		names__free(p->nm);
 		report_archive__free(p->archive);
 		threads__free(p->th);
+		tasks__free(p->tasks);
 		stacktab__free(p->stacks);
 		vec__free(&p->probes);
+		vec__free(&p->task_kinds);
 		trace__close(p->tr);
 		strtab__free(p->strs);
 		free(p);

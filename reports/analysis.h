@@ -62,6 +62,7 @@ struct chain_link {
 	const char *lock;     /* lock/cond: data symbol or "by FUNCTION"; else NULL */
 	const char *function; /* root: hottest/probed/CUDA function; blocked: where it waited */
 	const char *detail;   /* "held by T", "woken by T", "preempted by T", a syscall */
+	__u64 task;	      /* a task hop (reports/tasks.h): the task, else 0 */
 	const char **frames;  /* leaf first, as summary.json lists them */
 	__u32 nframes;
 };

@@ -35,6 +35,8 @@ struct analysis_priv {
 	struct pyframes *py;	   /* Python frames in stacks (pyframes.h) */
 	struct report_archive *archive; /* record --archive's files, read first where marked */
 	struct vec probes;		/* const char *, by probe id */
+	struct vec task_kinds; /* __u32 by probe id: enum rt_fn_kind of task probes, else 0 */
+	struct tasks *tasks;   /* async tasks' polls and wakes (reports/tasks.h) */
 	struct launch_counter *launches;
 	bool decided_only; /* analysis_opts.decided_only */
 	/* Between analysis__open and analysis__finish: */

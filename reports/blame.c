@@ -5,33 +5,15 @@
 #include <string.h>
 
 #include "blame.h"
+#include "blame_int.h"
 #include "kinds.h"
 #include "offcpu.h"
+#include "tasks.h"
 
-#define MAX_HOPS   16
-#define MAX_FRAMES 48 /* per thread on a folded stack */
-#define MAX_FOLDED 512
-
-struct path_link {
-	struct chain_link l;
-	const char *frames_folded[MAX_FRAMES]; /* root first */
-	__u32 nfolded;
-};
-
-struct blame {
-	struct threads *th;
-	struct names *nm;
-	struct strtab *strs;
-	unsigned int max_hops;
-	struct path_link path[MAX_HOPS + 1];
-	__u32 depth;
-	struct vec roots;	/* struct gap_root */
-	struct vec stacks;	/* struct gap_stack */
-	__u64 outside_ns;	/* preempted by another process */
-	__u64 woken_outside_ns; /* waits whose waker was not recorded */
-	const struct thread **all;
-	size_t nall;
-};
+void blame__set_tasks(struct blame *b, struct tasks *t)
+{
+	b->tasks = t;
+}
 
 struct blame *blame__new(struct threads *th, struct names *nm, struct strtab *strs,
 			 unsigned int max_hops)
@@ -90,7 +72,7 @@ static const char *lock_name(struct blame *b, const struct thread *th, const str
 	return strtab__internf(b->strs, "0x%llx", (unsigned long long)f->uaddr);
 }
 
-static int push_link(struct blame *b, const struct thread *th, enum thread_state st,
+int blame__push_link(struct blame *b, const struct thread *th, enum thread_state st,
 		     enum blame_kind kind, const char *lock, const char *fn, const char *detail,
 		     __u32 stack)
 {
@@ -116,7 +98,8 @@ static int push_link(struct blame *b, const struct thread *th, enum thread_state
 static bool link_eq(const struct chain_link *x, const struct chain_link *y)
 {
 	return x->tid == y->tid && x->kind == y->kind && x->state == y->state &&
-	       x->lock == y->lock && x->function == y->function && x->detail == y->detail;
+	       x->lock == y->lock && x->function == y->function && x->detail == y->detail &&
+	       x->task == y->task;
 }
 
 /* The path as it stands (the root is the top link) explains ns; its folded stack too. */
@@ -195,13 +178,13 @@ static int add_root(struct blame *b, __u64 ns, const char *const *extra, __u32 n
 }
 
 /* A root link on top of the path, its stack's frames on the folded line, then popped. */
-static int root(struct blame *b, const struct thread *th, enum thread_state st,
+int blame__root(struct blame *b, const struct thread *th, enum thread_state st,
 		enum blame_kind kind, const char *fn, const char *detail, __u32 stack, __u64 ns,
 		const char *const *extra, __u32 nextra)
 {
 	int err;
 
-	push_link(b, th, st, kind, NULL, fn, detail, stack);
+	blame__push_link(b, th, st, kind, NULL, fn, detail, stack);
 	err = add_root(b, ns, extra, nextra);
 	b->depth--;
 	return err;
@@ -319,19 +302,30 @@ static int unsampled(struct blame *b, const struct thread *th, __u64 s, __u64 e)
 			    where ? where : "");
 	if (!fn) /* one name a thread, so that its unsampled spans add up to one cause */
 		fn = strtab__internf(b->strs, "%s (not sampled)", th->comm);
-	return root(b, th, TS_ON_CPU, BK_ON_CPU, fn, x, stack, e - s, &x, 1);
+	return blame__root(b, th, TS_ON_CPU, BK_ON_CPU, fn, x, stack, e - s, &x, 1);
 }
 
-/* On-CPU time [s, e): split over the thread's samples in it, by stack. */
+/*
+ * On-CPU time [s, e): split over the thread's samples in it, by stack. Time too short to hold a
+ * sample inside a task's poll (a worker thread preempted often, its CPU in slivers between the
+ * ticks) is split over the samples of that poll: the same task's work.
+ */
 static int on_cpu(struct blame *b, const struct thread *th, __u64 s, __u64 e)
 {
 	size_t k0 = thread__first_sample(th, s), k1 = k0, nsmp;
 	const char *frames[MAX_FRAMES], *rootfirst[MAX_FRAMES];
+	__u64 ps, pe;
 	int err = 0;
 
 	while (k1 < th->samples.n && VEC_AT(&th->samples, struct th_sample, k1)->ts < e)
 		k1++;
 	nsmp = k1 - k0;
+	if (!nsmp && tasks__poll_around(b->tasks, th->tid, s, e, &ps, &pe)) {
+		k0 = k1 = thread__first_sample(th, ps);
+		while (k1 < th->samples.n && VEC_AT(&th->samples, struct th_sample, k1)->ts < pe)
+			k1++;
+		nsmp = k1 - k0;
+	}
 	if (!nsmp)
 		return unsampled(b, th, s, e);
 	for (size_t k = k0; k < k1; k++) {
@@ -352,23 +346,21 @@ static int on_cpu(struct blame *b, const struct thread *th, __u64 s, __u64 e)
 		}
 		if (!hot && nk)
 			hot = frames[0];
-		err = root(b, th, TS_ON_CPU, BK_ON_CPU, hot, NULL, smp->stack, share, rootfirst,
-			   nk);
+		err = blame__root(b, th, TS_ON_CPU, BK_ON_CPU, hot, NULL, smp->stack, share,
+				  rootfirst, nk);
 		if (err)
 			return err;
 	}
 	return 0;
 }
 
-static bool on_path(const struct blame *b, __u32 tid)
+bool blame__on_path(const struct blame *b, __u32 tid)
 {
 	for (__u32 k = 0; k < b->depth; k++)
 		if (b->path[k].l.tid == tid)
 			return true;
 	return false;
 }
-
-static int explain(struct blame *b, const struct thread *th, __u64 a, __u64 z);
 
 /* A blocked wait: follow the next thread, or end the chain at the wait itself. */
 static int follow(struct blame *b, const struct thread *th, enum blame_kind kind, const char *lock,
@@ -379,8 +371,8 @@ static int follow(struct blame *b, const struct thread *th, enum blame_kind kind
 	const char *detail = strtab__internf(b->strs, "%s %s", held ? "held by" : "woken by", who);
 	int err;
 
-	if (!nx || on_path(b, nx->tid) || b->depth + 1 >= b->max_hops) {
-		push_link(b, th, TS_BLOCKED, kind, lock, NULL, detail, stack);
+	if (!nx || blame__on_path(b, nx->tid) || b->depth + 1 >= b->max_hops) {
+		blame__push_link(b, th, TS_BLOCKED, kind, lock, NULL, detail, stack);
 		b->path[b->depth - 1].l.kind = kind;
 		{
 			const char *x = strtab__internf(b->strs, "[%s %s]",
@@ -391,8 +383,8 @@ static int follow(struct blame *b, const struct thread *th, enum blame_kind kind
 		b->depth--;
 		return err;
 	}
-	push_link(b, th, TS_BLOCKED, kind, lock, NULL, detail, stack);
-	err = explain(b, nx, s, e);
+	blame__push_link(b, th, TS_BLOCKED, kind, lock, NULL, detail, stack);
+	err = blame__explain(b, nx, s, e);
 	b->depth--;
 	return err;
 }
@@ -442,8 +434,8 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 			b->outside_ns += e - s;
 		}
 		x[0] = strtab__internf(b->strs, "[%s]", by);
-		return root(b, th, TS_PREEMPTED, BK_PREEMPTED, by + strlen("preempted by "), by,
-			    STACK_NONE, e - s, x, 1);
+		return blame__root(b, th, TS_PREEMPTED, BK_PREEMPTED, by + strlen("preempted by "),
+				   by, STACK_NONE, e - s, x, 1);
 	}
 	f = thread__futex_at(th, s);
 	if (f) {
@@ -485,17 +477,17 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 		/* Woken by a recorded thread, of this process or another (a pipe's writer, an
 		 * mmap lock's holder, a DataLoader worker): what it did meanwhile is the reason;
 		 * a sleep's timer is not. */
-		if (k != BK_SLEEP && k != BK_CUDA && w && !on_path(b, w->tid) &&
+		if (k != BK_SLEEP && k != BK_CUDA && w && !blame__on_path(b, w->tid) &&
 		    b->depth + 1 < b->max_hops) {
 			int err;
 
-			push_link(b, th, TS_BLOCKED, k, NULL, fn,
-				  w->tgid == th->tgid ?
-					  strtab__internf(b->strs, "woken by %s", w->comm) :
-					  strtab__internf(b->strs, "woken by %s (pid %u)", w->comm,
-							  w->tgid),
-				  o->stack);
-			err = explain(b, w, s, e);
+			blame__push_link(b, th, TS_BLOCKED, k, NULL, fn,
+					 w->tgid == th->tgid ?
+						 strtab__internf(b->strs, "woken by %s", w->comm) :
+						 strtab__internf(b->strs, "woken by %s (pid %u)",
+								 w->comm, w->tgid),
+					 o->stack);
+			err = blame__explain(b, w, s, e);
 			b->depth--;
 			return err;
 		}
@@ -509,7 +501,7 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 			wdetail = strtab__internf(b->strs, "woken by %s", o->waker_comm);
 		}
 		x[n++] = strtab__internf(b->strs, "[%s %s]", blame_kind__name(k), fn);
-		return root(b, th, TS_BLOCKED, k, fn, wdetail, o->stack, e - s, x, n);
+		return blame__root(b, th, TS_BLOCKED, k, fn, wdetail, o->stack, e - s, x, n);
 	}
 }
 
@@ -517,8 +509,8 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 static int in_call(struct blame *b, const struct thread *th, const struct th_call *c, __u64 s,
 		   __u64 e)
 {
-	return root(b, th, TS_ON_CPU, c->kind == TC_PROBE ? BK_PROBE : BK_CUDA, c->name, NULL,
-		    c->stack, e - s, &c->name, c->name ? 1 : 0);
+	return blame__root(b, th, TS_ON_CPU, c->kind == TC_PROBE ? BK_PROBE : BK_CUDA, c->name,
+			   NULL, c->stack, e - s, &c->name, c->name ? 1 : 0);
 }
 
 /* The next moment after t at which a call starts or ends (the classification may change). */
@@ -535,12 +527,28 @@ static __u64 call_edge(const struct thread *th, __u64 t, __u64 z)
 }
 
 /* What th did over [a, z): pieces by off-CPU intervals and calls, each to its root. */
-static int explain(struct blame *b, const struct thread *th, __u64 a, __u64 z)
+int blame__explain(struct blame *b, const struct thread *th, __u64 a, __u64 z)
 {
-	size_t i = thread__first_off(th, a);
-	__u64 t = a;
+	size_t i;
+	__u64 t;
 	int err = 0;
 
+	if (th->born_ns > a && th->born_ns < z) {
+		err = blame__before_birth(b, th, a, th->born_ns);
+		if (err)
+			return err;
+		a = th->born_ns;
+	}
+	i = thread__first_off(th, a);
+	t = a;
+
+	if (b->tasks && b->depth + 2 < b->max_hops) {
+		struct task_seg seg[TASK_MAX_SEGS];
+		__u32 n = tasks__hop(b->tasks, b->nm, th->tid, a, z, seg, TASK_MAX_SEGS);
+
+		if (n)
+			return blame__task_hop(b, th, seg, n, z);
+	}
 	while (t < z && !err) {
 		const struct th_off *o = i < th->off.n ? VEC_AT(&th->off, struct th_off, i) : NULL;
 		__u64 e = z;
@@ -553,8 +561,8 @@ static int explain(struct blame *b, const struct thread *th, __u64 a, __u64 z)
 		if (th->exit_ns && t >= th->exit_ns) {
 			const char *x = "[exited]";
 
-			return root(b, th, TS_BLOCKED, BK_OTHER, "exited", NULL, STACK_NONE, z - t,
-				    &x, 1);
+			return blame__root(b, th, TS_BLOCKED, BK_OTHER, "exited", NULL, STACK_NONE,
+					   z - t, &x, 1);
 		}
 		if (o && o->start <= t) {
 			e = o->end < z ? o->end : z;
@@ -615,7 +623,7 @@ int blame__gap(struct blame *b, struct gap *g)
 		return 0;
 	}
 	g->closer_comm = closer->comm;
-	err = explain(b, closer, g->start_ns, g->end_ns);
+	err = blame__explain(b, closer, g->start_ns, g->end_ns);
 	g->preempted_outside_ns = b->outside_ns;
 	g->woken_outside_ns = b->woken_outside_ns;
 	g->roots = b->roots.data;

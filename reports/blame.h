@@ -18,6 +18,9 @@ struct blame;
 struct blame *blame__new(struct threads *th, struct names *nm, struct strtab *strs,
 			 unsigned int max_hops);
 void blame__free(struct blame *b);
+/* Chains follow async tasks across threads (reports/tasks.h); NULL: threads only. */
+struct tasks;
+void blame__set_tasks(struct blame *b, struct tasks *t);
 
 /* Fills g->roots, g->chain, g->stacks (allocated; analysis__free frees them). 0 or -ENOMEM. */
 int blame__gap(struct blame *b, struct gap *g);

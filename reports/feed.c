@@ -9,6 +9,7 @@
 
 #include "analysis_priv.h"
 #include "cuda.h"
+#include "tasks.h"
 #include "futex.h"
 #include "gputime.h"
 #include "losses.h"
@@ -58,6 +59,10 @@ static void note_probe(struct analysis_priv *p, const struct gs_hdr *h)
 		snprintf(buf, sizeof(buf), "%.*s", (int)len, sym);
 		*VEC_AT(&p->probes, const char *, r->id) = strtab__intern(p->strs, buf);
 	}
+	while (p->task_kinds.n <= r->id)
+		if (!vec__push(&p->task_kinds, sizeof(__u32)))
+			return;
+	*VEC_AT(&p->task_kinds, __u32, r->id) = r->family == GS_PROBE_TASK ? r->kind : 0;
 }
 
 /*
@@ -121,7 +126,12 @@ int analysis_priv__feed(struct analysis *a, const struct gs_hdr *h, __u32 versio
 	case GS_EV_FORK:
 		if (fixed >= sizeof(struct fork_event)) {
 			const struct fork_event *f = (const void *)h;
+			struct thread *c = threads__get(p->th, f->child_tid, f->child_tgid);
 
+			if (!c)
+				return -ENOMEM;
+			c->born_ns = h->ts;
+			c->parent = h->tid;
 			threads__set_comm(p->th, f->child_tid, f->child_tgid, f->comm, GS_COMM_LEN);
 		}
 		break;
@@ -159,10 +169,18 @@ int analysis_priv__feed(struct analysis *a, const struct gs_hdr *h, __u32 versio
 			return 0;
 		if (h->flags & GS_F_RET) {
 			const struct probe_event *e = (const void *)h;
+			__u32 *tk = e->id < p->task_kinds.n ? VEC_AT(&p->task_kinds, __u32, e->id) :
+							      NULL;
 
 			end += e->dur_ns;
-			if (threads__add_call(p->th, h, TC_PROBE, probe_name(p, e->id), e->dur_ns))
+			if (tk &&
+			    *tk) { /* an async task's poll or wake: not a call of the thread */
+				if (tasks__add(p->tasks, h, *tk, e->arg0, e->dur_ns))
+					return -ENOMEM;
+			} else if (threads__add_call(p->th, h, TC_PROBE, probe_name(p, e->id),
+						     e->dur_ns)) {
 				return -ENOMEM;
+			}
 		}
 		break;
 	case GS_EV_CUDA: {

@@ -68,6 +68,8 @@ struct thread {
 	__u32 tid, tgid;
 	const char *comm;
 	__u64 exit_ns;	    /* 0: did not exit while recorded */
+	__u64 born_ns;	    /* 0: existed before it was first seen */
+	__u32 parent;	    /* the thread that created it (born_ns set) */
 	struct vec off;	    /* struct th_off */
 	struct vec futex;   /* struct th_futex */
 	struct vec calls;   /* struct th_call */

@@ -10,7 +10,8 @@
       (it depends on timing on a loaded machine) and only the share is judged. --lock: the longest gap whose cause is KIND has a
       lock link whose name contains SUBSTR; --root: and its chain ends in kind ROOT.
       --without-preemption: KIND is judged among the causes other than preemption, and its
-      share of the gap time they explain.
+      share of the gap time they explain. --function SUBSTR: the top cause's function
+      contains SUBSTR.
   ratio FIXED TRIM [FIXED_TRUTH TRIM_TRUTH]
       gap time over run time of FIXED is at most a quarter of TRIM's; with the truths, both
       over their runs' steady state (first kernel to last) as the truth defines it, and judged
@@ -26,6 +27,12 @@
       wakeup (start_earliest_ns) and its return (start_ns): the truth's start must lie there,
       give or take 1 ms. A window at least half filled by a partition's copy phases
       (queued on the stream with its kernels, so busy for the API tier) is not counted.
+  lockshare SUMMARY KIND SUBSTR MIN
+      of the gap time of the gaps caused by KIND, at least MIN lies in gaps whose chain has a
+      lock link naming SUBSTR (and at least one such gap).
+  share SUMMARY KIND MAX [TRUTH]
+      KIND explains at most MAX of the gap time (with TRUTH, of the gaps inside its steady
+      state).
   holders SUMMARY TRUTH
       every malloc_trim root of a chain through a lock is a thread the truth lists as trimming
       with the tracker lock held, at a time inside one of its trims.
@@ -105,6 +112,9 @@ def cmd_cause(args):
             fail('top cause %s, expected %s' % (top['kind'], kind))
         top = ([c for c in s['causes'] if c['kind'] == kind] + [dict(kind=kind, ns=0)])[0]
     share = top['ns'] / base if base else 0
+    if '--function' in opt and opt['--function'] not in top.get('function', ''):
+        fail('top cause %s %s, expected a function naming %s' %
+             (top['kind'], top.get('function', ''), opt['--function']))
     if share < bar:
         fail('%s explains %.3f of the gap time, expected >= %.3f' % (kind, share, bar))
     if '--lock' in opt and (rank or top['ns']):
@@ -294,7 +304,40 @@ def cmd_holders(args):
         fail('no chain through a lock to malloc_trim')
 
 
-cmds = {'cause': cmd_cause, 'ratio': cmd_ratio, 'truth': cmd_truth, 'holders': cmd_holders}
+def steady_gaps(s, truth):
+    st = [t for t in truth_records(truth) if t['kind'] == 'gpu_steady']
+    return [g for g in s['gaps'] if any(g['device'] == t['gpu'] and
+            g['start_ns'] >= t['first_kernel_ns'] - 1e6 and g['end_ns'] <= t['last_kernel_ns'] + 1e6
+            for t in st)]
+
+
+def cmd_lockshare(args):
+    s = load(args[0])
+    kind, sub, bar = args[1], args[2], float(args[3])
+    gaps = [g for g in s['gaps'] if g['cause'] and g['cause']['kind'] == kind]
+    via = [g for g in gaps if any(l['kind'] == 'lock' and sub in (l.get('lock') or '') for l in g['chain'])]
+    tot, v = sum(g['duration_ns'] for g in gaps), sum(g['duration_ns'] for g in via)
+    for g in via[:3]:
+        print('gap %d: %s' % (g['id'], ' <- '.join('%s %s %s' % (l['comm'], l['kind'], l.get('lock') or l.get('detail') or '')
+                                                    for l in g['chain'])))
+    print('%d of %d gaps caused by %s pass a lock naming %s: %.3f of their time' %
+          (len(via), len(gaps), kind, sub, v / tot if tot else 0))
+    if not via or v < bar * tot:
+        fail('below %.2f' % bar)
+
+
+def cmd_share(args):
+    s = load(args[0])
+    kind, cap = args[1], float(args[2])
+    gaps = steady_gaps(s, args[3]) if len(args) > 3 else s['gaps']
+    tot = sum(g['duration_ns'] for g in gaps)
+    ns = sum(r['ns'] for g in gaps for r in g['roots'] if r['kind'] == kind)
+    print('%s explains %.1f ms of %.1f ms of gaps (%.3f)' % (kind, ns / 1e6, tot / 1e6, ns / tot if tot else 0))
+    if tot and ns > cap * tot:
+        fail('above %.2f' % cap)
+
+
+cmds = {'cause': cmd_cause, 'lockshare': cmd_lockshare, 'share': cmd_share, 'ratio': cmd_ratio, 'truth': cmd_truth, 'holders': cmd_holders}
 if len(sys.argv) < 3 or sys.argv[1] not in cmds:
     print(__doc__)
     sys.exit(2)

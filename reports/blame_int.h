@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The blame walk's own state and steps, shared by reports/blame.c (waits, calls, CPU time) and
+ * reports/blame_hops.c (the hops a chain makes through an async task or to a thread's creator).
+ * Not an interface: blame.h is.
+ */
+#ifndef GAPSCOPE_BLAME_INT_H
+#define GAPSCOPE_BLAME_INT_H
+
+#include "blame.h"
+#include "kinds.h"
+#include "tasks.h"
+
+#define MAX_HOPS   16
+#define MAX_FRAMES 48 /* per thread on a folded stack */
+#define MAX_FOLDED 512
+
+struct path_link {
+	struct chain_link l;
+	const char *frames_folded[MAX_FRAMES]; /* root first */
+	__u32 nfolded;
+};
+
+struct blame {
+	struct threads *th;
+	struct names *nm;
+	struct strtab *strs;
+	unsigned int max_hops;
+	struct path_link path[MAX_HOPS + 1];
+	__u32 depth;
+	struct vec roots;	/* struct gap_root */
+	struct vec stacks;	/* struct gap_stack */
+	__u64 outside_ns;	/* preempted by another process */
+	__u64 woken_outside_ns; /* waits whose waker was not recorded */
+	const struct thread **all;
+	size_t nall;
+	struct tasks *tasks; /* NULL: no task probes, chains follow threads only */
+};
+
+/* The walk's steps (blame.c): a link pushed on the path (the caller pops it: b->depth--), a
+ * root at the end of the path as it stands, what th did over [a, z), whether tid is on the
+ * path already. */
+int blame__push_link(struct blame *b, const struct thread *th, enum thread_state st,
+		     enum blame_kind kind, const char *lock, const char *fn, const char *detail,
+		     __u32 stack);
+int blame__root(struct blame *b, const struct thread *th, enum thread_state st,
+		enum blame_kind kind, const char *fn, const char *detail, __u32 stack, __u64 ns,
+		const char *const *extra, __u32 nextra);
+int blame__explain(struct blame *b, const struct thread *th, __u64 a, __u64 z);
+bool blame__on_path(const struct blame *b, __u32 tid);
+
+/* The hops (blame_hops.c): through a task (tasks.h's pieces, latest first) to z; to th's
+ * creator for [a, born). */
+int blame__task_hop(struct blame *b, const struct thread *th, const struct task_seg *seg, __u32 n,
+		    __u64 z);
+int blame__before_birth(struct blame *b, const struct thread *th, __u64 a, __u64 born);
+
+#endif
