@@ -48,6 +48,8 @@ int blame__root(struct blame *b, const struct thread *th, enum thread_state st,
 		const char *const *extra, __u32 nextra);
 int blame__explain(struct blame *b, const struct thread *th, __u64 a, __u64 z);
 bool blame__on_path(const struct blame *b, __u32 tid);
+/* On-CPU time [s, e) of th that no sample fell in, as a root (blame_oncpu.c). */
+int blame__unsampled(struct blame *b, const struct thread *th, __u64 s, __u64 e);
 
 /* The hops (blame_hops.c): through a task (tasks.h's pieces, latest first) to z; to th's
  * creator for [a, born). */
