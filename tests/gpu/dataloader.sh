@@ -50,6 +50,6 @@ PY
 }
 
 attach dataloader tests/gpu/progs/torch_dataloader.py 40
-attach torch-trim tests/gpu/progs/torch_trim.py 40
+[ -n "${SKIP_TRIM:-}" ] || attach torch-trim tests/gpu/progs/torch_trim.py 40
 echo
 cat "$table"

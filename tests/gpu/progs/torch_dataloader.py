@@ -22,15 +22,15 @@ def augment(i):
     # CPU work a sample: a few ms of numpy per item, in a function of its own.
     rng = np.random.default_rng(i)
     x = rng.standard_normal((3, 64, 64)).astype(np.float32)
-    for _ in range(6):
+    for _ in range(60):
         x = np.sqrt(np.abs(np.fft.ifft2(np.fft.fft2(x)).real)) + 0.1
     return torch.from_numpy(x), i % 10
 
 
 loader = torch.utils.data.DataLoader(Slow(), batch_size=16, num_workers=2,
                                      persistent_workers=True, prefetch_factor=2)
-model = torch.nn.Sequential(torch.nn.Conv2d(3, 32, 3), torch.nn.ReLU(), torch.nn.Flatten(),
-                            torch.nn.Linear(32 * 62 * 62, 10)).cuda()
+model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, stride=4), torch.nn.ReLU(), torch.nn.Flatten(),
+                            torch.nn.Linear(8 * 16 * 16, 10)).cuda()
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
 it = iter(loader)
 for _ in range(3):
