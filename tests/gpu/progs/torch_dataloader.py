@@ -44,6 +44,7 @@ while time.monotonic() - t0 < secs:
     opt.zero_grad(set_to_none=True)
     loss.backward()
     opt.step()
+    loss.item()  # the loss logged each step, as training loops do (a synchronize)
     n += 1
 torch.cuda.synchronize()
 print("steps %d" % n, flush=True)
