@@ -90,4 +90,3 @@ int blame__unsampled(struct blame *b, const struct thread *th, __u64 s, __u64 e)
 		fn = strtab__internf(b->strs, "%s (not sampled)", th->comm);
 	return blame__root(b, th, TS_ON_CPU, BK_ON_CPU, fn, x, stack, e - s, &x, 1);
 }
-
