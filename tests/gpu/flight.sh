@@ -33,7 +33,9 @@ coproc TORCH { exec python3 tests/gpu/progs/torch_stall.py $((4 * STEADY + 120))
 TPID=$TORCH_PID
 read -r -t 180 line <&"${TORCH[0]}" || line=
 case $line in ready*) ;; *) say "the PyTorch loop did not start"; kill $TPID; exit 1 ;; esac
-cat <&"${TORCH[0]}" >"$OUT/torch.txt" &
+# A coproc's fds are not a background job's: the output read through a copy.
+exec {tout}<&"${TORCH[0]}"
+cat <&$tout >"$OUT/torch.txt" &
 
 "$GS" record --flight 30 --trigger-gap 50 --dump-dir "$OUT/dumps" --dump-max-per-hour 30 \
 	--metrics "127.0.0.1:$PORT" --pprof-dir "$OUT/pprof" --push-interval 30 -p "$TPID" \
