@@ -7,7 +7,8 @@ BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
 # smoke test.
 BPF_SKELS := $(BUILD)/bpf/smoke.skel.h $(BUILD)/bpf/nspid.skel.h
 
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Wno-unused-function \
+# -mcpu=v3: atomic exchange (the launch caches' folds, bpf/launches.bpf.h), 32-bit ALU ops.
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Wno-unused-function \
 	      -Ivmlinux/$(ARCH) -Ibpf -MMD -MP
 
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c | $(BUILD)/bpf/

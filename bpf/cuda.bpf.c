@@ -281,6 +281,10 @@ static __always_inline __u32 unload_gen(__u32 tgid)
 	return g ? *g : 0;
 }
 
+/* Unloads in all targets: a thread's cached unload generation (cu_thread) is good while this
+ * has not moved since it was read. */
+__u64 cu_unloads = 0;
+
 /* A module or library of the current process was unloaded: its names are all in doubt. */
 static __always_inline void note_unload(void)
 {
@@ -289,6 +293,7 @@ static __always_inline void note_unload(void)
 
 	if (g)
 		__sync_fetch_and_add(g, 1);
+	__sync_fetch_and_add(&cu_unloads, 1);
 }
 
 /* How the handle of k got its name since the last unload (H_*), 0: not named since; gen is the
@@ -494,107 +499,7 @@ static __always_inline __u16 kernel_function(__u64 out, __u64 kernel, __u32 fn, 
 	return flags;
 }
 
-/*
- * Launches decided here (cuda.h). The report's API tier needs, per stream, the launch that can
- * end a gap (the first after completion evidence) and whether a launch came after the point a
- * synchronize or a recorded event covers; every other launch only needs counting. cu_epoch is
- * bumped at every CUDA call of a target other than a launch, a name lookup or an async memset
- * (synchronizes, queries, event records, copies, captures, context calls), before it takes its
- * timestamp; a launch takes its timestamp before it reads cu_epoch, so a launch that saw the old
- * epoch began before the call that bumped it. A launch is streamed when its thread's state for
- * its stream holds another epoch: the first on that thread and stream since any such call. One
- * counter for all targets: a call in one process makes the next launch of every other one
- * streamed too, a record more, never a gap less.
- */
-__u64 cu_epoch = 1;
-
-/* --all-launches: every launch streamed, those the default leaves out flagged CU_LF_EXTRA. */
-const volatile bool all_launches = false;
-
-struct launch_skey {
-	__u32 tid;
-	__u32 pad;
-	__u64 stream;
-};
-
-struct launch_state {
-	__u64 epoch;	  /* cu_epoch at the last streamed launch */
-	__u64 unstreamed; /* ts of the last launch left out since then, 0 none */
-};
-
-/* An evicted entry only makes the next launch streamed. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, struct launch_skey);
-	__type(value, struct launch_state);
-} cu_launch_state SEC(".maps");
-
-/* Every launch, by process, probe, stream and kernel handle: exact counts, streamed or not. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, CU_MAX_LAUNCH_KEYS);
-	__type(key, struct cu_launch_key);
-	__type(value, __u64);
-} cu_launch_counts SEC(".maps");
-
-static __always_inline void count_launch(__u32 tgid, __u32 fn, __u32 gen, const struct cu_event *ev)
-{
-	struct cu_launch_key k = { .tgid = tgid,
-				   .fn = fn,
-				   .gen = gen,
-				   .kind = ev->kind,
-				   .stream = ev->stream,
-				   .handle = ev->handle };
-	__u64 one = 1, *n = bpf_map_lookup_elem(&cu_launch_counts, &k);
-
-	if (n) {
-		*n += 1; /* this CPU's slot */
-		return;
-	}
-	if (!bpf_map_update_elem(&cu_launch_counts, &k, &one, BPF_NOEXIST))
-		return;
-	n = bpf_map_lookup_elem(&cu_launch_counts, &k); /* made meanwhile on another CPU */
-	if (n)
-		*n += 1;
-	else
-		count_loss(GS_LOSS_MAP);
-}
-
-/* Whether the launch at ts on stream goes into the trace by the rule above. */
-static __always_inline bool launch_streamed(__u32 tid, __u64 stream, __u64 ts)
-{
-	struct launch_skey k = { .tid = tid, .stream = stream };
-	struct launch_state *st = bpf_map_lookup_elem(&cu_launch_state, &k);
-	__u64 epoch = *(volatile __u64 *)&cu_epoch;
-
-	if (st && st->epoch == epoch) {
-		st->unstreamed = ts;
-		return false;
-	}
-	if (st) {
-		st->epoch = epoch;
-		st->unstreamed = 0;
-	} else {
-		struct launch_state n = { .epoch = epoch };
-
-		bpf_map_update_elem(&cu_launch_state, &k, &n, BPF_ANY);
-	}
-	return true;
-}
-
-/* An async copy on a stream whose launches since the last streamed one were left out: when the
- * last of them was made, for the copy model (cuda.h, CU_EF_PRIOR_LAUNCH). */
-static __always_inline void prior_launch(__u32 tid, struct cu_event *ev)
-{
-	struct launch_skey k = { .tid = tid, .stream = ev->stream };
-	struct launch_state *st = bpf_map_lookup_elem(&cu_launch_state, &k);
-
-	if (st && st->unstreamed && st->unstreamed <= ev->h.ts) {
-		ev->dur_ns = ev->h.ts - st->unstreamed;
-		ev->h.flags |= CU_EF_PRIOR_LAUNCH;
-	}
-}
+#include "launches.bpf.h"
 
 static __always_inline bool is_launch(__u32 kind)
 {
@@ -618,24 +523,100 @@ static __always_inline bool bumps_epoch(const struct cu_fn_desc *d)
 	       !is_async_memset(d);
 }
 
+/* The kernel and stream of a launch or memset, with one user read: the stream is a stack
+ * argument (cuLaunchKernel's ninth) or in the launch config (cuLaunchKernelEx). */
+/* Argument i (1-based) of the six in registers; 0 for any other i. */
+static __always_inline __u64 reg_arg(struct pt_regs *regs, __u32 i)
+{
+	__u64 a[8] = { 0,
+		       PT_REGS_PARM1(regs),
+		       PT_REGS_PARM2(regs),
+		       PT_REGS_PARM3(regs),
+		       PT_REGS_PARM4(regs),
+		       PT_REGS_PARM5(regs),
+		       PT_REGS_PARM6(regs),
+		       0 };
+
+	return a[i & 7]; /* i & 7 is 7 (0) past six */
+}
+
+static __always_inline void launch_id(struct pt_regs *regs, const struct cu_fn_desc *d,
+				      struct launch_id *id)
+{
+	__u32 si = d->a_stream;
+
+	if (d->layout == CU_L_LAUNCH_EX) {
+		id->handle = PT_REGS_PARM2(regs);
+		if (bpf_probe_read_user(&id->stream, sizeof(id->stream),
+					(void *)(PT_REGS_PARM1(regs) +
+						 offsetof(struct cu_launch_config, stream))))
+			count_loss(GS_LOSS_READ);
+		return;
+	}
+	id->handle = reg_arg(regs, d->a_handle < 7 ? d->a_handle : 0);
+	if (si < 7) {
+		id->stream = reg_arg(regs, si);
+	} else if (si <= 12) {
+		/* above the return address: argument 7 at sp + 8 */
+		if (bpf_probe_read_user(&id->stream, sizeof(id->stream),
+					(void *)(PT_REGS_SP(regs) + 8 * (si - 6))))
+			count_loss(GS_LOSS_READ);
+	}
+}
+
 SEC("uprobe")
 int BPF_KPROBE(cu_entry)
 {
 	__u64 ts, id = bpf_get_current_pid_tgid();
-	__u32 fn = bpf_get_attach_cookie(ctx), tgid = id >> 32;
-	__u32 *gen = bpf_map_lookup_elem(&tgids, &tgid); /* a target's: its unload generation */
-	const struct cu_fn_desc *d;
+	__u32 fn = bpf_get_attach_cookie(ctx), tgid = id >> 32, gen;
+	const struct cu_fn_desc *d = bpf_map_lookup_elem(&cu_fns, &fn);
+	struct cu_thread *t = NULL;
+	__u16 extra = 0;
+	bool counted;
 	struct cu_event ev;
 	struct uargs a;
 
-	if (!gen)
-		return 0;
-	d = bpf_map_lookup_elem(&cu_fns, &fn);
 	if (!d)
 		return 0;
+	counted = is_launch(d->kind) || is_async_memset(d);
+	if (counted) {
+		/* a target's thread: its cache, which knows it is one */
+		t = thread_cache(tgid, &gen);
+		if (!gen)
+			return 0;
+	} else {
+		__u32 *g = bpf_map_lookup_elem(&tgids,
+					       &tgid); /* a target's: its unload generation */
+
+		if (!g)
+			return 0;
+		gen = *g;
+	}
 	if (bumps_epoch(d))
 		__sync_fetch_and_add(&cu_epoch, 1);
 	ts = bpf_ktime_get_ns(); /* after the bump: see cu_epoch */
+	if (counted) {
+		/* Counted, and decided with one user read (the stream): most launches end here. */
+		struct launch_id lid = { .handle = 0, .stream = 0, .kind = d->kind };
+		struct cu_slot *sl;
+
+		launch_id(ctx, d, &lid);
+		sl = t ? count_cached(t, fn, gen, &lid) : NULL;
+		if (!sl)
+			count_launch(tgid, fn, gen, &lid);
+		if (d->kind == CU_K_LAUNCH && (!sl || !sl->named)) {
+			__u32 how = name_by_handle(lid.handle, d->lib, fn, CU_K_LAUNCH, ts, gen);
+
+			if (sl)
+				sl->named = !!how;
+		}
+		/* async memsets are never streamed; a launch by the rule, or always with no cache */
+		if (is_async_memset(d) || (t && !launch_streamed(t, lid.stream, ts))) {
+			if (!all_launches)
+				return 0;
+			extra = CU_LF_EXTRA;
+		}
+	}
 	/* A call that makes an interval (a name lookup, a call with a return) ends any off-CPU
 	 * interval of its thread still open (offcpu.bpf.h); launches do not look. */
 	if (d->a_name || (d->flags & CU_F_RET))
@@ -670,23 +651,9 @@ int BPF_KPROBE(cu_entry)
 	ev.kind = d->kind;
 	ev.caller = a.w[U_CALLER];
 	decode_args(&a, d, &ev);
-	if (is_launch(d->kind)) {
-		if (d->kind == CU_K_LAUNCH)
-			name_by_handle(ev.handle, d->lib, fn, CU_K_LAUNCH, ts, *gen);
-		count_launch(tgid, fn, *gen, &ev);
-		if (!launch_streamed((__u32)id, ev.stream, ts)) {
-			if (!all_launches)
-				return 0;
-			ev.h.flags |= CU_LF_EXTRA;
-		}
-	} else if (is_async_memset(d)) {
-		count_launch(tgid, fn, *gen, &ev);
-		if (!all_launches)
-			return 0;
-		ev.h.flags |= CU_LF_EXTRA;
-	} else if (ev.stream && (d->flags & CU_F_ASYNC)) {
-		prior_launch((__u32)id, &ev);
-	}
+	ev.h.flags |= extra;
+	if (!counted && ev.stream && (d->flags & CU_F_ASYNC))
+		prior_launch(&ev);
 
 	struct cu_event *out;
 

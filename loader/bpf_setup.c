@@ -187,6 +187,13 @@ int bpf_setup__attach_tracepoints(struct record_bpf *skel, struct links *links, 
 		    prog == skel->progs.sigfwd_kill)
 			continue;
 		l = bpf_program__attach(prog);
+		/* Kept apart: it folds the launch caches of exiting threads until
+		 * bpf_setup__fold_launches has folded the others' */
+		if (prog == skel->progs.cu_thread_exit && l) {
+			skel->links.cu_thread_exit = l;
+			meta__kernel_probe(o, tgid, pid, sec);
+			continue;
+		}
 		err = l ? links__add(links, l) : -errno;
 		if (err) {
 			fprintf(stderr, "gapscope: cannot attach tracepoints: %s\n",
@@ -196,6 +203,29 @@ int bpf_setup__attach_tracepoints(struct record_bpf *skel, struct links *links, 
 		meta__kernel_probe(o, tgid, pid, sec);
 	}
 	return 0;
+}
+
+int bpf_setup__fold_launches(struct record_bpf *skel)
+{
+	struct bpf_link *l = bpf_program__attach_iter(skel->progs.cu_fold, NULL);
+	int fd = l ? bpf_iter_create(bpf_link__fd(l)) : -1, err = 0;
+	char buf[64];
+	ssize_t n;
+
+	if (fd < 0)
+		err = -errno;
+	/* Each read runs the program over more tasks; the end is EOF. */
+	while (fd >= 0 && (n = read(fd, buf, sizeof(buf))) != 0)
+		if (n < 0 && errno != EINTR) {
+			err = -errno;
+			break;
+		}
+	if (fd >= 0)
+		close(fd);
+	bpf_link__destroy(l);
+	bpf_link__destroy(skel->links.cu_thread_exit);
+	skel->links.cu_thread_exit = NULL;
+	return err;
 }
 
 void bpf_setup__destroy(struct record_bpf *skel)

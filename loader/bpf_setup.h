@@ -35,6 +35,11 @@ int bpf_setup__watch_tgid(struct record_bpf *skel, pid_t tgid);
  */
 int bpf_setup__attach_tracepoints(struct record_bpf *skel, struct links *links, struct trace_out *o,
 				  pid_t tgid, int pid);
+/*
+ * Once the CUDA probes are off: the launch counts still in threads' caches (bpf/launches.bpf.h,
+ * cu_thread) into cu_launch_counts, then the fold at thread exit let go of. 0 or -errno.
+ */
+int bpf_setup__fold_launches(struct record_bpf *skel);
 void bpf_setup__destroy(struct record_bpf *skel);
 
 #endif

@@ -242,7 +242,9 @@ static void write_cu_handles(struct trace_out *o, struct record_bpf *skel, pid_t
 	trace_out__append(o, &c, sizeof(c));
 }
 
-/* Every launch counted in BPF so far (bpf/cuda.bpf.c, count_launch): one record, the last counts. */
+/* Every launch counted in BPF so far (bpf/launches.bpf.h): one record, the last counts. While the
+ * probes are on, the counts threads still hold in their launch caches are not in it yet: the
+ * record written at the end, after bpf_setup__fold_launches, has them all. */
 static void write_launches(struct trace_out *o, struct record_bpf *skel, pid_t tgid)
 {
 	int fd = bpf_map__fd(skel->maps.cu_launch_counts), ncpus = libbpf_num_possible_cpus();

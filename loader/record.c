@@ -92,6 +92,10 @@ static int finish(struct consumer *c, struct links *links, struct sampler *s, st
 	int err;
 
 	links__detach_all(links);
+	if (bpf_setup__fold_launches(c->skel))
+		fprintf(stderr,
+			"gapscope: warning: launch counts still cached in threads not read: "
+			"the counts are short\n");
 	consumer__drain(c);
 	jitmap__write_all(out, c->maps, t->pid); /* JITs' perf maps, as the processes left them */
 	gpu_feeds__finish(out);
