@@ -40,6 +40,10 @@ const volatile bool all_launches = false;
 #define CU_WAYS	   2
 #define CU_STREAMS 4
 
+/* Whether uprobe programs may use task storage (the recorder probes the kernel); without it
+ * every launch is streamed and counted in cu_launch_counts. */
+const volatile bool launch_caches = true;
+
 struct cu_slot {
 	__u64 handle;
 	__u64 stream;
@@ -145,11 +149,18 @@ static __always_inline void fold_thread(struct cu_thread *t)
  */
 static __always_inline struct cu_thread *thread_cache(__u32 tgid, __u32 *gen)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct cu_thread *t = bpf_task_storage_get(&cu_threads, task, 0, 0);
+	struct task_struct *task;
+	struct cu_thread *t;
 	__u64 unloads = *(volatile __u64 *)&cu_unloads;
 	__u32 *g;
 
+	if (!launch_caches) { /* the verifier drops the rest: no task storage for uprobes here */
+		g = bpf_map_lookup_elem(&tgids, &tgid);
+		*gen = g ? *g : 0;
+		return NULL;
+	}
+	task = bpf_get_current_task_btf();
+	t = bpf_task_storage_get(&cu_threads, task, 0, 0);
 	if (t && t->unloads == unloads && t->tgid == tgid) {
 		*gen = t->gen;
 		return t;
@@ -263,7 +274,10 @@ static __always_inline bool launch_streamed(struct cu_thread *t, __u64 stream, _
  * last of them was made, for the copy model (cuda.h, CU_EF_PRIOR_LAUNCH). */
 static __always_inline void prior_launch(struct cu_event *ev)
 {
-	struct cu_thread *t = bpf_task_storage_get(&cu_threads, bpf_get_current_task_btf(), 0, 0);
+	struct cu_thread *t = launch_caches ?
+				      bpf_task_storage_get(&cu_threads, bpf_get_current_task_btf(),
+							   0, 0) :
+				      NULL;
 	struct cu_stream_state *st = t ? stream_state(t, ev->stream) : NULL;
 
 	if (st && st->unstreamed && st->unstreamed <= ev->h.ts) {

@@ -103,6 +103,12 @@ static void configure(struct record_bpf *skel, const struct record_opts *o, bool
 	skel->rodata->launch_stacks = o->launch_stacks;
 	skel->rodata->all_launches = o->all_launches;
 	skel->rodata->stop_for_attach = o->cmd != NULL;
+	skel->rodata->launch_caches =
+		libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_task_storage_get, NULL) >
+			0 &&
+		!getenv("GAPSCOPE_NO_LAUNCH_CACHES"); /* tests: the path of a kernel without */
+	if (!skel->rodata->launch_caches && o->verbose)
+		fprintf(stderr, "gapscope: no task storage for uprobes: every launch streamed\n");
 	/* What this recording will not attach is not loaded (each program is verified: ~15-40 ms). */
 	if (o->sampler == GS_SAMPLER_TIMER) {
 		bpf_program__set_autoload(skel->progs.tick_sample, false);
