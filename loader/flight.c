@@ -67,12 +67,13 @@ struct flight {
 	__u64 real_off;
 	struct metrics *m; /* --metrics, or NULL */
 	struct push *push; /* --push, --pprof-dir, or NULL */
-	/* Where the live analysis saw a device start work from idle (its latest gaps' ends). */
+	/* Where the live analysis saw each device start work from idle (its gaps' ends), at least
+	 * keep_ns / (FLIGHT_IDLE / 2) apart: a program with many short gaps keeps some from as far
+	 * back as the ring reaches. */
 	struct {
-		__u32 device;
-		__u64 at;
-	} idle[FLIGHT_IDLE];
-	size_t nidle;
+		__u64 at[FLIGHT_IDLE];
+		size_t n;
+	} idle[METRICS_DEVICES];
 	unsigned int ticks;
 };
 
@@ -171,8 +172,13 @@ static int on_gap(const struct gap *g, void *ctx)
 		metrics__gap(f->m, g);
 	if (f->push)
 		push__gap(f->push, g);
-	f->idle[f->nidle % FLIGHT_IDLE].device = g->device;
-	f->idle[f->nidle++ % FLIGHT_IDLE].at = g->end_ns;
+	if (g->device < METRICS_DEVICES) {
+		typeof(f->idle[0]) *id = &f->idle[g->device];
+		__u64 last = id->n ? id->at[(id->n - 1) % FLIGHT_IDLE] : 0;
+
+		if (!id->n || g->end_ns >= last + f->keep_ns / (FLIGHT_IDLE / 2))
+			id->at[id->n++ % FLIGHT_IDLE] = g->end_ns;
+	}
 	if (!f->o.trigger_gap_ms || g->end_ns - g->start_ns < f->o.trigger_gap_ms * 1e6)
 		return 0;
 	snprintf(why, sizeof(why), "gap of %.3f s on gpu%u (%s %s)",
@@ -326,34 +332,43 @@ void flight__append(struct flight *f, const void *rec, size_t size)
  * analysis saw each device start work after a gap (the launch that ended it: every stream was
  * drained, and the busy time that follows is seen whole), so that the dump's records find the
  * GPU as the whole recording had it there (no launch outstanding from before, no event recorded
- * before and waited for after). Where the ring no longer holds such a moment before w0, the
- * earliest it holds after (the window starts late); where it holds none, the ring's oldest
- * record, and the GPU's state there is not known (*clean false).
+ * before and waited for after). A device with no such moment before w0 in the ring may take its
+ * first one after w0, as long as that is not after trig, the start of what triggered the dump
+ * (the window starts late but holds its trigger). Where a device has neither, the window starts
+ * at w0 (or the ring's oldest record, if later) and the GPU's state there is not known
+ * (*clean false): a GPU busy since before the ring, whose first gap is the trigger itself.
  */
-static __u64 clean_start(const struct flight *f, __u64 w0, __u64 w1, bool *clean)
+static __u64 clean_start(const struct flight *f, __u64 w0, __u64 w1, __u64 trig, bool *clean)
 {
-	__u64 before[METRICS_DEVICES] = {}, after[METRICS_DEVICES] = {}, start = ~0ull;
 	__u64 held = f->head ? f->head->min_end : w0; /* the ring's oldest record */
-	size_t n = f->nidle < FLIGHT_IDLE ? f->nidle : FLIGHT_IDLE;
+	__u64 start = ~0ull;
 
-	for (size_t i = 0; i < n; i++) {
-		__u32 d = f->idle[i].device;
-		__u64 t = f->idle[i].at;
-
-		if (d >= METRICS_DEVICES || t < held || t > w1)
-			continue;
-		if (t <= w0 && t > before[d])
-			before[d] = t;
-		if (t > w0 && (!after[d] || t < after[d]))
-			after[d] = t;
-	}
+	*clean = true;
 	for (int d = 0; d < METRICS_DEVICES; d++) {
-		__u64 t = before[d] ?: after[d];
+		size_t n = f->idle[d].n < FLIGHT_IDLE ? f->idle[d].n : FLIGHT_IDLE;
+		__u64 before = 0, after = 0;
 
-		if (t && t < start)
-			start = t;
+		if (!f->idle[d].n)
+			continue; /* never seen idle (nor, maybe, at all): see below */
+		for (size_t i = 0; i < n; i++) {
+			__u64 t = f->idle[d].at[i];
+
+			if (t < held || t > w1)
+				continue;
+			if (t <= w0 && t > before)
+				before = t;
+			if (t > w0 && (!after || t < after))
+				after = t;
+		}
+		if (!before && (!after || after > trig)) {
+			*clean = false;
+			break;
+		}
+		if ((before ?: after) < start)
+			start = before ?: after;
 	}
-	*clean = start != ~0ull;
+	if (start == ~0ull)
+		*clean = false; /* no device was ever seen idle: busy since before the ring */
 	if (!*clean)
 		start = held > w0 ? held : w0; /* cut: the ring holds no more */
 	return start;
@@ -374,7 +389,7 @@ static void start_dump(struct flight *f, const struct flight_req *r)
 				   .dir = f->o.dir,
 				   .report = !f->o.no_report };
 	snprintf(d->reason, sizeof(d->reason), "%s", r->reason);
-	d->w0 = clean_start(f, r->w0, r->w1, &d->clean);
+	d->w0 = clean_start(f, r->w0, r->w1, r->start, &d->clean);
 	d->late = d->w0 > r->start; /* the ring no longer held the trigger's start */
 	d->heads = malloc(f->sticky_bytes ?: 1);
 	for (struct flight_chunk *c = f->head; c; c = c->next)

@@ -7,7 +7,8 @@
 # report blames its trigger gap on malloc_trim via the tracker lock; the gaps of every dump are
 # those of the whole recording over the same window (from a second after its start, the
 # analysis's look-back, to its end); `fixed` at the same threshold writes no dump; and the
-# hourly cap holds, tested with SIGUSR1.
+# hourly cap holds, tested with SIGUSR1; and a GPU busy since before the ring gets a dump that
+# holds its trigger.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "loads BPF programs and attaches uprobes"
@@ -148,4 +149,32 @@ grep '^gapscope: flight' "$d/err"
 grep -q '^gapscope: flight: 2 dump(s) written .*, 1 not written for the limits, 0 inside' "$d/err" ||
 	die "the hourly cap: $(grep 'dump(s) written' "$d/err")"
 [ "$(ls "$d/dumps" | grep -c '\.gsc$')" = 2 ] || die "dumps on disk: $(ls "$d/dumps")"
+
+# A GPU busy since before the ring: tests/report/feeder.c's busy mode keeps the device working
+# for 3 s (two streams, each synchronized while the other has a kernel queued: no moment where
+# it is seen idle), then 300 ms on the CPU, then 3 s more. The one dump cannot start where the
+# GPU was idle (the trigger is its first gap): it starts at its window (the GPU's state there
+# unknown), holds the gap, and its report gives the gap and cause of the whole recording.
+d=$TMP/busy
+mkdir -p "$d/dumps"
+${CC:-cc} -O2 -g -fno-omit-frame-pointer -Iengine -pthread -o "$TMP/feeder" \
+	tests/report/feeder.c -ldl || die "cannot build the feeder"
+"$GS" record --flight 5 --trigger-gap 150 --dump-dir "$d/dumps" -o "$d/full.gsc" -- \
+	"$TMP/feeder" "$(realpath "$BUILD/simcuda/libcuda.so.1")" busy 3000 300 >"$d/out" 2>"$d/err" ||
+	{ cat "$d/err"; die "record --flight of the busy feeder failed"; }
+grep '^gapscope: flight: dump' "$d/err"
+[ "$(grep -c '^gapscope: flight: dump .*: gap of' "$d/err")" = 1 ] || die "not one dump of the busy feeder"
+grep -q 'GPU state at its start unknown), ' "$d/err" || die "the busy feeder's dump did not start at its window"
+"$GS" report "$d/full.gsc" -o "$d/full.report" >/dev/null 2>"$d/report.err" ||
+	{ cat "$d/report.err"; die "report of the busy feeder failed"; }
+python3 - "$d/full.report/summary.json" "$d"/dumps/*.gsc.report/summary.json <<'PY' || die "the busy feeder's dump"
+import json, sys
+full, dump = (json.load(open(f)) for f in sys.argv[1:3])
+def gaps(s):
+    return [(g["start_ns"], g["end_ns"], g["cause"] and g["cause"]["kind"],
+             g["cause"] and g["cause"]["function"]) for g in s["gaps"] if g["duration_ns"] >= 150e6]
+print("busy feeder: the whole recording %s, the dump %s" % (gaps(full), gaps(dump)))
+assert len(gaps(full)) == 1 and gaps(full)[0][2:] == ("on_cpu", "compute_input"), "whole recording"
+assert gaps(dump) == gaps(full), "the dump's gap is not the whole recording's"
+PY
 echo ok

@@ -18,6 +18,11 @@
  *   deep    recurses DEEP_FRAMES calls deep (deep_recurse, a 1 KiB
  *           array in each frame) and sleeps PERIOD ms at the bottom
  *           (deep_bottom): a stack far deeper than any snapshot     expected cause: sleep
+ *   busy    two streams, each synchronized while the other has a
+ *           kernel queued, for ITER ms: the device is never seen
+ *           idle; then both synchronized, PERIOD ms of CPU work,
+ *           and ITER ms more as before                              expected: one gap,
+ *           on_cpu in compute_input
  *
  * usage: feeder LIBCUDA MODE ITER PERIOD_MS [FILE]
  */
@@ -81,14 +86,35 @@ static __attribute__((noinline)) uint64_t deep_recurse(int depth, unsigned int m
 	return r + pad[(depth * 7) % sizeof(pad)]; /* used after the call: no tail call */
 }
 
-static void *stream, *func;
+static void *stream, *stream2, *func;
 static struct fr_scale_args args;
 
-static void launch(void)
+static void launch_on(void *s)
 {
 	void *params[] = { &args };
 
-	CU(cuLaunchKernel, func, 1, 1, 1, ZK_BLOCK, 1, 1, 0, stream, params, NULL);
+	CU(cuLaunchKernel, func, 1, 1, 1, ZK_BLOCK, 1, 1, 0, s, params, NULL);
+}
+
+static void launch(void)
+{
+	launch_on(stream);
+}
+
+/* busy mode: ms milliseconds of launches on two streams, each synchronized while the other has
+ * a kernel queued, so that no synchronize finds the device without work. */
+static void busy_for(unsigned int ms)
+{
+	uint64_t end = now_ns() + ms * 1000000ull;
+
+	launch_on(stream2);
+	while (now_ns() < end) {
+		launch_on(stream);
+		CU(cuStreamSynchronize, stream2);
+		launch_on(stream2);
+		CU(cuStreamSynchronize, stream);
+	}
+	CU(cuStreamSynchronize, stream2);
 }
 
 /* helper mode: one input at a time through a condition variable. */
@@ -127,7 +153,7 @@ int main(int argc, char **argv)
 
 	if (argc < 5) {
 		fprintf(stderr,
-			"usage: feeder LIBCUDA sleep|file|graph|helper|deep ITER PERIOD_MS [FILE]\n");
+			"usage: feeder LIBCUDA sleep|file|graph|helper|deep|busy ITER PERIOD_MS [FILE]\n");
 		return 2;
 	}
 	mode = argv[2];
@@ -167,6 +193,15 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "helper"))
 		pthread_create(&helper, NULL, helper_main, NULL);
+	if (!strcmp(mode, "busy")) {
+		CU(cuStreamCreate, &stream2, 1);
+		busy_for(iter);
+		compute_input(period);
+		busy_for(iter);
+		printf("feeder: busy %d ms, %d ms on the CPU, %d ms at %llu\n", iter, period, iter,
+		       (unsigned long long)now_ns());
+		return 0;
+	}
 
 	for (int i = 0; i < iter; i++) {
 		if (!strcmp(mode, "sleep")) {
