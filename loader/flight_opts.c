@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /* record --flight's options: an argp child of record's (options.c), into a struct flight_opts. */
 #include <argp.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "flight.h"
+#include "numarg.h"
 
 enum {
 	OPT_FLIGHT = 0x200,
@@ -77,26 +77,21 @@ static const struct argp_option opts[] = {
 	{},
 };
 
+/* The numbers go through numarg.h, as record's own do. */
 static double seconds(struct argp_state *state, const char *what, const char *arg, double max)
 {
-	char *end;
 	double v;
 
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || *end || !*arg || !(v >= 0) || v > max)
+	if (numarg__double(arg, 0, max, &v))
 		argp_error(state, "%s: not a number from 0 to %g: %s", what, max, arg);
 	return v;
 }
 
 static unsigned int count(struct argp_state *state, const char *what, const char *arg)
 {
-	char *end;
-	unsigned long v;
+	long long v;
 
-	errno = 0;
-	v = strtoul(arg, &end, 10);
-	if (errno || *end || !*arg || !v || v > 1000000)
+	if (numarg__int(arg, 1, 1000000, &v))
 		argp_error(state, "%s: not a count from 1 to 1000000: %s", what, arg);
 	return v;
 }
