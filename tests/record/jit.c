@@ -23,8 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kernels.h"
-#include "../cuda_dl.h"
+#include "../cuda_fr_scale.h"
 
 typedef void (*jit_fn)(uint64_t n);
 
@@ -105,8 +104,7 @@ static __attribute__((noinline)) void feed_from_jit(unsigned int ms)
 
 int main(int argc, char **argv)
 {
-	static const uint32_t fatbin[4] = { 0xBA55ED50u }; /* the fatbin header's magic */
-	void *mod, *dev_mem, *stream, *func;
+	void *stream, *func;
 	struct fr_scale_args args;
 	int iter, period;
 
@@ -120,14 +118,7 @@ int main(int argc, char **argv)
 	period = atoi(argv[3]);
 	cuda_dl_open("jit", argv[1]);
 	generate();
-	cuda_dl_context();
-	CU(cuModuleLoadData, &mod, fatbin);
-	CU(cuModuleGetFunction, &func, mod, "fr_scale");
-	CU(cuStreamCreate, &stream, 1);
-	CU(cuMemAlloc_v2, &dev_mem, 256 * sizeof(fr_t));
-	args.data = dev_mem;
-	args.c = fr_one();
-	args.n = 256;
+	cuda_dl_fr_scale(&func, &stream, &args);
 	for (int i = 0; i < iter; i++) {
 		void *params[] = { &args };
 

@@ -29,8 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../cuda_dl.h"
-#include "kernels.h"
+#include "../cuda_fr_scale.h"
 
 #define NWORKERS 2
 #define BATCH	 4096
@@ -109,8 +108,7 @@ static void worker(int out, int go, const char *mode, int batches, unsigned int 
 
 int main(int argc, char **argv)
 {
-	static const uint32_t fatbin[4] = { 0xBA55ED50u }; /* the fatbin header's magic */
-	void *mod, *func, *stream, *params[1], *dev_mem;
+	void *func, *stream, *params[1];
 	struct fr_scale_args args;
 	int iter, in, out, go[2], status, bad = 0;
 	const char *mode;
@@ -155,14 +153,7 @@ int main(int argc, char **argv)
 			worker(out, go[0], mode, iter / NWORKERS + (w < iter % NWORKERS), ms);
 	}
 	cuda_dl_open("workers", argv[1]);
-	cuda_dl_context();
-	CU(cuModuleLoadData, &mod, fatbin);
-	CU(cuModuleGetFunction, &func, mod, "fr_scale");
-	CU(cuStreamCreate, &stream, 1);
-	CU(cuMemAlloc_v2, &dev_mem, 256 * sizeof(fr_t));
-	args.data = dev_mem;
-	args.c = fr_one();
-	args.n = 256;
+	cuda_dl_fr_scale(&func, &stream, &args);
 	params[0] = &args;
 	prctl(PR_SET_NAME, "gpu_feeder");
 	if (argc > 5 && !strcmp(argv[5], "wait")) {

@@ -36,8 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kernels.h"
-#include "../cuda_dl.h"
+#include "../cuda_fr_scale.h"
 
 static uint64_t now_ns(void)
 {
@@ -144,8 +143,7 @@ static void *helper_main(void *arg)
 
 int main(int argc, char **argv)
 {
-	static const uint32_t fatbin[4] = { 0xBA55ED50u }; /* the fatbin header's magic */
-	void *mod, *dev_mem, *graph = NULL, *exec = NULL;
+	void *graph = NULL, *exec = NULL;
 	const char *mode;
 	int iter, fd = -1;
 	pthread_t helper;
@@ -162,14 +160,7 @@ int main(int argc, char **argv)
 	cuda_dl_missing = 77; /* this driver lacks a function: the test skips the mode */
 	cuda_dl_open("feeder", argv[1]);
 	pthread_setname_np(pthread_self(), "feeder");
-	cuda_dl_context();
-	CU(cuModuleLoadData, &mod, fatbin);
-	CU(cuModuleGetFunction, &func, mod, "fr_scale");
-	CU(cuStreamCreate, &stream, 1);
-	CU(cuMemAlloc_v2, &dev_mem, 256 * sizeof(fr_t));
-	args.data = dev_mem;
-	args.c = fr_one();
-	args.n = 256;
+	cuda_dl_fr_scale(&func, &stream, &args);
 	if (!strcmp(mode, "graph")) {
 		cuda_dl_sym(
 			"cuGraphLaunch"); /* skip before capturing if the driver cannot replay */
