@@ -186,8 +186,10 @@ static void prune(struct analysis *a, __u64 now)
 	for (size_t i = 0; i < p->pending.n; i++)
 		if (VEC_AT(&p->pending, struct gap, i)->start_ns < h)
 			h = VEC_AT(&p->pending, struct gap, i)->start_ns;
-	if (h > LOOKBACK_NS)
+	if (h > LOOKBACK_NS) {
 		threads__prune(p->th, h - LOOKBACK_NS);
+		analysis_priv__forget_exited(p, h - LOOKBACK_NS);
+	}
 }
 
 static int cmp_gap(const void *x, const void *y)
@@ -296,8 +298,10 @@ int analysis__step(struct analysis *a, const struct gs_hdr *h)
 	take_idle(a, h->type == GS_EV_CUDA);
 	if (a->end_ns >= p->next_due && complete_due(a, p->bl, &p->opts, a->end_ns))
 		return -EIO;
-	if (++p->nrec % PRUNE_EVERY == 0)
+	if (++p->nrec % PRUNE_EVERY == 0 || a->end_ns >= p->pruned_ns + PRUNE_NS) {
+		p->pruned_ns = a->end_ns;
 		prune(a, a->end_ns);
+	}
 	return 0;
 }
 
@@ -441,6 +445,7 @@ void analysis__free(struct analysis *a)
 		stacktab__free(p->stacks);
 		vec__free(&p->probes);
 		vec__free(&p->task_kinds);
+		vec__free(&p->exited);
 		trace__close(p->tr);
 		strtab__free(p->strs);
 		free(p);

@@ -13,7 +13,13 @@
  * but reach into it are then in), and history is kept this long before the oldest open gap. */
 #define GAP_MARGIN_NS (200ull * 1000 * 1000)
 #define LOOKBACK_NS   (1000ull * 1000 * 1000)
-#define PRUNE_EVERY   65536
+#define PRUNE_EVERY   65536		      /* records, */
+#define PRUNE_NS      (1000ull * 1000 * 1000) /* or trace time, between two prunes */
+
+struct exited_proc {
+	__u32 tgid;
+	__u64 ts; /* its last thread's exit */
+};
 
 struct analysis_priv {
 	struct strtab *strs;
@@ -38,13 +44,20 @@ struct analysis_priv {
 	struct vec task_kinds; /* __u32 by probe id: enum rt_fn_kind of task probes, else 0 */
 	struct tasks *tasks;   /* async tasks' polls and wakes (reports/tasks.h) */
 	struct launch_counter *launches;
+	/* Live (forget_gaps): processes gone, struct exited_proc, let go of once every gap that
+	 * could reach back to them is analysed. */
+	struct vec exited;
 	bool decided_only; /* analysis_opts.decided_only */
 	/* Between analysis__open and analysis__finish: */
 	struct blame *bl;
 	struct analysis_opts opts;
 	__u32 version; /* of the trace (TRACE_VERSION when live) */
 	__u64 nrec;
+	__u64 pruned_ns; /* the trace's time at the last prune */
 };
+
+/* Live: the state of processes gone before horizon let go of (feed.c). */
+void analysis_priv__forget_exited(struct analysis_priv *p, __u64 horizon);
 
 /* One record: metadata, or an event for the timelines (feed.c). Returns -ENOMEM only. */
 int analysis_priv__feed(struct analysis *a, const struct gs_hdr *h, __u32 version);

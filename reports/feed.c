@@ -90,6 +90,35 @@ static __u64 woken(const struct thread *t, const struct gs_hdr *h, const struct 
 }
 
 /* One record: metadata, or an event for the timelines. Returns -ENOMEM only. */
+/* A process gone, and its pid given to another (a fork, a mapping): not to be let go of. */
+static void revived(struct analysis_priv *p, __u32 tgid)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < p->exited.n; i++)
+		if (VEC_AT(&p->exited, struct exited_proc, i)->tgid != tgid)
+			*VEC_AT(&p->exited, struct exited_proc,
+				k++) = *VEC_AT(&p->exited, struct exited_proc, i);
+	p->exited.n = k;
+}
+
+void analysis_priv__forget_exited(struct analysis_priv *p, __u64 horizon)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < p->exited.n; i++) {
+		struct exited_proc *e = VEC_AT(&p->exited, struct exited_proc, i);
+
+		if (e->ts < horizon) {
+			unwinder__forget(p->uw, e->tgid);
+			names__forget(p->nm, e->tgid);
+			continue;
+		}
+		*VEC_AT(&p->exited, struct exited_proc, k++) = *e;
+	}
+	p->exited.n = k;
+}
+
 int analysis_priv__feed(struct analysis *a, const struct gs_hdr *h, __u32 version)
 {
 	struct analysis_priv *p = a->priv;
@@ -102,6 +131,7 @@ int analysis_priv__feed(struct analysis *a, const struct gs_hdr *h, __u32 versio
 		return 0;
 	case GS_REC_MAP:
 		if (fixed > sizeof(struct gs_rec_map)) {
+			revived(p, h->tgid);
 			names__add_map(p->nm, (const void *)h);
 			unwinder__add_map(p->uw, (const void *)h);
 		}
@@ -132,6 +162,7 @@ int analysis_priv__feed(struct analysis *a, const struct gs_hdr *h, __u32 versio
 				return -ENOMEM;
 			c->born_ns = h->ts;
 			c->parent = h->tid;
+			revived(p, f->child_tgid);
 			threads__set_comm(p->th, f->child_tid, f->child_tgid, f->comm, GS_COMM_LEN);
 		}
 		break;
@@ -146,6 +177,13 @@ int analysis_priv__feed(struct analysis *a, const struct gs_hdr *h, __u32 versio
 		if (!t)
 			return -ENOMEM;
 		t->exit_ns = h->ts;
+		if (p->opts.forget_gaps && fixed >= sizeof(struct exit_event) &&
+		    ((const struct exit_event *)h)->group_dead) {
+			struct exited_proc *e = vec__push(&p->exited, sizeof(*e));
+
+			if (e)
+				*e = (struct exited_proc){ .tgid = h->tgid, .ts = h->ts };
+		}
 		break;
 	}
 	case GS_EV_OFFCPU:

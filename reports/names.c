@@ -191,6 +191,14 @@ const char *names__user(struct names *n, __u32 tgid, __u64 addr, bool leaf)
 	return c->name;
 }
 
+void names__forget(struct names *n, __u32 tgid)
+{
+	symbolizer__forget(n->sym, tgid);
+	for (size_t i = 0; i < CACHE_SIZE; i++)
+		if (n->cache[i].tgid == tgid)
+			n->cache[i].kind = 0;
+}
+
 bool names__in_libc(struct names *n, __u32 tgid, __u64 addr)
 {
 	struct cache_ent *c = cache_slot(n, tgid, addr, 3);

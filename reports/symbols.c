@@ -116,6 +116,16 @@ static size_t vma_upper(const struct symbolizer *s, __u32 tgid, __u64 addr)
 	return lo;
 }
 
+void symbolizer__forget(struct symbolizer *s, __u32 tgid)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->nvmas; i++)
+		if (s->vmas[i].tgid != tgid)
+			s->vmas[k++] = s->vmas[i];
+	s->nvmas = k;
+}
+
 int symbolizer__add_map(struct symbolizer *s, __u32 tgid, const struct sym_map *m)
 {
 	size_t i, j;

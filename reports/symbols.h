@@ -118,6 +118,8 @@ void symbolizer__set_fallback(struct symbolizer *s, const struct sym_fallback *f
  * 0 or -ENOMEM, -EINVAL.
  */
 int symbolizer__add_map(struct symbolizer *s, __u32 tgid, const struct sym_map *m);
+/* A process that is gone: its mappings (the files' symbols stay, for any other process). */
+void symbolizer__forget(struct symbolizer *s, __u32 tgid);
 
 /*
  * An address of tgid (addr - 1 for return addresses, see above) to up to max frames, innermost

@@ -112,6 +112,29 @@ void unwinder__free(struct unwinder *u)
 	free(u);
 }
 
+void unwinder__forget(struct unwinder *u, __u32 tgid)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < u->nmaps; i++) {
+		if (u->maps[i].tgid == tgid) {
+			free(u->maps[i].path);
+			continue;
+		}
+		u->maps[k++] = u->maps[i];
+	}
+	u->nmaps = k;
+	k = 0;
+	for (size_t i = 0; i < u->nprocs; i++) {
+		if (u->procs[i].tgid == tgid) {
+			dwfl_end(u->procs[i].dwfl);
+			continue;
+		}
+		u->procs[k++] = u->procs[i];
+	}
+	u->nprocs = k;
+}
+
 void unwinder__set_archive(struct unwinder *u, struct report_archive *a)
 {
 	u->archive = a;

@@ -38,6 +38,8 @@ struct report_archive;
 void unwinder__set_archive(struct unwinder *u, struct report_archive *a);
 
 void unwinder__add_map(struct unwinder *u, const struct gs_rec_map *m);
+/* A process that is gone: its maps and its Dwfl (its modules' files, their CFI) let go of. */
+void unwinder__forget(struct unwinder *u, __u32 tgid);
 
 /*
  * One record of the ordered stream: a snapshot is unwound and kept; an event is returned with
