@@ -30,117 +30,18 @@ const volatile bool all_launches = false;
  * It holds the thread's streams' states (the rule above) and, two ways per set, the counts of
  * the kernels it launched lately by stream: a launch of one of them is an increment. A count
  * leaves its slot for cu_launch_counts when another kernel takes the slot, when the thread
- * exits or execs (cu_thread_exit, cu_thread_exec) and when the recording ends (cu_fold, run by
- * the recorder once the probes are off), so that the counts are exact. Only the thread writes
- * its cache while it launches; the folds that may meet (an exit and cu_fold) take each count
- * with an exchange. A thread with no cache (none could be made) streams every launch and counts
- * it in cu_launch_counts itself.
+ * exits or execs, and when the recording ends (launchfold.bpf.c), so that the counts are
+ * exact. Only the thread writes its cache while it launches; the folds that may meet (an exit
+ * and the end's) take each count with an exchange. A thread with no cache (none could be made)
+ * streams every launch and counts it in cu_launch_counts itself. The types and maps are in
+ * launch_cache.bpf.h, shared with the folds.
  */
-#define CU_SETS	   128
-#define CU_WAYS	   2
-#define CU_STREAMS 4
 
 /* Whether uprobe programs may use task storage (the recorder probes the kernel); without it
  * every launch is streamed and counted in cu_launch_counts. */
 const volatile bool launch_caches = true;
 
-struct cu_slot {
-	__u64 handle;
-	__u64 stream;
-	__u64 n;    /* launches counted here, not yet in cu_launch_counts */
-	__u32 gen;  /* the process's unload generation */
-	__u16 fn;   /* probe id */
-	__u8 kind;  /* CU_K_LAUNCH, CU_K_GRAPH_LAUNCH or CU_K_MEMSET */
-	__u8 named; /* name_by_handle answered for it: nothing more to read */
-};
-
-struct cu_stream_state {
-	__u64 stream;
-	__u64 epoch;	  /* cu_epoch at the last streamed launch */
-	__u64 unstreamed; /* ts of the last launch left out since then, 0 none */
-};
-
-struct cu_thread {
-	__u32 tgid;
-	__u32 gen; /* the process's unload generation, read when cu_unloads was unloads */
-	__u64 unloads;
-	__u32 next; /* the stream state a new stream takes */
-	__u32 pad;
-	struct cu_stream_state st[CU_STREAMS];
-	struct cu_slot slot[CU_SETS][CU_WAYS];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct cu_thread);
-} cu_threads SEC(".maps");
-
-/* Every launch, by process, probe, stream and kernel handle: exact counts, streamed or not. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, CU_MAX_LAUNCH_KEYS);
-	__type(key, struct cu_launch_key);
-	__type(value, __u64);
-} cu_launch_counts SEC(".maps");
-
-static __always_inline void count_add(const struct cu_launch_key *k, __u64 n)
-{
-	__u64 *c = bpf_map_lookup_elem(&cu_launch_counts, k);
-
-	if (c) {
-		*c += n; /* this CPU's slot */
-		return;
-	}
-	if (!bpf_map_update_elem(&cu_launch_counts, k, &n, BPF_NOEXIST))
-		return;
-	c = bpf_map_lookup_elem(&cu_launch_counts, k); /* made meanwhile on another CPU */
-	if (c)
-		*c += n;
-	else
-		count_loss(GS_LOSS_MAP);
-}
-
-/* The count a slot holds, into cu_launch_counts (exchanged: two folds may meet at an exit). */
-static __always_inline void fold_slot(__u32 tgid, struct cu_slot *sl)
-{
-	__u64 n = __sync_lock_test_and_set(&sl->n, 0);
-
-	if (n) {
-		struct cu_launch_key k = { .tgid = tgid,
-					   .fn = sl->fn,
-					   .gen = sl->gen,
-					   .kind = sl->kind,
-					   .stream = sl->stream,
-					   .handle = sl->handle };
-
-		count_add(&k, n);
-	}
-}
-
-struct fold_ctx {
-	struct cu_thread *t; /* bpf_loop's context is on the stack */
-};
-
-static long fold_set(__u64 i, void *ctx)
-{
-	struct cu_thread *t = ((struct fold_ctx *)ctx)->t;
-	__u32 set = i;
-
-	if (!t || set >= CU_SETS)
-		return 1;
-	fold_slot(t->tgid, &t->slot[set][0]);
-	fold_slot(t->tgid, &t->slot[set][1]);
-	return 0;
-}
-
-static __always_inline void fold_thread(struct cu_thread *t)
-{
-	struct fold_ctx c = { .t = t };
-
-	bpf_loop(CU_SETS, fold_set, &c, 0);
-}
+#include "launch_cache.bpf.h"
 
 /*
  * The calling thread's cache when it is a target's (created at its first launch), its
@@ -213,7 +114,8 @@ static __always_inline struct cu_slot *count_cached(struct cu_thread *t, __u32 f
 		sl = b;
 	else {
 		sl = a->n <= b->n ? a : b; /* the one launched less: a hot pair keeps its slots */
-		fold_slot(t->tgid, sl);
+		count_slot(t->tgid, sl, sl->n); /* only this thread writes it while it launches */
+		sl->n = 0;
 		sl->handle = id->handle;
 		sl->stream = id->stream;
 		sl->fn = fn;
@@ -284,44 +186,6 @@ static __always_inline void prior_launch(struct cu_event *ev)
 		ev->dur_ns = ev->h.ts - st->unstreamed;
 		ev->h.flags |= CU_EF_PRIOR_LAUNCH;
 	}
-}
-
-/* A thread exits, or execs (its cache would be another image's): its counts folded first. */
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(cu_thread_exit, struct task_struct *task)
-{
-	struct cu_thread *t = bpf_task_storage_get(&cu_threads, task, 0, 0);
-
-	if (t)
-		fold_thread(t);
-	return 0;
-}
-
-SEC("tp_btf/sched_process_exec")
-int BPF_PROG(cu_thread_exec, struct task_struct *p)
-{
-	struct cu_thread *t = bpf_task_storage_get(&cu_threads, p, 0, 0);
-
-	if (t) {
-		fold_thread(t);
-		bpf_task_storage_delete(&cu_threads, p);
-	}
-	return 0;
-}
-
-/* At the end, once the probes are off: the counts still in caches, into cu_launch_counts. */
-SEC("iter/task")
-int cu_fold(struct bpf_iter__task *ctx)
-{
-	struct task_struct *task = ctx->task;
-	struct cu_thread *t;
-
-	if (!task)
-		return 0;
-	t = bpf_task_storage_get(&cu_threads, task, 0, 0);
-	if (t)
-		fold_thread(t);
-	return 0;
 }
 
 #endif
