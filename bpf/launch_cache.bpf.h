@@ -69,7 +69,6 @@ static __always_inline void count_add(const struct cu_launch_key *k, __u64 n)
 		count_loss(GS_LOSS_MAP);
 }
 
-
 /* n launches a slot counted, into cu_launch_counts under its key. */
 static __always_inline void count_slot(__u32 tgid, const struct cu_slot *sl, __u64 n)
 {

@@ -5,6 +5,7 @@
  * once the CUDA probes are off, before it lets go of the exit fold). An exit and cu_fold may
  * meet on one thread: each takes a slot's count with an exchange, so that it is counted once.
  * Built for BPF v3 (atomic exchange) apart from the CUDA probes, whose verification v3 slows.
+ * And cu_peek: what the caches hold, read (not taken) for the recorder's counts every second.
  */
 #include "gapscope.bpf.h"
 #include "cuda.h"
@@ -75,5 +76,58 @@ int cu_fold(struct bpf_iter__task *ctx)
 	t = bpf_task_storage_get(&cu_threads, task, 0, 0);
 	if (t)
 		fold_thread(t);
+	return 0;
+}
+
+/* cu_peek's output, one per slot holding a count: as the trace's struct gs_launch_count. */
+struct peek_rec {
+	struct cu_launch_key k;
+	__u64 n;
+};
+
+struct peek_ctx {
+	struct cu_thread *t;
+	struct seq_file *seq;
+};
+
+static long peek_set(__u64 i, void *ctx)
+{
+	struct peek_ctx *c = ctx;
+	struct cu_thread *t = c->t;
+	__u32 set = i;
+
+	if (!t || set >= CU_SETS)
+		return 1;
+	for (int w = 0; w < CU_WAYS; w++) {
+		struct cu_slot *sl = &t->slot[set][w];
+		struct peek_rec r = { .n = *(volatile __u64 *)&sl->n };
+
+		if (!r.n)
+			continue;
+		/* Read while the thread may be giving the slot to another kernel: a count may be
+		 * put under the next one's key in this read, never in cu_launch_counts. */
+		r.k = (struct cu_launch_key){ .tgid = t->tgid,
+					      .fn = sl->fn,
+					      .gen = sl->gen,
+					      .kind = sl->kind,
+					      .stream = sl->stream,
+					      .handle = sl->handle };
+		bpf_seq_write(c->seq, &r, sizeof(r));
+	}
+	return 0;
+}
+
+/* Every second while the probes are on: the counts the caches hold, for the recorder to add to
+ * cu_launch_counts' in the record it writes (metadata.c). */
+SEC("iter/task")
+int cu_peek(struct bpf_iter__task *ctx)
+{
+	struct peek_ctx c = { .seq = ctx->meta->seq };
+
+	if (!ctx->task)
+		return 0;
+	c.t = bpf_task_storage_get(&cu_threads, ctx->task, 0, 0);
+	if (c.t)
+		bpf_loop(CU_SETS, peek_set, &c, 0);
 	return 0;
 }

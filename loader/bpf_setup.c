@@ -211,26 +211,75 @@ int bpf_setup__attach_tracepoints(struct record_bpf *skel, struct links *links, 
 	return 0;
 }
 
-int bpf_setup__fold_launches(struct record_bpf *skel)
+/* Runs the task iterator prog to its end: its output (malloc'd, *len bytes) in *out, or NULL
+ * for none; 0 or -errno. */
+static int run_task_iter(struct bpf_program *prog, char **out, size_t *len)
 {
-	struct bpf_link *l = bpf_program__attach_iter(skel->progs.cu_fold, NULL);
+	struct bpf_link *l = bpf_program__attach_iter(prog, NULL);
 	int fd = l ? bpf_iter_create(bpf_link__fd(l)) : -1, err = 0;
-	char buf[64];
-	ssize_t n;
+	size_t cap = 0, n = 0;
+	char *buf = NULL;
 
 	if (fd < 0)
 		err = -errno;
 	/* Each read runs the program over more tasks; the end is EOF. */
-	while (fd >= 0 && (n = read(fd, buf, sizeof(buf))) != 0)
-		if (n < 0 && errno != EINTR) {
+	while (fd >= 0) {
+		ssize_t r;
+
+		if (n + 4096 > cap) {
+			char *b = realloc(buf, cap = cap ? 2 * cap : 65536);
+
+			if (!b) {
+				err = -ENOMEM;
+				break;
+			}
+			buf = b;
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r == 0)
+			break;
+		if (r < 0 && errno != EINTR) {
 			err = -errno;
 			break;
 		}
+		n += r > 0 ? r : 0;
+	}
 	if (fd >= 0)
 		close(fd);
 	bpf_link__destroy(l);
+	if (err || !out) {
+		free(buf);
+		buf = NULL;
+		n = 0;
+	}
+	if (out) {
+		*out = buf;
+		*len = n;
+	}
+	return err;
+}
+
+int bpf_setup__fold_launches(struct record_bpf *skel)
+{
+	int err = skel->rodata->launch_caches ? run_task_iter(skel->progs.cu_fold, NULL, NULL) : 0;
+
 	bpf_link__destroy(skel->links.cu_thread_exit);
 	skel->links.cu_thread_exit = NULL;
+	return err;
+}
+
+int bpf_setup__peek_launches(struct record_bpf *skel, struct gs_launch_count **e, size_t *n)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int err = 0;
+
+	*e = NULL;
+	*n = 0;
+	if (skel->rodata->launch_caches)
+		err = run_task_iter(skel->progs.cu_peek, &buf, &len);
+	*e = (struct gs_launch_count *)buf; /* the iterator writes them as the trace has them */
+	*n = len / sizeof(**e);
 	return err;
 }
 

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+struct gs_launch_count;
 struct links;
 struct record_bpf;
 struct record_opts;
@@ -40,6 +41,11 @@ int bpf_setup__attach_tracepoints(struct record_bpf *skel, struct links *links, 
  * cu_thread) into cu_launch_counts, then the fold at thread exit let go of. 0 or -errno.
  */
 int bpf_setup__fold_launches(struct record_bpf *skel);
+/*
+ * While the probes are on: the counts threads' launch caches hold now (read, not taken), as
+ * the trace's entries (malloc'd array in *e, *n of them); 0 or -errno (then none).
+ */
+int bpf_setup__peek_launches(struct record_bpf *skel, struct gs_launch_count **e, size_t *n);
 void bpf_setup__destroy(struct record_bpf *skel);
 
 #endif

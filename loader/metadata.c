@@ -15,6 +15,7 @@
 #include "proc.h"
 #include "record.skel.h"
 #include "archive.h"
+#include "bpf_setup.h"
 #include "clock.h"
 #include "elfx.h"
 #include "flight.h"
@@ -242,23 +243,45 @@ static void write_cu_handles(struct trace_out *o, struct record_bpf *skel, pid_t
 	trace_out__append(o, &c, sizeof(c));
 }
 
-/* Every launch counted in BPF so far (bpf/launches.bpf.h): one record, the last counts. While the
- * probes are on, the counts threads still hold in their launch caches are not in it yet: the
- * record written at the end, after bpf_setup__fold_launches, has them all. */
+static int cmp_count(const void *a, const void *b)
+{
+	return memcmp(&((const struct gs_launch_count *)a)->k,
+		      &((const struct gs_launch_count *)b)->k, sizeof(struct cu_launch_key));
+}
+
+/*
+ * Every launch counted in BPF so far (bpf/launches.bpf.h): one record, the last counts. Those
+ * folded into cu_launch_counts, and those threads' launch caches still hold (read, not taken,
+ * while the probes are on: at the end they are folded, and this finds none), one entry a key.
+ */
 static void write_launches(struct trace_out *o, struct record_bpf *skel, pid_t tgid)
 {
 	int fd = bpf_map__fd(skel->maps.cu_launch_counts), ncpus = libbpf_num_possible_cpus();
+	struct gs_launch_count *cached = NULL;
 	struct cu_launch_key k, *prev = NULL;
 	struct gs_rec_launches *r = NULL;
 	__u64 *vals = calloc(ncpus, sizeof(__u64));
-	size_t cap = 0, n = 0;
+	size_t cap = 0, n = 0, ncached = 0, m = 0;
 
 	if (!vals)
 		return;
-	while (!bpf_map_get_next_key(fd, prev, &k)) {
-		prev = &k;
-		if (bpf_map_lookup_elem(fd, &k, vals))
-			continue; /* deleted meanwhile: the recorder never deletes, so not ours */
+	bpf_setup__peek_launches(skel, &cached, &ncached); /* none where it fails */
+	for (bool map_done = false;;) {
+		struct gs_launch_count e = {};
+
+		if (!map_done && !bpf_map_get_next_key(fd, prev, &k)) {
+			prev = &k;
+			if (bpf_map_lookup_elem(fd, &k, vals))
+				continue; /* deleted meanwhile: the recorder never deletes, not ours */
+			e.k = k;
+			for (int c = 0; c < ncpus; c++)
+				e.count += vals[c];
+		} else if (ncached) {
+			map_done = true;
+			e = cached[--ncached];
+		} else {
+			break;
+		}
 		if (n == cap) {
 			size_t ncap = cap ? 2 * cap : 64;
 			struct gs_rec_launches *nr = realloc(
@@ -269,20 +292,26 @@ static void write_launches(struct trace_out *o, struct record_bpf *skel, pid_t t
 			r = nr;
 			cap = ncap;
 		}
-		r->e[n] = (struct gs_launch_count){ .k = k };
-		for (int c = 0; c < ncpus; c++)
-			r->e[n].count += vals[c];
-		n++;
+		r->e[n++] = e;
+	}
+	if (r) { /* one entry a key: the map's and the caches' of the same key summed */
+		qsort(r->e, n, sizeof(r->e[0]), cmp_count);
+		for (size_t i = 0; i < n; i++)
+			if (m && !cmp_count(&r->e[m - 1], &r->e[i]))
+				r->e[m - 1].count += r->e[i].count;
+			else
+				r->e[m++] = r->e[i];
 	}
 	if (!r && !(r = calloc(1, sizeof(*r))))
 		goto out;
-	meta__hdr(&r->h, GS_REC_LAUNCHES, sizeof(*r) + n * sizeof(struct gs_launch_count), tgid);
-	r->n = n;
+	meta__hdr(&r->h, GS_REC_LAUNCHES, sizeof(*r) + m * sizeof(struct gs_launch_count), tgid);
+	r->n = m;
 	r->flags = skel->rodata->all_launches ? GS_LAUNCHES_F_ALL : 0;
 	trace_out__append(o, r, r->h.size);
 out:
 	free(r);
 	free(vals);
+	free(cached);
 }
 
 void meta__losses(struct trace_out *o, struct record_bpf *skel, pid_t tgid, __u64 attach_failed,

@@ -1,6 +1,7 @@
 # The launch counts of tests/record/launchmix.c, exact per kernel and stream, through every way a
 # count leaves a thread's launch cache (bpf/cuda.bpf.c, cu_thread): taken by another kernel,
 # folded when its thread exits, and folded by the recorder at the end while the threads live.
+# The counts written while the recording goes on hold what the caches hold too.
 # Run by tests/cases/record_launch_cache.sh.
 # usage: launch_cache.py TMP LIBCUDA
 import collections, os, re, signal, subprocess, sys
@@ -32,8 +33,11 @@ def counted(trace):
     return got, records
 
 
-def check(what, trace, decided=True):
-    got, records = counted(trace)
+def check(what, trace, decided=True, got=None):
+    if got is None:
+        got, records = counted(trace)
+    else:
+        records = counted(trace)[1]
     want = expected()
     total = sum(got.values())
     print("%s: %d launches counted over %d kernel and stream pairs (made %d over %d), %d in "
@@ -74,6 +78,20 @@ t.stdin.write(b"go\n")
 t.stdin.flush()
 if out.wait(r"^launched %d$" % (THREADS * N)) is None:
     die("launchmix did not finish its launches")
+# The trace while it is written: its counts (written every second) hold the caches' too, read
+# without taking them: once written after the launches, they are all of them.
+import time
+deadline, got = time.monotonic() + 30, None
+while time.monotonic() < deadline:
+    rc, txt, warn = script(trace, "--no-stacks")
+    got = collections.Counter()
+    for m in re.finditer(r"^# launch-count .* kernel=(\w+)\S* .*stream=(0x[0-9a-f]+) n=(\d+)$",
+                         txt, re.M):
+        got[(m.group(1), int(m.group(2), 16))] += int(m.group(3))
+    if got == expected():
+        break
+    time.sleep(0.2)
+check("threads alive, read while recording", trace, got=got)
 rec.send_signal(signal.SIGINT)
 rec.wait()
 t.stdin.close()
