@@ -31,29 +31,47 @@ assert_eq "$(count 'cuda:cuLaunchKernel kernel=?')" 0 "launch records without a 
 grep -q 'mmap .* libcuda.so.1 watched stopped-for-attach' "$TMP/script" ||
 	die "simcuda was not attached late"
 
-# malloc_trim: every call, each interval within 1 ms of the engine's own measurement.
+# malloc_trim: every call, each interval within 1 ms of the engine's own measurement (but for
+# the time the thread was off the CPU between them).
 engine_trims=$(sed -n 's/^malloc_trim calls: \([0-9]*\)$/\1/p' "$TMP/out")
 [ -n "$engine_trims" ] && [ "$engine_trims" -gt 0 ] || die "the engine reported no malloc_trim"
 assert_eq "$(count 'probe:malloc_trim ')" "$engine_trims" "malloc_trim events"
 sed -n 's/.*"kind":"malloc_trim","tid":\([0-9]*\),.*"start_ns":\([0-9]*\),.*"ns":\([0-9]*\),.*/\1 \2 \3/p' \
 	"$TMP/truth.jsonl" >"$TMP/truth.trims"
 assert_eq "$(wc -l <"$TMP/truth.trims")" "$engine_trims" "malloc_trim lines in --truth"
-grep 'probe:malloc_trim ' "$TMP/script" |
-	sed 's#^ *.* \([0-9]*\)/[0-9]* *\[[0-9]*\] \([0-9.]*\): probe:malloc_trim dur=\([0-9.]*\)\(ms\|us\) .*#\1 \2 \3 \4#' \
-	>"$TMP/trace.trims"
-awk 'NR == FNR { s[$1 " " NR] = $2; d[$1 " " NR] = ($4 == "ms" ? $3 * 1e6 : $3 * 1e3); n = NR; next }
-     { matched = 0
-       for (k in s) {
-	       split(k, t, " ")
-	       if (t[1] != $1 || (s[k] * 1e9 - $2) > 1e6 || ($2 - s[k] * 1e9) > 1e6)
-		       continue
-	       diff = d[k] - $3; if (diff < 0) diff = -diff
-	       printf "tid %s: trace %.3f ms, truth %.3f ms\n", $1, d[k] / 1e6, $3 / 1e6
-	       if (diff > 1e6) { print "  off by more than 1 ms"; bad = 1 }
-	       matched = 1
-       }
-       if (!matched) { print "tid " $1 ": truth interval at " $2 " not in the trace"; bad = 1 } }
-     END { exit bad }' "$TMP/trace.trims" "$TMP/truth.trims" || die "malloc_trim intervals differ"
+# Each truth interval (the engine's clock read before and after the call) holds one probed
+# interval of its thread, whose edges are within 1 ms of its own but for the time the thread
+# spent off the CPU between them (a preemption right after the engine read its clock).
+python3 - "$TMP/script" "$TMP/truth.trims" <<'PY' || die "malloc_trim intervals differ"
+import re, sys
+script, truth = open(sys.argv[1]).read(), open(sys.argv[2]).read().split("\n")
+unit = {"ms": 1e6, "us": 1e3, "s": 1e9}
+def ns(v, u):
+    return float(v) * unit[u]
+trims, off = [], []
+for m in re.finditer(r"^\s*\S+\s+(\d+)/\d+\s+\[\d+\] ([0-9.]+): (probe:malloc_trim|sched:offcpu) .*?dur=([0-9.]+)(ms|us|s) ", script, re.M):
+    tid, t, what, d = int(m.group(1)), round(float(m.group(2)) * 1e9), m.group(3), ns(m.group(4), m.group(5))
+    (trims if what == "probe:malloc_trim" else off).append((tid, t, t + d))
+def offcpu(tid, a, b):
+    return sum(max(0, min(b, e) - max(a, s)) for t, s, e in off if t == tid)
+bad = 0
+for line in filter(None, truth):
+    tid, t0, n = map(int, line.split())
+    t1 = t0 + n
+    held = [(s, e) for t, s, e in trims if t == tid and s >= t0 - 1e4 and e <= t1 + 1e4]
+    if len(held) != 1:
+        print("tid %d: the truth interval at %d holds %d probed ones" % (tid, t0, len(held)))
+        bad = 1
+        continue
+    s, e = held[0]
+    away = offcpu(tid, t0, s) + offcpu(tid, e, t1)
+    print("tid %d: trace %.3f ms, truth %.3f ms, %.3f ms off the CPU at its edges" %
+          (tid, (e - s) / 1e6, n / 1e6, away / 1e6))
+    if (s - t0) + (t1 - e) > 1e6 + away:
+        print("  off by more than 1 ms")
+        bad = 1
+sys.exit(bad)
+PY
 
 # Synchronize calls, per function (the engine counts after its teardown's syncs).
 engine_sync() { sed -n "s/^sync calls $1: \([0-9]*\)$/\1/p" "$TMP/out"; }
