@@ -13,6 +13,7 @@
 
 #include "record.skel.h"
 #include "bpf_setup.h"
+#include "pidns.h"
 #include "links.h"
 #include "metadata.h"
 #include "options.h"
@@ -211,57 +212,62 @@ int bpf_setup__attach_tracepoints(struct record_bpf *skel, struct links *links, 
 	return 0;
 }
 
-/* Runs the task iterator prog to its end: its output (malloc'd, *len bytes) in *out, or NULL
- * for none; 0 or -errno. */
-static int run_task_iter(struct bpf_program *prog, char **out, size_t *len)
+/* What task iterators wrote (bpf_setup__peek_launches), one run after another. */
+struct iter_out {
+	char *buf;
+	size_t len, cap;
+};
+
+/*
+ * Runs the task iterator prog to its end, over the threads of process pid only where pid is
+ * not 0 (Linux 6.1), its output appended to *out (where out is not NULL). 0 or -errno.
+ */
+static int run_task_iter(struct bpf_program *prog, pid_t pid, struct iter_out *out)
 {
-	struct bpf_link *l = bpf_program__attach_iter(prog, NULL);
+	union bpf_iter_link_info li = { .task.pid = pid };
+	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &li, .link_info_len = sizeof(li));
+	struct bpf_link *l = bpf_program__attach_iter(prog, pid ? &opts : NULL);
 	int fd = l ? bpf_iter_create(bpf_link__fd(l)) : -1, err = 0;
-	size_t cap = 0, n = 0;
-	char *buf = NULL;
+	struct iter_out none = {};
 
 	if (fd < 0)
 		err = -errno;
+	if (!out)
+		out = &none;
 	/* Each read runs the program over more tasks; the end is EOF. */
 	while (fd >= 0) {
 		ssize_t r;
 
-		if (n + 4096 > cap) {
-			char *b = realloc(buf, cap = cap ? 2 * cap : 65536);
+		if (out->len + 4096 > out->cap) {
+			size_t cap = out->cap ? 2 * out->cap : 65536;
+			char *b = realloc(out->buf, cap);
 
 			if (!b) {
 				err = -ENOMEM;
 				break;
 			}
-			buf = b;
+			out->buf = b;
+			out->cap = cap;
 		}
-		r = read(fd, buf + n, cap - n);
+		r = read(fd, out->buf + out->len, out->cap - out->len);
 		if (r == 0)
 			break;
 		if (r < 0 && errno != EINTR) {
 			err = -errno;
 			break;
 		}
-		n += r > 0 ? r : 0;
+		out->len += r > 0 ? r : 0;
 	}
 	if (fd >= 0)
 		close(fd);
 	bpf_link__destroy(l);
-	if (err || !out) {
-		free(buf);
-		buf = NULL;
-		n = 0;
-	}
-	if (out) {
-		*out = buf;
-		*len = n;
-	}
+	free(none.buf);
 	return err;
 }
 
 int bpf_setup__fold_launches(struct record_bpf *skel)
 {
-	int err = skel->rodata->launch_caches ? run_task_iter(skel->progs.cu_fold, NULL, NULL) : 0;
+	int err = skel->rodata->launch_caches ? run_task_iter(skel->progs.cu_fold, 0, NULL) : 0;
 
 	bpf_link__destroy(skel->links.cu_thread_exit);
 	skel->links.cu_thread_exit = NULL;
@@ -270,16 +276,31 @@ int bpf_setup__fold_launches(struct record_bpf *skel)
 
 int bpf_setup__peek_launches(struct record_bpf *skel, struct gs_launch_count **e, size_t *n)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	int err = 0;
+	int fd = bpf_map__fd(skel->maps.tgids), err = 0;
+	struct iter_out out = {};
+	__u32 key, *prev = NULL;
 
 	*e = NULL;
 	*n = 0;
-	if (skel->rodata->launch_caches)
-		err = run_task_iter(skel->progs.cu_peek, &buf, &len);
-	*e = (struct gs_launch_count *)buf; /* the iterator writes them as the trace has them */
-	*n = len / sizeof(**e);
+	if (!skel->rodata->launch_caches)
+		return 0;
+	/*
+	 * The targets' threads only, process by process: a host's every task each second would be
+	 * the recorder's cost on a busy machine. All of them where the recorder's ids are not the
+	 * BPF side's (a pid namespace) or the kernel cannot pick a process.
+	 */
+	while (pidns__initial() && !err && !bpf_map_get_next_key(fd, prev, &key)) {
+		prev = &key;
+		err = run_task_iter(skel->progs.cu_peek, key, &out);
+		if (err == -ESRCH || err == -ENOENT)
+			err = 0; /* gone meanwhile */
+	}
+	if (err || !pidns__initial()) {
+		out.len = 0;
+		err = run_task_iter(skel->progs.cu_peek, 0, &out);
+	}
+	*e = (struct gs_launch_count *)out.buf; /* the iterator writes them as the trace has them */
+	*n = err ? 0 : out.len / sizeof(**e);
 	return err;
 }
 

@@ -14,13 +14,19 @@
 /* The initial pid namespace's inode (PROC_PID_INIT_INO, include/linux/proc_ns.h). */
 #define PID_INIT_INO 0xeffffffcu
 
-int pidns__open(struct pidns *ns)
+bool pidns__initial(void)
 {
 	struct stat st;
+
+	return stat("/proc/self/ns/pid", &st) || st.st_ino == PID_INIT_INO;
+}
+
+int pidns__open(struct pidns *ns)
+{
 	int err;
 
 	*ns = (struct pidns){};
-	if (stat("/proc/self/ns/pid", &st) || st.st_ino == PID_INIT_INO)
+	if (pidns__initial())
 		return 0;
 	ns->nested = true;
 	ns->skel = nspid_bpf__open_and_load();

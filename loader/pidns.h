@@ -18,6 +18,8 @@ struct pidns {
 	struct nspid_bpf *skel;
 };
 
+/* Whether the recorder runs in the initial pid namespace (or cannot tell): its ids are global. */
+bool pidns__initial(void);
 /* Finds whether the recorder runs in a pid namespace and loads the translator there. -errno. */
 int pidns__open(struct pidns *ns);
 void pidns__close(struct pidns *ns);
