@@ -58,6 +58,9 @@ async function checkSvg(browser, url, frame, requests) {
 	const browser = await puppeteer.launch({
 		executablePath: chromium,
 		headless: true,
+		// A guard, not a timing: Chromium's start took over the default 30 s once on a
+		// loaded 2-CPU machine.
+		timeout: 180000,
 		// Root in CI: Chromium's sandbox refuses to run as root.
 		args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage',
 			'--no-first-run', '--disable-background-networking',
