@@ -277,6 +277,7 @@ int bpf_setup__fold_launches(struct record_bpf *skel)
 int bpf_setup__peek_launches(struct record_bpf *skel, struct gs_launch_count **e, size_t *n)
 {
 	int fd = bpf_map__fd(skel->maps.tgids), err = 0;
+	bool by_process = pidns__initial();
 	struct iter_out out = {};
 	__u32 key, *prev = NULL;
 
@@ -289,13 +290,13 @@ int bpf_setup__peek_launches(struct record_bpf *skel, struct gs_launch_count **e
 	 * the recorder's cost on a busy machine. All of them where the recorder's ids are not the
 	 * BPF side's (a pid namespace) or the kernel cannot pick a process.
 	 */
-	while (pidns__initial() && !err && !bpf_map_get_next_key(fd, prev, &key)) {
+	while (by_process && !err && !bpf_map_get_next_key(fd, prev, &key)) {
 		prev = &key;
 		err = run_task_iter(skel->progs.cu_peek, key, &out);
 		if (err == -ESRCH || err == -ENOENT)
 			err = 0; /* gone meanwhile */
 	}
-	if (err || !pidns__initial()) {
+	if (err || !by_process) {
 		out.len = 0;
 		err = run_task_iter(skel->progs.cu_peek, 0, &out);
 	}

@@ -44,6 +44,18 @@ need_root() {
 # reader still delivers them, counts them and says so; any other warning is damage.
 other_warnings() { grep -v "arrived too late to be put in time order" "$1" || true; }
 
+# read_until FD LOG GLOB: lines from FD (a recorder's stderr) appended to LOG until one matches
+# GLOB (true), or until FD ends or is silent for 60 s (false: a guard, not a timing).
+read_until() {
+	local l
+	while read -r -t 60 l <&"$1"; do
+		echo "$l" >>"$2"
+		# shellcheck disable=SC2053 # GLOB is a pattern
+		[[ $l == $3 ]] && return 0
+	done
+	return 1
+}
+
 # assert_eq ACTUAL EXPECTED WHAT
 # launch_count SCRIPT ERE: the launches the recorder counted ("# launch-count" lines of
 # `gapscope script`) on lines that match ERE.

@@ -19,12 +19,8 @@ mkfifo "$TMP/err.fifo"
 "$GS" record -o "$TMP/p.gsc" -p "$pid" 2>"$TMP/err.fifo" &
 rp=$!
 exec {fd}<"$TMP/err.fifo"
-said=
-while read -r -t 60 l <&$fd; do
-	echo "$l" >>"$TMP/err"
-	case $l in *"recording pid $pid and 2 more process(es)"*) said=yes; break ;; esac
-done
-[ -n "$said" ] || { cat "$TMP/err"; die "no attach to the program and its two workers"; }
+read_until "$fd" "$TMP/err" "*recording pid $pid and 2 more process(es)*" ||
+	{ cat "$TMP/err"; die "no attach to the program and its two workers"; }
 cat <&$fd >>"$TMP/err" &
 echo go >&"${P[1]}"
 cat <&"${P[0]}" >"$TMP/out"

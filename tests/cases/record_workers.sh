@@ -48,7 +48,7 @@ PY
 # exist and wait, records it attached (HOW: -p for the parent, pids for the parent and both
 # workers given with -p each, cgroup for --cgroup CGROUP), lets it run, and waits for both.
 attached() {
-	local name=$1 mode=$2 cg=$3 how=$4 line pid rp wpid fd l said args
+	local name=$1 mode=$2 cg=$3 how=$4 line pid rp wpid fd args
 	coproc W { [ -z "$cg" ] || echo $BASHPID >"$cg/cgroup.procs"
 		exec nice -n -19 "$TMP/workers" "$LIBCUDA" "$mode" 40 20 wait; }
 	wpid=$W_PID
@@ -64,12 +64,8 @@ attached() {
 	"$GS" record -o "$TMP/$name.gsc" "${args[@]}" 2>"$TMP/$name.fifo" &
 	rp=$!
 	exec {fd}<"$TMP/$name.fifo"
-	said=
-	while read -r -t 60 l <&$fd; do
-		echo "$l" >>"$TMP/$name.err"
-		case $l in *"recording pid "*" and 2 more process(es)"*) said=yes; break ;; esac
-	done
-	[ -n "$said" ] || { cat "$TMP/$name.err"; die "$name: no attach to the three processes"; }
+	read_until "$fd" "$TMP/$name.err" "*recording pid * and 2 more process(es)*" ||
+		{ cat "$TMP/$name.err"; die "$name: no attach to the three processes"; }
 	cat <&$fd >>"$TMP/$name.err" &
 	echo go >&"${W[1]}"
 	cat <&"${W[0]}" >"$TMP/$name.out"
