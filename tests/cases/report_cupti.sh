@@ -47,17 +47,21 @@ sys.exit(0 if key(a) == key(o) and "cupti" not in a else "api-only gaps differ")
 PY
 		die "$sc: --api-only"
 	# --copy-rate at simcuda's own copy model (50 us + 60 us a KiB): a gap's end moves by the
-	# uploads queued ahead of the kernels that end it (about 1.6 ms here), and comes closer to
-	# CUPTI's on every device; no CUPTI gap is lost. The start moves by the copy back (about
-	# 0.5 ms), which is the size of the lateness of a synchronize's return on a loaded machine:
-	# it is printed, not judged.
+	# uploads queued ahead of the kernels that end it (about 1.6 ms here); no CUPTI gap is lost.
+	# A device whose gaps end that way (end error p50 over 0.5 ms) comes to under half of it;
+	# one whose gaps all end with a kernel that had nothing queued ahead (a slow machine can
+	# open a 1 ms window inside a partition: error of a few us) has nothing to gain and must
+	# lose nothing. tracker-trim on one device (its partitions start with uploads) needs the first kind.
+	# The start moves by the copy back (about 0.5 ms), which is the size of
+	# the lateness of a synchronize's return on a loaded machine: it is printed, not judged.
 	"$GS" report "$TMP/$sc.c.gsc" -o "$TMP/$sc.m.rep" --copy-rate 0.0170667,50 >"$TMP/$sc.m.txt" \
 		2>&1 || { cat "$TMP/$sc.m.txt"; die "$sc: report --copy-rate"; }
 	grep -q '^API-inferred tier: host<->device async copies modelled at 0.0170667 GB/s + 50 us$' \
 		"$TMP/$sc.m.txt" || die "$sc: summary.txt does not name the copy model"
-	python3 - "$TMP/$sc.c.rep/summary.json" "$TMP/$sc.m.rep/summary.json" <<'PY' || die "$sc: copy model"
+	python3 - "$TMP/$sc.c.rep/summary.json" "$TMP/$sc.m.rep/summary.json" "$sc" <<'PY' ||
 import json, sys
 plain, model = (json.load(open(p)) for p in sys.argv[1:3])
+queued = 0
 assert model["copy_model"] == {"gbps": 0.0170667, "latency_us": 50}, model["copy_model"]
 pa = {t["device"]: t for t in plain["cupti"]["agreement"]}
 for t in model["cupti"]["agreement"]:
@@ -65,9 +69,18 @@ for t in model["cupti"]["agreement"]:
     print("device %d: recall %.3f -> %.3f, start p50 %.3f -> %.3f ms, end p50 %.3f -> %.3f ms"
           % (t["device"], p["recall"], t["recall"], p["start_err_p50_ns"] / 1e6,
              t["start_err_p50_ns"] / 1e6, p["end_err_p50_ns"] / 1e6, t["end_err_p50_ns"] / 1e6))
-    if t["recall"] < p["recall"] or t["end_err_p50_ns"] >= p["end_err_p50_ns"]:
-        sys.exit("the copy model did not bring the API tier closer to CUPTI")
+    if t["recall"] < p["recall"]:
+        sys.exit("the copy model lost a CUPTI gap")
+    if p["end_err_p50_ns"] > 500000:
+        queued += 1
+        if t["end_err_p50_ns"] * 2 >= p["end_err_p50_ns"]:
+            sys.exit("the copy model did not bring the gaps' ends closer to CUPTI's")
+    elif t["end_err_p50_ns"] > p["end_err_p50_ns"] + 50000:
+        sys.exit("the copy model moved ends that had no copies queued ahead")
+if sys.argv[3] == "tracker-trim" and not queued:
+    sys.exit("no device's gaps ended behind queued uploads")
 PY
+		die "$sc: copy model"
 	for d in $(python3 -c 'import json, sys; print(" ".join(str(d["id"]) for d in
 		json.load(open(sys.argv[1]))["devices"]))' "$TMP/$sc.c.rep/summary.json"); do
 		python3 tests/report/cupti_check.py "$sc" "$TMP/$sc.c.rep/summary.json" \
