@@ -50,10 +50,10 @@ PY
 	# uploads queued ahead of the kernels that end it (about 1.6 ms here); no CUPTI gap is lost.
 	# A device whose gaps end that way (end error p50 over 0.5 ms) comes to under half of it;
 	# one whose gaps all end with a kernel that had nothing queued ahead (a slow machine can
-	# open a 1 ms window inside a partition: error of a few us) has nothing to gain and must
-	# lose nothing. tracker-trim on one device (its partitions start with uploads) needs the first kind.
-	# The start moves by the copy back (about 0.5 ms), which is the size of
-	# the lateness of a synchronize's return on a loaded machine: it is printed, not judged.
+	# open a 1 ms window inside a partition: an error of a few us) has nothing to gain and must
+	# lose nothing. tracker-trim on one device (its partitions start with uploads) needs the
+	# first kind. The start moves by the copy back (about 0.5 ms), which is the size of the
+	# lateness of a synchronize's return on a loaded machine: it is printed, not judged.
 	"$GS" report "$TMP/$sc.c.gsc" -o "$TMP/$sc.m.rep" --copy-rate 0.0170667,50 >"$TMP/$sc.m.txt" \
 		2>&1 || { cat "$TMP/$sc.m.txt"; die "$sc: report --copy-rate"; }
 	grep -q '^API-inferred tier: host<->device async copies modelled at 0.0170667 GB/s + 50 us$' \
