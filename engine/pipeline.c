@@ -28,6 +28,7 @@
  *   gpu_steady       busy_pct (first kernel to last), whole_busy_pct, idle_ns, own_ns, own_share
  *   gpu_summary, counts, oversubscribe
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -615,11 +616,23 @@ static void free_result_records(struct finalizer *f)
 
 /* ---- the stages -------------------------------------------------------------------------- */
 
+/* --hold-last: read standard input to its end (the data is ignored). */
+static void hold_for_stdin(void)
+{
+	char buf[256];
+	ssize_t n;
+
+	while ((n = read(STDIN_FILENO, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+		;
+}
+
 static void *dispatcher_main(void *arg)
 {
 	name_thread("dispatcher", 0);
 	const struct zk_opts *o = E.o;
 	for (unsigned i = 0; i < o->partitions; i++) {
+		if (o->hold_last && i == o->partitions - 1)
+			hold_for_stdin();
 		uint64_t d0 = run_delay_ns();
 		budget_reserve(E.res_abc + E.res_rest);
 		waited(d0);

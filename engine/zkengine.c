@@ -48,6 +48,7 @@ enum {
 	OPT_VERIFY = 'v',
 	OPT_TRUTH = 0x100,
 	OPT_SEED,
+	OPT_HOLD_LAST,
 };
 
 static const struct argp_option options[] = {
@@ -65,6 +66,10 @@ static const struct argp_option options[] = {
 	{ "truth", OPT_TRUTH, "FILE", 0, "write the engine's ground truth (JSON lines) to FILE",
 	  0 },
 	{ "seed", OPT_SEED, "S", 0, "seed of the random inputs (default: from getrandom)", 0 },
+	{ "hold-last", OPT_HOLD_LAST, NULL, 0,
+	  "hand out the last partition only once standard input reaches its end (a test's way "
+	  "to decide when a run ends, whatever the machine's speed)",
+	  0 },
 	{ 0 },
 };
 
@@ -168,6 +173,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_SEED:
 		env.seed = parse_num("seed", arg, 0, ULLONG_MAX);
 		seed_given = true;
+		break;
+	case OPT_HOLD_LAST:
+		env.hold_last = true;
 		break;
 	case ARGP_KEY_ARG:
 		usage_error("unexpected argument '%s'", arg);

@@ -31,6 +31,7 @@ struct zk_opts {
 	unsigned synth_threads;
 	enum zk_scenario scenario;
 	bool verify;
+	bool hold_last; /* the last partition waits for standard input's end */
 	const char *truth;
 	uint64_t seed;
 };

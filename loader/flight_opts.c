@@ -66,7 +66,9 @@ static const struct argp_option opts[] = {
 	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
 	  "Prometheus metrics of the live analysis on http://ADDR:PORT/metrics (default off)", 1 },
 	{ "metrics-linger", OPT_LINGER, "S", 0,
-	  "Keep answering /metrics S seconds after the recording ends (a last scrape)", 1 },
+	  "Keep answering /metrics S seconds after the recording ends (a last scrape; SIGINT, "
+	  "SIGTERM or SIGHUP ends it sooner)",
+	  1 },
 	{ "push", OPT_PUSH, "URL", 0,
 	  "POST a pprof profile of the gaps' stacks every --push-interval to URL, as "
 	  "Pyroscope's /ingest takes them (http://HOST:PORT/ingest)",

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -348,6 +349,14 @@ struct metrics *metrics__new(const char *addr_port)
 	return m;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 void metrics__free(struct metrics *m, double linger_s)
 {
 	if (!m)
@@ -356,11 +365,22 @@ void metrics__free(struct metrics *m, double linger_s)
 	m->n.done = true;
 	pthread_mutex_unlock(&m->lock);
 	if (linger_s > 0) {
-		struct timespec ts = { (time_t)linger_s,
-				       (long)((linger_s - (time_t)linger_s) * 1e9) };
+		/* The last scrape's time, cut short by SIGINT, SIGTERM or SIGHUP (taken here). */
+		double end = now_s() + linger_s, left;
+		sigset_t stop, old;
 
-		while (nanosleep(&ts, &ts) && errno == EINTR)
-			;
+		sigemptyset(&stop);
+		sigaddset(&stop, SIGINT);
+		sigaddset(&stop, SIGTERM);
+		sigaddset(&stop, SIGHUP);
+		pthread_sigmask(SIG_BLOCK, &stop, &old);
+		while ((left = end - now_s()) > 0) {
+			struct timespec ts = { (time_t)left, (long)((left - (time_t)left) * 1e9) };
+
+			if (sigtimedwait(&stop, NULL, &ts) >= 0 || errno != EINTR)
+				break;
+		}
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
 	shutdown(m->fd, SHUT_RDWR);
 	pthread_join(m->thread, NULL);

@@ -42,7 +42,7 @@ for l in err.join():
 if rec.returncode != 0:
     die("the recorder exited %d" % rec.returncode)
 if engine.poll() is not None:
-    die("the engine finished before the detach: give it more partitions")
+    die("the engine finished before the detach, before its release")
 
 # Detached, the engine still running: nothing of ours left in it or in the kernel.
 rc, txt, warn = script(trace)
@@ -58,6 +58,7 @@ if {("prog", p) for p in ours["prog"]} & bpf_listed("link"):
 if pinned() != pins_before:
     die("pinned objects changed: %s" % sorted(set(pinned()) ^ set(pins_before)))
 
+release(engine)
 engine.wait()
 lines = out.join()
 if engine.returncode != 0 or not any(l.startswith("verification passed") for l in lines):

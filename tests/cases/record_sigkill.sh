@@ -55,7 +55,7 @@ while rec.poll() is None and engine.poll() is None:
 rec.send_signal(signal.SIGKILL)
 rec.wait()
 if engine.poll() is not None:
-    die("the engine ended before the kill: give it more partitions")
+    die("the engine ended before the kill, before its release")
 st = open("/proc/%d/stat" % engine.pid).read().rsplit(")", 1)[1].split()[0]
 if st in "tT":
     die("the target is stopped after the recorder's death")
@@ -70,6 +70,7 @@ if "# end events" in txt or "cuda:cuLaunchKernel" not in txt:
 open(os.path.join(tmp, "p.txt"), "w").write(txt)
 if not probe_bytes(engine.pid, os.path.join(tmp, "p.txt"), "clean"):
     die("a breakpoint stayed behind after the recorder's death")
+release(engine)
 engine.wait()
 lines = out.join()
 if engine.returncode != 0 or not any(l.startswith("verification passed") for l in lines):

@@ -71,12 +71,20 @@ class Lines:
 
 
 def start_engine(args):
-    p = subprocess.Popen([ZK] + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    """zkengine held before its last partition (--hold-last) until the test calls release():
+    the run outlasts whatever the test does meanwhile, on a machine of any speed."""
+    p = subprocess.Popen([ZK] + args + ["--hold-last"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     out = Lines(p.stdout)
     # The first result row: the engine is mid-run, its libcuda (simcuda) mapped and in use.
     if out.wait(r"^\s*\d+\s+\d+\s+[0-9.]+ ") is None:
         die("the engine ended before its first partition: " + "\n".join(out.join()))
     return p, out
+
+
+def release(engine):
+    """Let an engine from start_engine() prove its last partition and finish."""
+    engine.stdin.close()
 
 
 def start_record(pid, trace, extra=()):
