@@ -46,7 +46,10 @@ grep -q '\[lock by [^]]*gpu[^]]*\]' "$TMP/gpu-lock-wide.rep/gaps/all.folded" ||
 $CHECK cause "$TMP/starved.rep/summary.json" on_cpu --truth "$TMP/starved.truth" \
 	--without-preemption || die "starved"
 grep -q '\[cond ' "$TMP/starved.rep/gaps/all.folded" || die "starved: no chain through a cond wait"
-$CHECK cause "$TMP/pageable.rep/summary.json" cuda --truth "$TMP/pageable.truth" || die "pageable"
+# The copying thread preempted by the engine's own threads (or anything else on a loaded
+# machine) is preemption in the report and copy time in the truth: judged among the others.
+$CHECK cause "$TMP/pageable.rep/summary.json" cuda --truth "$TMP/pageable.truth" \
+	--without-preemption || die "pageable"
 grep -q '"function":"cuMemcpyHtoD' "$TMP/pageable.rep/summary.json" ||
 	die "pageable: the synchronous copy is not named"
 $CHECK cause "$TMP/oversubscribed.rep/summary.json" preempted --truth "$TMP/oversubscribed.truth" ||
