@@ -5,7 +5,7 @@
 # each one's stacks with a Dwfl of its own (its files opened and mapped); once a process's exit
 # is behind every gap still open, that state goes (reports/feed.c, analysis_priv__forget_exited).
 # While the long run goes on, the recorder maps zkengine for at most 3 processes, not 20; the
-# wait for that is for the condition (a guard of 60 s against one that never comes).
+# wait for that is for the condition (a guard of 300 s against one that never comes).
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "loads BPF programs and attaches uprobes"
@@ -31,7 +31,7 @@ until grep -q 'short runs done' "$TMP/out"; do
 	sleep 0.2
 done
 echo "after 20 short runs: zkengine mapped $(mapped) time(s) by the recorder"
-for _ in $(seq 300); do
+for _ in $(seq 1500); do
 	[ "$(mapped)" -le 3 ] && break
 	sleep 0.2
 done

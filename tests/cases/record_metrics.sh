@@ -41,12 +41,10 @@ for r in json.load(urllib.request.urlopen(url, timeout=5))["data"]["result"]:
     print(" ".join(list(r["metric"].values()) + [r["value"][1]]))
 PY
 }
-for _ in $(seq 100); do
-	curl -sf "http://127.0.0.1:$PPORT/-/ready" >/dev/null && break
+until curl -sf "http://127.0.0.1:$PPORT/-/ready" >/dev/null; do
 	kill -0 "$PROM_PID" 2>/dev/null || { cat "$TMP/prom.log"; die "prometheus did not start"; }
 	sleep 0.2
 done
-curl -sf "http://127.0.0.1:$PPORT/-/ready" >/dev/null || die "prometheus not ready"
 
 mkdir "$TMP/dumps"
 "$GS" record --flight 10 --dump-dir "$TMP/dumps" --metrics "127.0.0.1:$MPORT" \

@@ -63,12 +63,12 @@ mkdir -p "$TMP/srv/buildid/$id"
 cp "$TMP/debug/.build-id/${id:0:2}/${id:2}.debug" "$TMP/srv/buildid/$id/debuginfo"
 python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$TMP/srv" >"$TMP/http.log" 2>&1 &
 srv=$!
-for _ in $(seq 50); do
-	port=$(sed -n 's/.*port \([0-9]*\).*/\1/p' "$TMP/http.log" | head -1)
-	[ -n "$port" ] && break
+port=
+until [ -n "$port" ]; do
+	kill -0 "$srv" 2>/dev/null || { cat "$TMP/http.log"; die "the HTTP server did not start"; }
 	sleep 0.1
+	port=$(sed -n 's/.*port \([0-9]*\).*/\1/p' "$TMP/http.log" | head -1)
 done
-[ -n "$port" ] || { kill "$srv"; die "the HTTP server did not start"; }
 export DEBUGINFOD_CACHE_PATH=$TMP/debuginfod-cache
 DEBUGINFOD_URLS=http://127.0.0.1:$port report dinfo
 kill "$srv"
