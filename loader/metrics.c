@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "analysis.h"
+#include "clock.h"
 #include "gapscope.h"
 #include "metrics.h"
 #include "trace.h"
@@ -349,14 +350,6 @@ struct metrics *metrics__new(const char *addr_port)
 	return m;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 void metrics__free(struct metrics *m, double linger_s)
 {
 	if (!m)
@@ -366,7 +359,7 @@ void metrics__free(struct metrics *m, double linger_s)
 	pthread_mutex_unlock(&m->lock);
 	if (linger_s > 0) {
 		/* The last scrape's time, cut short by SIGINT, SIGTERM or SIGHUP (taken here). */
-		double end = now_s() + linger_s, left;
+		__u64 end = clock__mono_ns() + (__u64)(linger_s * NSEC_PER_SEC), now;
 		sigset_t stop, old;
 
 		sigemptyset(&stop);
@@ -374,8 +367,9 @@ void metrics__free(struct metrics *m, double linger_s)
 		sigaddset(&stop, SIGTERM);
 		sigaddset(&stop, SIGHUP);
 		pthread_sigmask(SIG_BLOCK, &stop, &old);
-		while ((left = end - now_s()) > 0) {
-			struct timespec ts = { (time_t)left, (long)((left - (time_t)left) * 1e9) };
+		while ((now = clock__mono_ns()) < end) {
+			struct timespec ts = { (time_t)((end - now) / NSEC_PER_SEC),
+					       (long)((end - now) % NSEC_PER_SEC) };
 
 			if (sigtimedwait(&stop, NULL, &ts) >= 0 || errno != EINTR)
 				break;
