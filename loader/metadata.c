@@ -249,6 +249,25 @@ static int cmp_count(const void *a, const void *b)
 		      &((const struct gs_launch_count *)b)->k, sizeof(struct cu_launch_key));
 }
 
+/* R grown to hold WANT entries (its capacity in *CAP); NULL, R freed, where memory ran out. */
+static struct gs_rec_launches *launches_room(struct gs_rec_launches *r, size_t *cap, size_t want)
+{
+	struct gs_rec_launches *nr;
+	size_t ncap = *cap ? *cap : 64;
+
+	if (want <= *cap)
+		return r;
+	while (ncap < want)
+		ncap *= 2;
+	nr = realloc(r, sizeof(*r) + ncap * sizeof(struct gs_launch_count));
+	if (!nr) {
+		free(r);
+		return NULL;
+	}
+	*cap = ncap;
+	return nr;
+}
+
 /*
  * Every launch counted in BPF so far (bpf/launches.bpf.h): one record, the last counts. Those
  * folded into cu_launch_counts, and those threads' launch caches still hold (read, not taken,
@@ -266,33 +285,22 @@ static void write_launches(struct trace_out *o, struct record_bpf *skel, pid_t t
 	if (!vals)
 		return;
 	bpf_setup__peek_launches(skel, &cached, &ncached); /* none where it fails */
-	for (bool map_done = false;;) {
-		struct gs_launch_count e = {};
-
-		if (!map_done && !bpf_map_get_next_key(fd, prev, &k)) {
-			prev = &k;
-			if (bpf_map_lookup_elem(fd, &k, vals))
-				continue; /* deleted meanwhile: the recorder never deletes, not ours */
-			e.k = k;
-			for (int c = 0; c < ncpus; c++)
-				e.count += vals[c];
-		} else if (ncached) {
-			map_done = true;
-			e = cached[--ncached];
-		} else {
-			break;
-		}
-		if (n == cap) {
-			size_t ncap = cap ? 2 * cap : 64;
-			struct gs_rec_launches *nr = realloc(
-				r, sizeof(*r) + ncap * sizeof(struct gs_launch_count));
-
-			if (!nr)
-				goto out;
-			r = nr;
-			cap = ncap;
-		}
-		r->e[n++] = e;
+	while (!bpf_map_get_next_key(fd, prev, &k)) {
+		prev = &k;
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue; /* deleted meanwhile: the recorder never deletes, not ours */
+		if (!(r = launches_room(r, &cap, n + 1)))
+			goto out;
+		r->e[n] = (struct gs_launch_count){ .k = k };
+		for (int c = 0; c < ncpus; c++)
+			r->e[n].count += vals[c];
+		n++;
+	}
+	if (ncached) {
+		if (!(r = launches_room(r, &cap, n + ncached)))
+			goto out;
+		memcpy(r->e + n, cached, ncached * sizeof(*cached));
+		n += ncached;
 	}
 	if (r) { /* one entry a key: the map's and the caches' of the same key summed */
 		qsort(r->e, n, sizeof(r->e[0]), cmp_count);
