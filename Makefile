@@ -63,12 +63,13 @@ all:
 include engine/engine.mk
 include engine/tokio/tokio.mk
 include bpf/bpf.mk
+include lib/lib.mk
 include loader/loader.mk
 include loader/cupti/cupti.mk
 include reports/reports.mk
 include tests/tests.mk
 include tests/fuzz/fuzz.mk
-include reports/assets.mk
+include reports/render/assets.mk
 include tests/browser/deps.mk
 include dist/dist.mk
 

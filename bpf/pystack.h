@@ -7,7 +7,7 @@
  * recording each frame's code object and instruction offset: GS_EV_PYSTACK, tied to the event
  * it completes by thread, event type and start time, as a snapshot is. The recorder names each
  * code object once, from the process's memory while it lives (GS_REC_PYCODE, loader/pycode.c),
- * and the report puts the frames in place of the interpreter's own (reports/pyframes.c).
+ * and the report puts the frames in place of the interpreter's own (reports/symbols/pyframes.c).
  *
  * Where the interpreter's structures are comes per process (map py_procs): from the
  * interpreter's own debug offsets (3.13), else a table per version (loader/pyoffsets.c).

@@ -3,7 +3,7 @@
  * User stack snapshots: the registers a thread entered the kernel with and the top of its user
  * stack, copied for the events blame rests on (blocked intervals and futex waits of at least
  * --snapshot-min-block, probed function intervals, CPU samples), so that a report can unwind them
- * with DWARF CFI (reports/unwind.c) where frame pointers are missing, as perf --call-graph dwarf
+ * with DWARF CFI (reports/symbols/unwind.c) where frame pointers are missing, as perf --call-graph dwarf
  * does. A snapshot is a record of its own, GS_EV_USTACK_SNAP, tied to the event it completes by
  * thread, event type and start time.
  */
@@ -45,7 +45,7 @@ struct ustack_snap_event {
 /*
  * gs_hdr flag of a snapshot in a version 4 trace: the recorder compressed its stack bytes (zstd);
  * zlen bytes follow, len once decompressed. Version 5 compresses whole chunks instead
- * (loader/trace.h), which does far better: a thread's snapshots share most of their bytes.
+ * (lib/trace.h), which does far better: a thread's snapshots share most of their bytes.
  */
 #define GS_SNAP_F_ZSTD (1u << 8)
 

@@ -17,7 +17,6 @@
 #include "record.skel.h"
 #include "clock.h"
 #include "consume.h"
-#include "flight.h"
 #include "gpu_feeds.h"
 #include "ksyms.h"
 #include "links.h"
@@ -337,7 +336,7 @@ int consumer__poll(struct consumer *c, struct target *t, int sfd, double duratio
 		{ .fd = sfd, .events = POLLIN },
 		{ .fd = tfd, .events = POLLIN },
 		{ .fd = target__exit_fd(t), .events = POLLIN },
-		{ .fd = flight__signal_fd(c->flight), .events = POLLIN }, /* SIGUSR1: a dump */
+		{ .fd = c->extra_fd, .events = POLLIN }, /* the listener's (--flight: SIGUSR1) */
 	};
 	bool stop = false, tty = isatty(STDERR_FILENO);
 	__u64 last_events = 0, last_ns = start_ns;
@@ -365,8 +364,8 @@ int consumer__poll(struct consumer *c, struct target *t, int sfd, double duratio
 			uprobes__retire_lookups(c->up);
 			if (c->maps->py)
 				pycode__tick(c->maps->py);
-			if (c->flight)
-				flight__tick(c->flight);
+			if (c->tick)
+				c->tick(c->listener);
 			ticks++;
 			if (ticks % 4 == 0)
 				trace_out__flush(c->out);
@@ -384,8 +383,8 @@ int consumer__poll(struct consumer *c, struct target *t, int sfd, double duratio
 		}
 		if (pfd[2].revents && duration && clock__mono_ns() - start_ns >= duration * 1e9)
 			stop = true;
-		if (pfd[4].fd >= 0 && pfd[4].revents)
-			flight__on_signal(c->flight);
+		if (pfd[4].fd >= 0 && pfd[4].revents && c->on_fd)
+			c->on_fd(c->listener);
 		if (pfd[3].fd >= 0 && pfd[3].revents) {
 			t->gone = true;
 			stop = true;

@@ -27,7 +27,14 @@ struct consumer {
 	struct trace_out *out;
 	struct uprobes *up;
 	struct map_records *maps;
-	struct flight *flight; /* record --flight (flight.h), or NULL */
+	/*
+	 * A listener of the poll loop (record --flight's), or none (fd -1, NULL callbacks):
+	 * on_fd when fd is readable (SIGUSR1's signalfd), tick every 50 ms.
+	 */
+	int extra_fd;
+	void (*on_fd)(void *ctx);
+	void (*tick)(void *ctx);
+	void *listener;
 
 	struct ring_buffer *rb;
 	unsigned char *buf; /* one event, stack compacted */

@@ -18,7 +18,6 @@
 #include "bpf_setup.h"
 #include "clock.h"
 #include "elfx.h"
-#include "flight.h"
 #include "metadata.h"
 #include "pycode.h"
 #include "procmaps.h"
@@ -28,8 +27,8 @@ void trace_out__append(struct trace_out *o, const void *rec, size_t size)
 {
 	if (o->tw)
 		trace__append(o->tw, rec, size); /* a write error is kept, and counts what it cut */
-	if (o->flight)
-		flight__append(o->flight, rec, size);
+	if (o->tap)
+		o->tap(o->tap_ctx, rec, size);
 }
 
 void trace_out__flush(struct trace_out *o)

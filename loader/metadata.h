@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The recorder's own records in the trace (types >= GS_REC_CLOCK, loader/trace.h): the clock,
+ * The recorder's own records in the trace (types >= GS_REC_CLOCK, lib/trace.h): the clock,
  * the target, each probe, mappings, thread names, kernel symbols, losses, the exit and the end.
  * Events from the ring buffer go through the same trace_out.
  */
@@ -17,13 +17,15 @@
 #include "pidns.h"
 
 struct archive;
-struct flight;
 struct record_bpf;
 struct trace_writer;
 
 struct trace_out {
 	struct trace_writer *tw; /* NULL: no file (record --flight without -o) */
-	struct flight *flight;	 /* record --flight: every record also goes there (flight.h) */
+	/* Every record also goes here (record --flight points it at the flight recorder); NULL:
+	 * none. The stages below know nothing of what listens. */
+	void (*tap)(void *ctx, const void *rec, size_t size);
+	void *tap_ctx;
 	const char *path;
 	__u32 next_probe_id; /* GS_REC_PROBE ids; a CUDA probe's is its cu_fns key */
 	/* The trace's pids are the kernel's: those read from /proc cross this (pidns.h). */

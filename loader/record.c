@@ -144,6 +144,32 @@ static int finish(struct consumer *c, struct links *links, struct sampler *s, st
 	return err;
 }
 
+/* The flight recorder listens to the trace's records and the poll loop (a tap, a tick, its fd). */
+static void flight_tap(void *f, const void *rec, size_t size)
+{
+	flight__append(f, rec, size);
+}
+
+static void flight_tick(void *f)
+{
+	flight__tick(f);
+}
+
+static void flight_signal(void *f)
+{
+	flight__on_signal(f);
+}
+
+static void flight_listen(struct flight *f, struct trace_out *out, struct consumer *c)
+{
+	out->tap = f ? flight_tap : NULL;
+	out->tap_ctx = f;
+	c->extra_fd = flight__signal_fd(f);
+	c->on_fd = f ? flight_signal : NULL;
+	c->tick = f ? flight_tick : NULL;
+	c->listener = f;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts o;
@@ -156,7 +182,7 @@ int cmd_record(int argc, char **argv)
 	struct record_bpf *skel = NULL;
 	struct uprobes up = {};
 	struct pidns ns = {};
-	struct consumer c = { .out = &out, .up = &up, .maps = &maps };
+	struct consumer c = { .out = &out, .up = &up, .maps = &maps, .extra_fd = -1 };
 	struct ksyms *ksyms;
 	struct flight *flight = NULL;
 	sigset_t orig_mask;
@@ -236,10 +262,12 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "gapscope: %s\n", strerror(-err));
 		goto cleanup;
 	}
-	if (o.flight.seconds && !(flight = out.flight = c.flight = flight__new(&o.flight))) {
+	if (o.flight.seconds && !(flight = flight__new(&o.flight))) {
 		err = -EINVAL;
 		goto cleanup;
 	}
+	if (flight)
+		flight_listen(flight, &out, &c);
 	consumer__load_ksyms(&c);
 
 	/* Open, configure, load; then the target, stopped until the probes are on. */
@@ -317,7 +345,8 @@ int cmd_record(int argc, char **argv)
 	err = consumer__poll(&c, &t, sfd, o.duration, start_ns);
 	err = finish(&c, &links, &sampler, &t, start_ns) ?: err;
 	flight__stop(flight); /* its dumps written, the ring let go */
-	flight = out.flight = c.flight = NULL;
+	flight_listen(NULL, &out, &c);
+	flight = NULL;
 	/* The target outlives a --duration: wait for it, as without gapscope. */
 	target__wait(&t);
 

@@ -2,7 +2,7 @@
 /*
  * Stack compaction: the BPF side reserves a whole struct gs_stack (GS_USTACK_MAX user and
  * GS_KSTACK_MAX kernel frames) after an event's fixed part; the trace keeps only the frames taken,
- * ustack_n user frames then kstack_n kernel frames (loader/trace.h).
+ * ustack_n user frames then kstack_n kernel frames (lib/trace.h).
  */
 #ifndef GAPSCOPE_STACK_H
 #define GAPSCOPE_STACK_H

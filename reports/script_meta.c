@@ -49,7 +49,7 @@ static void print_probe_rec(FILE *o, const struct gs_rec_probe *p)
 		(unsigned long long)p->offset);
 }
 
-/* A CUPTI activity record, as the collector sent it (loader/gpu_act.h). */
+/* A CUPTI activity record, as the collector sent it (lib/gpu_act.h). */
 /* A part of an archived file: its place in the file, the build-id and the path mapped. */
 static void print_archive(FILE *o, const struct gs_hdr *h)
 {

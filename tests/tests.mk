@@ -1,7 +1,10 @@
 # Unit tests: tests/unit/X.c -> build/tests/X, run by tests/run.sh (exit 0 pass, 77 skip).
+# Each links the libraries of the rooms, top to bottom (loader, reports, lib): no test includes a
+# .c file (tests/cases/layout.sh).
 
-TEST_CFLAGS := $(CFLAGS) -I$(BUILD)/bpf -Ibpf -Iloader -Ireports -Iengine
-TEST_LIBS   := -lbpf -ldw -lelf -lz -lzstd -liberty
+TEST_CFLAGS := $(CFLAGS) $(GAPSCOPE_INC) -Iengine
+TEST_LIBS   := -lbpf -ldw -lelf -lz -lzstd -liberty -lprotobuf-c
+TEST_ARCHIVES := $(LIBLOADER) $(LIBREPORTS) $(LIBGAPSCOPE)
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))

@@ -6,7 +6,7 @@
 CUPTI_LIB    := $(BUILD)/libgapscope-cupti.so
 CUPTI_SRCS   := loader/cupti/inject.c loader/cupti/convert.c
 CUPTI_OBJS   := $(patsubst loader/cupti/%.c,$(BUILD)/loader/cupti/%.o,$(CUPTI_SRCS))
-CUPTI_CFLAGS := $(CFLAGS) -fPIC -fvisibility=hidden -Iloader -Iloader/cupti \
+CUPTI_CFLAGS := $(CFLAGS) -fPIC -fvisibility=hidden -Ilib -Iloader/cupti \
 		-I$(CUDA_HOME)/include -DGS_CUPTI_DIR='"$(CUDA_HOME)/lib64"'
 
 all: $(CUPTI_LIB)
@@ -24,5 +24,5 @@ $(CUPTI_LIB): $(CUPTI_OBJS)
 $(BUILD)/tests/test_cupti_records: tests/unit/test_cupti_records.c loader/cupti/convert.c \
 		| $(BUILD)/tests/
 	$(call msg,CC,tests/test_cupti_records)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit -Iloader -Iloader/cupti -I$(CUDA_HOME)/include $^ -o $@ \
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -Ilib -Iloader/cupti -I$(CUDA_HOME)/include $^ -o $@ \
 		$(LDFLAGS)

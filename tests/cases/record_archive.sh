@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# record --archive (loader/archive.c) and the report's use of it (reports/archived.c), on a copy
+# record --archive (loader/archive.c) and the report's use of it (reports/symbols/archived.c), on a copy
 # of zkengine-nofp and simcuda (no frame pointers: stacks come from DWARF unwinding of snapshots):
 #   recorded with --archive and reported (A), then the copy moved away and reported again (B): B's
 #     folded stacks and gap chains are A's, frame for frame, and B says it used archived files

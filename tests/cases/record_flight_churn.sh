@@ -3,7 +3,7 @@
 # that come and go, as DataLoader workers do every epoch): 20 short zkengine runs one after
 # another, then a long one, under one recorder (--follow-children). The live analysis unwinds
 # each one's stacks with a Dwfl of its own (its files opened and mapped); once a process's exit
-# is behind every gap still open, that state goes (reports/feed.c, analysis_priv__forget_exited).
+# is behind every gap still open, that state goes (reports/analysis/feed.c, analysis_priv__forget_exited).
 # While the long run goes on, the recorder maps zkengine for at most 3 processes, not 20; the
 # wait for that is for the condition (a guard of 300 s against one that never comes).
 set -eu

@@ -12,7 +12,7 @@ chromium=${CHROMIUM:-/usr/bin/chromium}
 frame=${RENDER_FRAME:-malloc_trim}
 chain=${RENDER_CHAIN:-tracker}
 shots=$BUILD/tests/render
-[ -x "$gen" ] || die "$gen not built (reports/assets.mk)"
+[ -x "$gen" ] || die "$gen not built (reports/render/assets.mk)"
 for need in "$chromium" tests/browser/node_modules/puppeteer-core; do
 	if [ ! -e "$need" ] || ! command -v node >/dev/null; then
 		[ -n "${CI:-}" ] && die "$need or node missing in CI (make deps installs them)"

@@ -8,7 +8,7 @@ set -eu
 
 gen=$BUILD/tests/render/render_gen
 check_svg=tests/render/check_svg.py
-[ -x "$gen" ] || die "$gen not built (reports/assets.mk)"
+[ -x "$gen" ] || die "$gen not built (reports/render/assets.mk)"
 if [ ! -d tests/browser/node_modules/ajv ] || ! command -v node >/dev/null; then
 	[ -n "${CI:-}" ] && die "node or tests/browser/node_modules missing in CI (make deps)"
 	skip "node or the npm packages are missing (make deps installs them)"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The report's CUPTI tier (reports/tiers.c) on a real simcuda recording of tracker-trim, whose
+# The report's CUPTI tier (reports/analysis/tiers.c) on a real simcuda recording of tracker-trim, whose
 # engine truth (simcuda's exact kernel intervals) is added to a copy of the trace as the CUPTI
 # collector would send it (tests/report/add_cupti.c: late batches, no launch records):
 #   - the gaps are CUPTI's: exactly the truth's idle windows of 1 ms or more, tier "cupti", and
@@ -16,8 +16,8 @@ set -eu
 need_probes
 need_built "$ZK"
 cd "$GAPSCOPE_ROOT"
-$CC -O2 -g -D_GNU_SOURCE -Ibpf -Iloader -o "$TMP/add_cupti" tests/report/add_cupti.c \
-	loader/trace.c loader/trace_read.c -lz -lzstd || die "cannot build add_cupti"
+$CC -O2 -g -D_GNU_SOURCE -Ibpf -Ilib -o "$TMP/add_cupti" tests/report/add_cupti.c \
+	lib/trace.c lib/trace_read.c -lz -lzstd || die "cannot build add_cupti"
 
 cupti_case() { # cupti_case NAME SCENARIO [ENGINE-ARGS...]
 	local sc=$1 scenario=$2

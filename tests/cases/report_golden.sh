@@ -21,8 +21,8 @@ FILES="summary.txt summary.json gaps/0001.folded gaps/0002.folded gaps/0003.fold
 [ -x "$BUILD/gapscope" ] || die "$BUILD/gapscope not built"
 
 generator() {
-	${CC:-cc} -O2 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -Ibpf -Iloader \
-		tests/golden/report_gen.c loader/trace.c loader/trace_read.c -o "$TMP/report_gen" -lz -lzstd ||
+	${CC:-cc} -O2 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -Ibpf -Ilib \
+		tests/golden/report_gen.c lib/trace.c lib/trace_read.c -o "$TMP/report_gen" -lz -lzstd ||
 		die "cannot build tests/golden/report_gen.c"
 	"$TMP/report_gen" "$1" || die "report_gen failed"
 }

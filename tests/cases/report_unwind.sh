@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# User stacks unwound from snapshots (reports/unwind.c), on programs without frame pointers
+# User stacks unwound from snapshots (reports/symbols/unwind.c), on programs without frame pointers
 # (simcuda, real probes):
 #   zkengine-nofp tracker-trim: at least 95% of the stacks on gap chains reach the thread's or
 #     the program's start, the finalizer's frames above malloc_trim and each lock waiter's above

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Fuzz target: the trace reader (loader/trace.c, trace_read.c) and the time-ordered reader with its context
- * (reports/reader.c, context.c) over any bytes: the input as it is (CRCs checked as written),
+ * Fuzz target: the trace reader (lib/trace.c, trace_read.c) and the time-ordered reader with its context
+ * (reports/analysis/reader.c, context.c) over any bytes: the input as it is (CRCs checked as written),
  * then with its chunks' CRCs made right. Every record handed out must lie inside its chunk and
  * hold its stack frames; the sanitizers catch any read past the input.
  */

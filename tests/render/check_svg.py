@@ -4,7 +4,7 @@
     check_svg.py FOLDED SVG
 
 The SVG must be well-formed XML. Its frames come in depth-first order, parents first (as
-reports/flamegraph.c walks the stacks), so a frame's parent is the last frame one level down
+reports/render/flamegraph.c walks the stacks), so a frame's parent is the last frame one level down
 before it, and its path from the root is known exactly. Every frame of the input (a path) must
 be drawn, unless the SVG says it left narrow frames out, and then none drawn may be narrower
 than one left out; nothing may be drawn that is not in the input; each frame's width must be

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The report's reader of record --archive's files (reports/archived.c): a file in parts is put
+ * The report's reader of record --archive's files (reports/symbols/archived.c): a file in parts is put
  * together and written out where libdwfl can open it; a part damaged, missing or out of order
  * makes the file unused and counted; records of garbage never crash it.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * reports/demangle.c on names g++ 12 and rustc 1.95 wrote into object files, each with the name
+ * lib/demangle.c on names g++ 12 and rustc 1.95 wrote into object files, each with the name
  * its programmer would use: C++ as c++filt prints it; Rust's legacy names (the default for a
  * crate's own symbols) without the hash and with their escapes undone; Rust's v0 names (rustc -C
  * symbol-mangling-version=v0, and the standard library 1.95 ships) as Rust's own backtraces print

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The one UTF-8 decoder and the escapers for JSON, XML/HTML and text (reports/escape.c):
+ * The one UTF-8 decoder and the escapers for JSON, XML/HTML and text (lib/escape.c):
  * surrogates, U+FFFE/U+FFFF, code points beyond U+10FFFF and overlong forms are invalid and
  * become U+FFFD (JSON, XML) or \xHH (text); control characters never pass raw into XML or text.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The API-inferred GPU timeline (reports/gputime.c) on calls made up here, times in ms:
+ * The API-inferred GPU timeline (reports/analysis/gputime.c) on calls made up here, times in ms:
  *   - one stream, uploads, a launch, a copy back and a synchronize: without the copy model the
  *     device is busy from the launch to the synchronize's return; with it (1 GB/s, no latency)
  *     from the uploads' end to the return less the copy back, and the gap's edges say so;

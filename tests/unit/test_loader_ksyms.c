@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The kernel-symbol table (loader/ksyms.c): built from pairs added out of order (as a reader
+ * The kernel-symbol table (lib/ksyms.c): built from pairs added out of order (as a reader
  * rebuilds it from GS_REC_KSYM records, with lookups between the adds), each address inside a
  * function finds that function,
  * addresses below the first find nothing, names find their symbol and where the next begins;

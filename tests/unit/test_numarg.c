@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The command line's one number parser (loader/numarg.c): plain decimals in range are taken;
+ * The command line's one number parser (lib/numarg.c): plain decimals in range are taken;
  * what would wrap at 32 or 64 bits, NaN, infinities, hex, spaces, signs and trailing text are
  * refused, each with the right error.
  */

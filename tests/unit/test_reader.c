@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The typed decoders (reports/decode.h) and the time-ordered reader (reports/reader.c), on traces
+ * The typed decoders (lib/decode.h) and the time-ordered reader (reports/analysis/reader.c), on traces
  * written here: records written out of order within the window come back in order of their end;
  * one later than the window is returned at once, marked late and counted; records too short for
  * their type, corrupt and cut-off chunks are counted and skipped; the context sees events at

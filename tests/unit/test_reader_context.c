@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The trace context (reports/context.c) fed records made here: mappings replace what they
+ * The trace context (reports/analysis/context.c) fed records made here: mappings replace what they
  * overlap as mmap does, an mmap event does not hide the full path of the same mapping; kernel
  * symbols; thread names from fork, comm, exec and the target record; kernel names of launches
  * from lookups, cuKernelGetFunction and handles, with the trust decision about handle names with

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * reports/shortname.c on names as the demangler (reports/demangle.c, libiberty) writes them: each
+ * reports/symbols/shortname.c on names as the demangler (lib/demangle.c, libiberty) writes them: each
  * mangled name is demangled here first, so the long form is the one a report holds (and keeps
  * whole in summary.json), and its short form the one summary.txt prints. Also names that are
  * not C++ or Rust, which stay as they are, and a buffer too small.

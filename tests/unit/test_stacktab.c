@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The stack table (reports/stacktab.c): a stack seen again gets its first number; one that
+ * The stack table (reports/analysis/stacktab.c): a stack seen again gets its first number; one that
  * differs in a frame, in its process, or only in where user frames end and kernel frames begin
  * gets a new one; numbers and frames hold across the table's growth.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * summary.txt (reports/summary_txt.c) never prints a chain line or a cause row with an empty
+ * summary.txt (reports/render/summary_txt.c) never prints a chain line or a cause row with an empty
  * name, and prints C++ names short: an analysis made up here holds an on-CPU root that no sample
  * named (the thread's last call known), one in a thread with no call at all, a cause without a
  * function, and a root in a lambda of a template instance, whose summary.txt lines are checked

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The symbolizer (reports/symbols.c) on this very process: it dlopens tests/symbols/symtest.c
+ * The symbolizer (reports/symbols/symbols.c) on this very process: it dlopens tests/symbols/symtest.c
  * built with -g, feeds /proc/self/maps (with the build-ids the loaded objects carry) as a trace's
  * map records, and checks names, file:line and an inlined frame against the source, static data
  * symbols (also in .bss past the file's mapping), libc functions by name from its .dynsym, and

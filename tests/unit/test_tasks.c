@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Task hops (reports/tasks.c): where a thread at z is inside a poll that began after a, the
+ * Task hops (reports/analysis/tasks.c): where a thread at z is inside a poll that began after a, the
  * time before it is the task's: being polled on the thread that polled it last, pending until
  * its wake (the waker explains it), runnable until this poll. Polls nest (tokio runs a worker
  * thread's whole life as one task of its blocking pool): the hop is the innermost poll's, and

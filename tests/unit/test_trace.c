@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The trace file library (loader/trace.c, trace_read.c): a round trip of records across several chunks; the
+ * The trace file library (lib/trace.c, trace_read.c): a round trip of records across several chunks; the
  * trace cut at every byte offset reads exactly the whole chunks before the cut, with a warning;
  * every single corrupted byte after the file header costs exactly the chunk it hit (or, in the
  * last chunk, reads as a cut), is reported, and never yields a record that was not written.

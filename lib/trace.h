@@ -53,7 +53,7 @@ struct trace_file_hdr {
 
 /*
  * The CUPTI collector ran in the target (set in place once it spoke): GS_REC_GPU_ACT records
- * follow, written long after the events of their time (reports/tiers.c reads them in a pass of
+ * follow, written long after the events of their time (reports/analysis/tiers.c reads them in a pass of
  * their own, only in the files that have this flag). Older files have no flags set.
  */
 #define TRACE_F_GPU_ACT	 0x1
@@ -138,7 +138,7 @@ enum gs_probe_family {
 	GS_PROBE_USER,	 /* --probe LIB:SYM */
 	GS_PROBE_LOCK,	 /* --lock-holds: pthread_mutex_lock/unlock */
 	GS_PROBE_KERNEL, /* tracepoints and the sampler: names = "kernel", section */
-	GS_PROBE_TASK,	 /* an async runtime's task poll or wake (loader/runtimes.h): kind =
+	GS_PROBE_TASK,	 /* an async runtime's task poll or wake (lib/runtimes.h): kind =
 			  * enum rt_fn_kind, arg0 = the task */
 };
 
@@ -250,7 +250,7 @@ struct gs_rec_sampler {
 };
 
 /*
- * A GPU activity record from the CUPTI collector (loader/gpu_act.h), as it came: kernels,
+ * A GPU activity record from the CUPTI collector (lib/gpu_act.h), as it came: kernels,
  * copies, memsets and launch calls with CLOCK_MONOTONIC start and end, kernel names (sent once,
  * before the first kernel that has the name), the collector's status and CUPTI's drops. Written
  * as the collector hands them over, in batches, long after the BPF events of the same time: a

@@ -33,6 +33,8 @@
 
 #include "gapscope.h"
 #include "launches.h"
+#include "names.h"
+#include "unwind.h"
 
 enum blame_kind {
 	BK_LOCK,
@@ -62,7 +64,7 @@ struct chain_link {
 	const char *lock;     /* lock/cond: data symbol or "by FUNCTION"; else NULL */
 	const char *function; /* root: hottest/probed/CUDA function; blocked: where it waited */
 	const char *detail;   /* "held by T", "woken by T", "preempted by T", a syscall */
-	__u64 task;	      /* a task hop (reports/tasks.h): the task, else 0 */
+	__u64 task;	      /* a task hop (reports/analysis/tasks.h): the task, else 0 */
 	const char **frames;  /* leaf first, as summary.json lists them */
 	__u32 nframes;
 };
@@ -129,20 +131,9 @@ struct cause {
 	double share; /* of all gap time */
 };
 
-/*
- * How the user stacks of the events a snapshot is taken for were made: captured, unwound from a
- * snapshot (complete: to the thread's or the program's start; truncated: unwinding ran off the
- * snapshot's end; stopped: anywhere else); fp_only, frame pointers alone (fp_complete of them
- * reaching the start by name).
- */
-struct stack_counts {
-	__u64 captured, complete, truncated, stopped;
-	__u64 fp_only, fp_complete;
-};
-
 #define ANALYSIS_LOSS_MAX (GS_LOSS_MAX + 4)
 
-/* How far the API-inferred gaps of a device agree with CUPTI's (reports/tiers.h). */
+/* How far the API-inferred gaps of a device agree with CUPTI's (reports/analysis/tiers.h). */
 struct tier_agreement {
 	__u32 device;
 	__u32 cupti_gaps, api_gaps;
@@ -156,25 +147,6 @@ struct cupti_info {
 	bool marked, on, flushed;
 	__u64 kernels, copies, memsets, launches, dropped, bad;
 	const char *status; /* why there is no CUPTI tier, when the collector said so */
-};
-
-/*
- * User code addresses named from the files (distinct per file), left unnamed (printed as
- * file+offset: no source the file offers covered them, or the file was missing or another build)
- * and outside every recorded mapping ("[unknown]"); the files with unnamed addresses, most first.
- */
-#define SYMBOL_FILES_MAX 8
-struct symbol_counts {
-	bool on; /* symbols were read from files (not --no-file-symbols) */
-	__u64 named, unnamed, unmapped;
-	struct {
-		const char *path;
-		const char *state;  /* "ok", "missing", "build_id_mismatch", "unreadable" */
-		const char *source; /* struct sym_file_info's; NULL when not read */
-		__u64 unnamed;
-	} files[SYMBOL_FILES_MAX];
-	size_t nfiles;
-	size_t more_files; /* with unnamed addresses, past the SYMBOL_FILES_MAX listed */
 };
 
 struct analysis {

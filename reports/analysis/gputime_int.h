@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The API-inferred GPU timeline's state, shared by its two halves: reports/gputime.c takes the
+ * The API-inferred GPU timeline's state, shared by its two halves: reports/analysis/gputime.c takes the
  * calls (threads' contexts, streams and events by handle, which evidence a call gives) and
- * reports/gpudev.c keeps each device's busy intervals and gaps from launches and evidence.
+ * reports/analysis/gpudev.c keeps each device's busy intervals and gaps from launches and evidence.
  */
 #ifndef GAPSCOPE_GPUTIME_INT_H
 #define GAPSCOPE_GPUTIME_INT_H

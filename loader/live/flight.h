@@ -3,7 +3,7 @@
  * record --flight SECONDS: the flight recorder. Every record the recorder makes (trace_out, with
  * or without a trace file) is copied into a ring of chunks in memory that keeps the last SECONDS
  * of trace, bounded in bytes (--flight-mb), and is pushed into the report's own analysis
- * (reports/analysis.h: analysis__open with no file, analysis__step in time order through the
+ * (reports/analysis/analysis.h: analysis__open with no file, analysis__step in time order through the
  * pushed ordered reader, reader.h), which finds and blames the gaps as they close. A gap of at
  * least --trigger-gap, or SIGUSR1, asks for a dump: the window around it (--dump-before,
  * --dump-after) written by a thread of its own as an ordinary trace file named by the time

@@ -3,7 +3,7 @@
  * The GPU timeline's CUPTI tier, and how far the API-inferred tier agrees with it.
  *
  * A trace whose header has TRACE_F_GPU_ACT may hold the CUPTI collector's activity records
- * (GS_REC_GPU_ACT, loader/gpu_act.h): exact kernel start and end times per device, and the
+ * (GS_REC_GPU_ACT, lib/gpu_act.h): exact kernel start and end times per device, and the
  * driver's launch calls with the thread that made each. They are written in batches long after
  * the events of their time, so tiers__scan() reads them in a pass of its own before the
  * analysis, only in such files. On a device with kernel records the gaps are CUPTI's: idle

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Async tasks across threads: the polls and wakes the recorder's task probes saw (an async
- * runtime's poll and wake functions, loader/runtimes.h), and the hop a blame chain makes when
+ * runtime's poll and wake functions, lib/runtimes.h), and the hop a blame chain makes when
  * the thread it explains got where it is by polling a task. Such a thread was not waiting for
  * that task's cause itself (between polls a task's worker runs other tasks or parks): the
  * time before the poll belongs to the task, which was
@@ -33,7 +33,7 @@ int tasks__add(struct tasks *t, const struct gs_hdr *h, __u32 rt_kind, __u64 tas
 __u64 tasks__polls(const struct tasks *t);
 /*
  * A note for the report where the target's threads are named as an async runtime's workers
- * (loader/runtimes.h) but no task was seen polled: its symbols are absent (a stripped binary),
+ * (lib/runtimes.h) but no task was seen polled: its symbols are absent (a stripped binary),
  * and chains followed threads only.
  */
 struct threads;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The hops a blame chain makes that are not waits (blame_int.h): through an async task a
- * thread polled (reports/tasks.h), and from a thread created inside the interval to its creator.
+ * thread polled (reports/analysis/tasks.h), and from a thread created inside the interval to its creator.
  */
 #include "blame_int.h"
 

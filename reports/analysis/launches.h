@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Launch counts (reports/launches.c). Since trace version 4 the recorder streams only the launches
+ * Launch counts (reports/analysis/launches.c). Since trace version 4 the recorder streams only the launches
  * that can end a gap and counts every launch in BPF (bpf/cuda.bpf.c), writing the totals as
  * GS_REC_LAUNCHES records (the last counts); an older trace, or one without such a record (a
  * recorder killed before its first second), is counted from its launch records.

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* What the system call a thread blocked in says about its wait (reports/kinds.c). */
+/* What the system call a thread blocked in says about its wait (reports/analysis/kinds.c). */
 #ifndef GAPSCOPE_KINDS_H
 #define GAPSCOPE_KINDS_H
 

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
 #include "archived.h"
 #include "names.h"
 #include "pyframes.h"

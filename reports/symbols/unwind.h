@@ -21,11 +21,21 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
-#include "analysis.h"
 #include "names.h"
 #include "trace.h"
 
 #define UNWIND_PENDING 256
+
+/*
+ * How the user stacks of the events a snapshot is taken for were made: captured, unwound from a
+ * snapshot (complete: to the thread's or the program's start; truncated: unwinding ran off the
+ * snapshot's end; stopped: anywhere else); fp_only, frame pointers alone (fp_complete of them
+ * reaching the start by name).
+ */
+struct stack_counts {
+	__u64 captured, complete, truncated, stopped;
+	__u64 fp_only, fp_complete;
+};
 
 struct unwinder;
 

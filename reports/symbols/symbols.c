@@ -2,7 +2,7 @@
 /*
  * Symbols with libdwfl (see symbols.h): processes' addresses to mapped files and frames. A file
  * mapped by several processes (libc by all) is one module, in a Dwfl of its own at bias 0 (opened
- * and indexed by reports/symfile.c): read once, and cached by (module, ELF address).
+ * and indexed by reports/symbols/symfile.c): read once, and cached by (module, ELF address).
  */
 #include <errno.h>
 #include <limits.h>

@@ -7,7 +7,7 @@
  * the gap: "gap" (its id), "device", "cause" (the kind of its main root cause), "cause_function"
  * and "tier". The sum of the values is the gaps' total time, as summary.json's gaps add up.
  *
- * Encoded with protobuf-c from reports/profile.proto (the fields of the format gapscope sets),
+ * Encoded with protobuf-c from reports/render/profile.proto (the fields of the format gapscope sets),
  * gzipped with zlib.
  */
 #ifndef GAPSCOPE_PPROF_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The page assets under reports/assets/, embedded into the binary at build time (assets.c),
+ * The page assets under reports/render/assets/, embedded into the binary at build time (assets.c),
  * each NUL-terminated, so a report written anywhere needs no file of the source tree.
  */
 #ifndef GAPSCOPE_ASSETS_H

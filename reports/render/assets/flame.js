@@ -1,4 +1,4 @@
-// Flame graph interaction, for the SVGs gapscope writes (reports/flamegraph.c) and for the same
+// Flame graph interaction, for the SVGs gapscope writes (reports/render/flamegraph.c) and for the same
 // SVGs shown inside index.html. Click a frame to zoom to it (its parents stay, dimmed), "Reset
 // zoom" (or Escape) to go back; "Search" (or Ctrl-F) highlights the frames whose name matches a
 // regular expression and shows their share of the whole, counting nested matches once. Hover

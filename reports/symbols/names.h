@@ -48,8 +48,25 @@ bool names__in_libc(struct names *n, __u32 tgid, __u64 addr);
 const char *names__data(struct names *n, __u32 tgid, __u64 addr);
 const char *names__kernel(struct names *n, __u64 addr);
 
-struct symbol_counts;
-/* How many user code addresses were named, and where names were missing (analysis.h). */
+/*
+ * User code addresses named from the files (distinct per file), left unnamed (printed as
+ * file+offset: no source the file offers covered them, or the file was missing or another build)
+ * and outside every recorded mapping ("[unknown]"); the files with unnamed addresses, most first.
+ */
+#define SYMBOL_FILES_MAX 8
+struct symbol_counts {
+	bool on; /* symbols were read from files (not --no-file-symbols) */
+	__u64 named, unnamed, unmapped;
+	struct {
+		const char *path;
+		const char *state;  /* "ok", "missing", "build_id_mismatch", "unreadable" */
+		const char *source; /* struct sym_file_info's; NULL when not read */
+		__u64 unnamed;
+	} files[SYMBOL_FILES_MAX];
+	size_t nfiles;
+	size_t more_files; /* with unnamed addresses, past the SYMBOL_FILES_MAX listed */
+};
+/* How many user code addresses were named, and where names were missing (struct symbol_counts, above). */
 void names__counts(const struct names *n, struct symbol_counts *c);
 
 #endif

@@ -18,7 +18,7 @@ struct blame;
 struct blame *blame__new(struct threads *th, struct names *nm, struct strtab *strs,
 			 unsigned int max_hops);
 void blame__free(struct blame *b);
-/* Chains follow async tasks across threads (reports/tasks.h); NULL: threads only. */
+/* Chains follow async tasks across threads (reports/analysis/tasks.h); NULL: threads only. */
 struct tasks;
 void blame__set_tasks(struct blame *b, struct tasks *t);
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * record --flight --push URL / --pprof-dir DIR: one pprof profile of the gaps the live analysis
- * completed per --push-interval (reports/pprof.h: stacks weighted by gap time, labelled by gap,
+ * completed per --push-interval (reports/render/pprof.h: stacks weighted by gap time, labelled by gap,
  * device and cause), pushed to URL the way Pyroscope-compatible stores take them
  * (POST URL?name=gapscope.gaps&from=S&until=S&format=pprof&spyName=gapscope, a multipart form
  * whose part "profile" is the gzipped profile) and/or written to DIR as

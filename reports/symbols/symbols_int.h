@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The symbolizer's state, shared by its two halves: reports/symfile.c opens a mapped file (or what
- * stands in for it) and indexes its symbols; reports/symbols.c maps a process's addresses to
+ * The symbolizer's state, shared by its two halves: reports/symbols/symfile.c opens a mapped file (or what
+ * stands in for it) and indexes its symbols; reports/symbols/symbols.c maps a process's addresses to
  * files and caches the frames of each address.
  */
 #ifndef GAPSCOPE_SYMBOLS_INT_H

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The blame walk's own state and steps, shared by reports/blame.c (waits, calls, CPU time) and
- * reports/blame_hops.c (the hops a chain makes through an async task or to a thread's creator).
+ * The blame walk's own state and steps, shared by reports/analysis/blame.c (waits, calls, CPU time) and
+ * reports/analysis/blame_hops.c (the hops a chain makes through an async task or to a thread's creator).
  * Not an interface: blame.h is.
  */
 #ifndef GAPSCOPE_BLAME_INT_H

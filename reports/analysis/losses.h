@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The report's loss counters (reports/losses.c). */
+/* The report's loss counters (reports/analysis/losses.c). */
 #ifndef GAPSCOPE_LOSSES_H
 #define GAPSCOPE_LOSSES_H
 
