@@ -5,21 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "strtab.h"
 
 struct strtab {
 	char **slots;
 	size_t cap, n, bytes;
 };
-
-static size_t hash_of(const char *s)
-{
-	size_t h = 1469598103934665603ull;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
-}
 
 struct strtab *strtab__new(void)
 {
@@ -48,7 +40,7 @@ static int strtab__grow(struct strtab *t)
 
 		if (!t->slots[i])
 			continue;
-		for (j = hash_of(t->slots[i]) & (cap - 1); slots[j]; j = (j + 1) & (cap - 1))
+		for (j = hash__str(t->slots[i]) & (cap - 1); slots[j]; j = (j + 1) & (cap - 1))
 			;
 		slots[j] = t->slots[i];
 	}
@@ -66,7 +58,7 @@ const char *strtab__intern(struct strtab *t, const char *s)
 		return NULL;
 	if ((t->n + 1) * 2 > t->cap && strtab__grow(t))
 		return NULL;
-	for (i = hash_of(s) & (t->cap - 1); t->slots[i]; i = (i + 1) & (t->cap - 1))
+	for (i = hash__str(s) & (t->cap - 1); t->slots[i]; i = (i + 1) & (t->cap - 1))
 		if (!strcmp(t->slots[i], s))
 			return t->slots[i];
 	t->slots[i] = strdup(s);

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "convert.h"
 
 struct gs_name_slot {
@@ -9,15 +10,6 @@ struct gs_name_slot {
 	uint64_t hash;
 	uint32_t id;
 };
-
-static uint64_t fnv1a(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 0x100000001b3ull;
-	return h;
-}
 
 static struct gs_name_slot *find(struct gs_names *t, const char *name, uint64_t h)
 {
@@ -46,7 +38,7 @@ static int grow(struct gs_names *t)
 /* A name's id (from 1), *fresh set when it was not seen before; 0 when out of memory. */
 static uint32_t intern(struct gs_names *t, const char *name, int *fresh)
 {
-	uint64_t h = fnv1a(name);
+	uint64_t h = hash__str(name);
 	struct gs_name_slot *s;
 
 	*fresh = 0;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "hash.h"
 #include "analysis.h"
 #include "folded.h"
 #include "outfile.h"
@@ -72,15 +73,6 @@ static int grow(void **v, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-static size_t hash_str(const char *s)
-{
-	size_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
 static int rehash(struct pprof *p)
 {
 	size_t cap = p->hash_cap ? p->hash_cap * 2 : 1024;
@@ -89,7 +81,7 @@ static int rehash(struct pprof *p)
 	if (!h)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->nstrs; i++) {
-		size_t k = hash_str(p->strs[i]) & (cap - 1);
+		size_t k = hash__str(p->strs[i]) & (cap - 1);
 
 		while (h[k])
 			k = (k + 1) & (cap - 1);
@@ -109,7 +101,7 @@ static long intern(struct pprof *p, const char *s)
 
 	if ((p->nstrs + 1) * 2 > p->hash_cap && rehash(p))
 		return -1;
-	for (k = hash_str(s) & (p->hash_cap - 1); p->hash[k]; k = (k + 1) & (p->hash_cap - 1))
+	for (k = hash__str(s) & (p->hash_cap - 1); p->hash[k]; k = (k + 1) & (p->hash_cap - 1))
 		if (!strcmp(p->strs[p->hash[k] - 1], s))
 			return p->hash[k] - 1;
 	if (grow((void **)&p->strs, &p->cap_strs, p->nstrs + 1, sizeof(*p->strs)))

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "escape.h"
 #include "speedscope.h"
 
@@ -18,15 +19,6 @@ struct frame_tab {
 	size_t nslots;
 };
 
-static __u64 str__hash(const char *s)
-{
-	__u64 h = 1469598103934665603ull;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
-}
-
 static int frame_tab__grow(struct frame_tab *t)
 {
 	size_t ns = t->nslots ? 2 * t->nslots : 1024;
@@ -35,7 +27,7 @@ static int frame_tab__grow(struct frame_tab *t)
 	if (!slots)
 		return -1;
 	for (size_t i = 0; i < t->n; i++) {
-		size_t s = str__hash(t->names[i]) & (ns - 1);
+		size_t s = hash__str(t->names[i]) & (ns - 1);
 
 		while (slots[s])
 			s = (s + 1) & (ns - 1);
@@ -54,7 +46,7 @@ static long frame_tab__get(struct frame_tab *t, const char *name)
 
 	if (2 * (t->n + 1) > t->nslots && frame_tab__grow(t))
 		return -1;
-	s = str__hash(name) & (t->nslots - 1);
+	s = hash__str(name) & (t->nslots - 1);
 	while (t->slots[s]) {
 		if (!strcmp(t->names[t->slots[s] - 1], name))
 			return t->slots[s] - 1;
