@@ -90,6 +90,7 @@ struct trace_writer *trace__create(const char *path, bool force)
 	memcpy(fh.magic, TRACE_MAGIC, sizeof(fh.magic));
 	clock_gettime(CLOCK_REALTIME, &ts);
 	fh.created_ns = ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	fh.flags = (__u32)gs_arch__host() << TRACE_F_ARCH_SHIFT;
 	fh.crc = crc_of(0, &fh, sizeof(fh));
 	err = write_all(w->fd, &fh, sizeof(fh));
 	if (err) {

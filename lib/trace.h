@@ -23,6 +23,7 @@
 #include "gapscope.h"
 #include "cuda.h"
 #include "gpu_act.h"
+#include "syscalls.h"
 
 #define TRACE_MAGIC	   "GAPSCOPE"
 /*
@@ -56,13 +57,24 @@ struct trace_file_hdr {
  * follow, written long after the events of their time (reports/analysis/tiers.c reads them in a pass of
  * their own, only in the files that have this flag). Older files have no flags set.
  */
-#define TRACE_F_GPU_ACT	 0x1
+#define TRACE_F_GPU_ACT	   0x1
 /* GS_REC_PERF_MAP records at the end: a report that names frames as it goes reads them first. */
-#define TRACE_F_PERF_MAP 0x2
+#define TRACE_F_PERF_MAP   0x2
 /* GS_REC_ARCHIVE records at the end (record --archive): a report reads them first. */
-#define TRACE_F_ARCHIVE	 0x4
+#define TRACE_F_ARCHIVE	   0x4
 /* GS_REC_PYCODE records: a report that names Python frames as it goes reads them first. */
-#define TRACE_F_PYCODE	 0x8
+#define TRACE_F_PYCODE	   0x8
+/*
+ * The recording machine (syscalls.h's enum gs_arch) in bits 8-15: the numbers of its system
+ * calls in off-CPU events are that machine's. 0, x86-64, in every file from before it was kept.
+ */
+#define TRACE_F_ARCH_SHIFT 8
+#define TRACE_F_ARCH_MASK  0xff00u
+
+static inline enum gs_arch trace_flags__arch(__u32 flags)
+{
+	return (enum gs_arch)((flags & TRACE_F_ARCH_MASK) >> TRACE_F_ARCH_SHIFT);
+}
 
 struct trace_chunk_hdr {
 	__u32 magic;

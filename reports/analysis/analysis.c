@@ -278,6 +278,9 @@ struct analysis *analysis__open(const char *path, const struct analysis_opts *op
 		return NULL;
 	}
 	blame__set_tasks(p->bl, p->tasks);
+	/* A live analysis (no file) reads this machine's records. */
+	blame__set_arch(p->bl,
+			p->tr ? trace_flags__arch(trace__stats(p->tr)->flags) : gs_arch__host());
 	if (p->tr)
 		p->version = trace__stats(p->tr)->version;
 	return a;

@@ -29,6 +29,11 @@ struct blame *blame__new(struct threads *th, struct names *nm, struct strtab *st
 	return b;
 }
 
+void blame__set_arch(struct blame *b, enum gs_arch arch)
+{
+	b->arch = arch;
+}
+
 void blame__free(struct blame *b)
 {
 	if (b)
@@ -343,7 +348,7 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 {
 	const struct th_futex *f;
 	enum blame_kind k;
-	const char *x[MAX_FRAMES];
+	const char *x[MAX_FRAMES], *sn;
 	__u32 n, i;
 
 	if (!o->blocked || (o->wake && s >= o->wake)) {
@@ -366,7 +371,7 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 			return lock_wait(b, th, f, lock, s, e);
 		return follow(b, th, BK_COND, lock, f->waker, f->waker_comm, false, f->stack, s, e);
 	}
-	k = syscall__kind(o->syscall);
+	k = syscall__kind(b->arch, o->syscall);
 	if (k == BK_COND)
 		return follow(b, th, BK_COND, "futex", o->waker, o->waker_comm, false, o->stack, s,
 			      e);
@@ -377,13 +382,14 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 		x[i] = x[n - 1 - i];
 		x[n - 1 - i] = t;
 	}
-	if (o->syscall == 16) { /* ioctl: into the GPU driver when its stack says so */
+	sn = syscall__name(b->arch, o->syscall);
+	if (sn && !strcmp(sn, "ioctl")) { /* into the GPU driver when its stack says so */
 		for (i = 0; i < n; i++)
 			if (!strncmp(x[i], "nv", 2) || !strncmp(x[i], "uvm", 3))
 				k = BK_CUDA;
 	}
 	{
-		const char *sn = syscall__name(o->syscall), *fd = offcpu__fd_name(o->fd_flags);
+		const char *fd = offcpu__fd_name(o->fd_flags);
 		const char *fn = sn ? sn :
 				 o->syscall >= 0 ?
 				      strtab__internf(b->strs, "syscall %d", o->syscall) :

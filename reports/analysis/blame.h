@@ -11,10 +11,13 @@
 #include "analysis.h"
 #include "names.h"
 #include "strtab.h"
+#include "syscalls.h"
 #include "threads.h"
 
 struct blame;
 
+/* The machine whose system call numbers the trace holds (syscalls.h); x86-64 until set. */
+void blame__set_arch(struct blame *b, enum gs_arch arch);
 struct blame *blame__new(struct threads *th, struct names *nm, struct strtab *strs,
 			 unsigned int max_hops);
 void blame__free(struct blame *b);

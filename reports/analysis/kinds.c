@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The names of the analysis' kinds and states, and what the system call a thread blocked in
- * says about its wait (x86-64 numbers, from the off-CPU event's syscall field).
+ * says about its wait: by the name syscalls.h gives its number on the trace's machine.
  */
 #include <stddef.h>
+#include <string.h>
 
 #include "analysis.h"
 #include "kinds.h"
@@ -31,66 +32,31 @@ const char *thread_state__name(enum thread_state s)
  * futex waits whose futex event is missing (a condition wait), and a few named only.
  */
 static const struct {
-	int nr;
 	const char *name;
 	enum blame_kind kind;
-} syscalls[] = {
-	{ 0, "read", BK_IO },
-	{ 1, "write", BK_IO },
-	{ 7, "poll", BK_IO },
-	{ 9, "mmap", BK_OTHER },
-	{ 10, "mprotect", BK_OTHER },
-	{ 11, "munmap", BK_OTHER },
-	{ 16, "ioctl", BK_OTHER },
-	{ 17, "pread64", BK_IO },
-	{ 18, "pwrite64", BK_IO },
-	{ 19, "readv", BK_IO },
-	{ 20, "writev", BK_IO },
-	{ 23, "select", BK_IO },
-	{ 28, "madvise", BK_OTHER },
-	{ 35, "nanosleep", BK_SLEEP },
-	{ 40, "sendfile", BK_IO },
-	{ 42, "connect", BK_IO },
-	{ 43, "accept", BK_IO },
-	{ 44, "sendto", BK_IO },
-	{ 45, "recvfrom", BK_IO },
-	{ 46, "sendmsg", BK_IO },
-	{ 47, "recvmsg", BK_IO },
-	{ 61, "wait4", BK_OTHER },
-	{ 74, "fsync", BK_IO },
-	{ 75, "fdatasync", BK_IO },
-	{ 202, "futex", BK_COND },
-	{ 208, "io_getevents", BK_IO },
-	{ 230, "clock_nanosleep", BK_SLEEP },
-	{ 232, "epoll_wait", BK_IO },
-	{ 257, "openat", BK_IO },
-	{ 270, "pselect6", BK_IO },
-	{ 271, "ppoll", BK_IO },
-	{ 275, "splice", BK_IO },
-	{ 281, "epoll_pwait", BK_IO },
-	{ 288, "accept4", BK_IO },
-	{ 295, "preadv", BK_IO },
-	{ 296, "pwritev", BK_IO },
-	{ 426, "io_uring_enter", BK_IO },
-	{ 441, "epoll_pwait2", BK_IO },
-	{ 449, "futex_waitv", BK_COND },
-	{ 455, "futex_wait", BK_COND },
+} kinds[] = {
+	{ "read", BK_IO },	     { "write", BK_IO },	{ "poll", BK_IO },
+	{ "pread64", BK_IO },	     { "pwrite64", BK_IO },	{ "readv", BK_IO },
+	{ "writev", BK_IO },	     { "select", BK_IO },	{ "nanosleep", BK_SLEEP },
+	{ "sendfile", BK_IO },	     { "connect", BK_IO },	{ "accept", BK_IO },
+	{ "sendto", BK_IO },	     { "recvfrom", BK_IO },	{ "sendmsg", BK_IO },
+	{ "recvmsg", BK_IO },	     { "fsync", BK_IO },	{ "fdatasync", BK_IO },
+	{ "futex", BK_COND },	     { "io_getevents", BK_IO }, { "clock_nanosleep", BK_SLEEP },
+	{ "epoll_wait", BK_IO },     { "openat", BK_IO },	{ "pselect6", BK_IO },
+	{ "ppoll", BK_IO },	     { "splice", BK_IO },	{ "epoll_pwait", BK_IO },
+	{ "accept4", BK_IO },	     { "preadv", BK_IO },	{ "pwritev", BK_IO },
+	{ "io_uring_enter", BK_IO }, { "epoll_pwait2", BK_IO }, { "futex_waitv", BK_COND },
+	{ "futex_wait", BK_COND },
 };
 
-enum blame_kind syscall__kind(int nr)
+enum blame_kind syscall__kind(enum gs_arch arch, int nr)
 {
-	for (size_t i = 0; i < sizeof(syscalls) / sizeof(syscalls[0]); i++)
-		if (syscalls[i].nr == nr)
-			return syscalls[i].kind;
-	return BK_OTHER;
-}
+	const char *name = syscall__name(arch, nr);
 
-const char *syscall__name(int nr)
-{
-	for (size_t i = 0; i < sizeof(syscalls) / sizeof(syscalls[0]); i++)
-		if (syscalls[i].nr == nr)
-			return syscalls[i].name;
-	return NULL;
+	for (size_t i = 0; name && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strcmp(kinds[i].name, name))
+			return kinds[i].kind;
+	return BK_OTHER;
 }
 
 const char *offcpu__fd_name(__u16 flags)

@@ -4,9 +4,10 @@
 #define GAPSCOPE_KINDS_H
 
 #include "analysis.h"
+#include "syscalls.h"
 
-enum blame_kind syscall__kind(int nr); /* BK_OTHER for a call not listed */
-const char *syscall__name(int nr);     /* NULL for a call not listed */
+/* What a wait in system call NR of ARCH is (syscalls.h names it); BK_OTHER for one not listed. */
+enum blame_kind syscall__kind(enum gs_arch arch, int nr);
 /* What an off-CPU event's fd was (offcpu.h, OFFCPU_FD_* in its flags): "pipe", ...; NULL none. */
 const char *offcpu__fd_name(__u16 flags);
 

@@ -17,7 +17,7 @@ need_probes
 need_built "$ZK"
 cd "$GAPSCOPE_ROOT"
 $CC -O2 -g -D_GNU_SOURCE -Ibpf -Ilib -o "$TMP/add_cupti" tests/report/add_cupti.c \
-	lib/trace.c lib/trace_read.c -lz -lzstd || die "cannot build add_cupti"
+	lib/trace.c lib/trace_read.c lib/syscalls.c -lz -lzstd || die "cannot build add_cupti"
 
 cupti_case() { # cupti_case NAME SCENARIO [ENGINE-ARGS...]
 	local sc=$1 scenario=$2
