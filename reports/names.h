@@ -42,6 +42,13 @@ void names__add_ksym(struct names *n, __u64 addr, const char *name);
 
 /* The function at a user address (leaf: the address itself, else a return address). */
 const char *names__user(struct names *n, __u32 tgid, __u64 addr, bool leaf);
+/*
+ * The mapped file's base name at a user address ("libm.so.6"; NULL: a Python frame, a JIT's
+ * code or no mapping), and whether names__user() names it by a symbol (else module+offset).
+ */
+const char *names__user_module(struct names *n, __u32 tgid, __u64 addr, bool leaf, bool *named);
+/* Why a module's code has no name, as summary's symbols line says: "stripped", "missing", ... */
+const char *names__why_unnamed(const struct names *n, const char *module);
 /* Whether the address lies in the C library or the dynamic loader (lock callsites skip it). */
 bool names__in_libc(struct names *n, __u32 tgid, __u64 addr);
 /* The static data symbol at addr, NULL if none. */

@@ -25,6 +25,28 @@ static void put(FILE *out, const char *s)
 	esc__put_text(out, s, SIZE_MAX);
 }
 
+/* Rows of the causes table listed here; summary.json has every one. */
+#define CAUSES_LISTED 12
+
+/*
+ * A cause's breakdown under its row: "lines: 62.0% jax_prep.py:15, ...". Left out where it
+ * would only repeat the row (one leaf, the function itself).
+ */
+static void print_parts(FILE *out, const char *what, const struct cause_part *p, __u32 n,
+			const char *self)
+{
+	char fn[SHORTNAME_MAX];
+
+	if (!n || (n == 1 && p[0].name == self))
+		return;
+	fprintf(out, "%24s%s:", "", what);
+	for (__u32 i = 0; i < n; i++) {
+		fprintf(out, "%s %.1f%% ", i ? "," : "", 100 * p[i].share);
+		put(out, shortname(p[i].name, fn, sizeof(fn)));
+	}
+	fputc('\n', out);
+}
+
 /* One link as "lock tracker_lock held by finalizer-2", "malloc_trim 208 ms", ... */
 static void print_link(FILE *out, const struct chain_link *l, bool last)
 {
@@ -207,7 +229,7 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 	}
 	if (a->ncauses)
 		fprintf(out, "\nroot causes (share of gap time):\n");
-	for (size_t i = 0; i < a->ncauses; i++) {
+	for (size_t i = 0; i < a->ncauses && i < CAUSES_LISTED; i++) {
 		char fn[SHORTNAME_MAX], text[ESC_TEXT_MAX];
 		const struct cause *c = &a->causes[i];
 
@@ -219,6 +241,20 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 				  c->function ? shortname(c->function, fn, sizeof(fn)) : fn,
 				  SIZE_MAX));
 		print_ms(out, c->ns);
+		fputc('\n', out);
+		print_parts(out, "lines", c->lines, c->nlines, NULL);
+		print_parts(out, "leaves", c->leaves, c->nleaves, c->function);
+	}
+	if (a->ncauses > CAUSES_LISTED) {
+		char more[64];
+		__u64 ns = 0;
+
+		for (size_t i = CAUSES_LISTED; i < a->ncauses; i++)
+			ns += a->causes[i].ns;
+		snprintf(more, sizeof(more), "(%zu more: summary.json)",
+			 a->ncauses - CAUSES_LISTED);
+		fprintf(out, "  %5.1f%%  %-53s ", a->gap_ns ? 100.0 * ns / a->gap_ns : 0.0, more);
+		print_ms(out, ns);
 		fputc('\n', out);
 	}
 	top = o->top < a->ngaps ? o->top : a->ngaps;
