@@ -58,12 +58,31 @@ static __u32 kstack_names(struct blame *b, __u32 stack, const char **out, __u32 
 	return n;
 }
 
+/*
+ * CPython's GIL: its mutex and conditions are in _PyRuntime (3.11's ceval state; from 3.12 the
+ * main interpreter's, which _PyRuntime holds). Named for what it is, with the interpreter the
+ * waiting stack ran in: "GIL (python3.11)".
+ */
+static const char *gil_name(struct blame *b, const struct stack_view *v)
+{
+	for (__u32 i = 0; i < v->nu; i++) {
+		bool named;
+		const char *m = names__user_module(b->nm, v->tgid, v->user[i], i == 0, &named);
+
+		if (m && (!strncmp(m, "python", 6) || !strncmp(m, "libpython", 9)))
+			return strtab__internf(b->strs, "GIL (%s)", m);
+	}
+	return "GIL";
+}
+
 /* The name of a lock or condition: its data symbol, else the function that waited on it. */
 static const char *lock_name(struct blame *b, const struct thread *th, const struct th_futex *f)
 {
 	const char *d = names__data(b->nm, th->tgid, f->uaddr);
 	struct stack_view v = stacktab__get(threads__stacks(b->th), f->stack);
 
+	if (d && !strcmp(d, "_PyRuntime"))
+		return gil_name(b, &v);
 	if (d)
 		return d;
 	for (__u32 i = 0; i < v.nu; i++)

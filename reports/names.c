@@ -233,6 +233,8 @@ const char *names__why_unnamed(const struct names *n, const char *module)
 
 		if (strcmp(base ? base + 1 : f.path, module))
 			continue;
+		if (f.state == SYM_FILE_BUILD_ID_MISMATCH)
+			return "another build";
 		if (f.state != SYM_FILE_OK)
 			return file_state(f.state);
 		return f.source && strcmp(f.source, "dynsym") ? "no symbol covers it" : "stripped";
