@@ -208,6 +208,26 @@ const char *names__user(struct names *n, __u32 tgid, __u64 addr, bool leaf)
 	return user_frame(n, tgid, addr, leaf)->name;
 }
 
+const char *names__user_inlined(struct names *n, __u32 tgid, __u64 addr, unsigned int i,
+				const char **line)
+{
+	struct sym_frame f[8];
+	const char *base;
+	int k;
+
+	*line = NULL;
+	if (pyframes__is(addr))
+		return NULL;
+	k = symbolizer__resolve(n->sym, tgid, addr - 1, f, 8);
+	if (k <= 0 || (int)i >= k || !f[i].function)
+		return NULL;
+	if (f[i].file && f[i].line) {
+		base = strrchr(f[i].file, '/');
+		*line = strtab__internf(n->strs, "%s:%d", base ? base + 1 : f[i].file, f[i].line);
+	}
+	return strtab__intern(n->strs, f[i].function);
+}
+
 const char *names__user_module(struct names *n, __u32 tgid, __u64 addr, bool leaf, bool *named)
 {
 	const struct cache_ent *c = user_frame(n, tgid, addr, leaf);
