@@ -22,6 +22,11 @@ static const struct rt_fn table[] = {
 	 * first field, so arg0 is the lock's own address */
 	{ "tokio", "tokio::sync::batch_semaphore::Semaphore::add_permits_locked",
 	  "15batch_semaphore9Semaphore18add_permits_locked", "tokio-runtime-w", RT_RELEASE },
+	/* An acquire's poll (a Mutex's lock().await, ...): called from the task's own code, which
+	 * its stack names, where a lock on the heap has no symbol to be named by */
+	{ "tokio", "<tokio::sync::batch_semaphore::Acquire as core::future::future::Future>::poll",
+	  "batch_semaphore..Acquire$u20$as$u20$core..future..future..Future$GT$4poll",
+	  "tokio-runtime-w", RT_ACQUIRE },
 };
 
 #define NTABLE (sizeof(table) / sizeof(*table))

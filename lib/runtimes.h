@@ -16,6 +16,7 @@ enum rt_fn_kind {
 	RT_POLL = 1, /* one poll of a task: entry to return; arg0 = the task */
 	RT_WAKE,     /* a task made runnable by the calling thread; arg0 = the task */
 	RT_RELEASE,  /* an async lock released (its waiters woken inside); arg0 = the lock */
+	RT_ACQUIRE,  /* an async lock's acquire polled: its stack is the await site */
 };
 
 struct rt_fn {

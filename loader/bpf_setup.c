@@ -153,7 +153,7 @@ struct record_bpf *bpf_setup__open_load(const struct record_opts *o, bool *umult
 	err = record_bpf__load(skel);
 	if (err) {
 		fprintf(stderr, "gapscope: cannot load BPF programs: %s%s\n", strerror(-err),
-			o->verbose ? "" : " (run with -v for libbpf's log)");
+			o->verbose >= 2 ? "" : " (run with -vv for libbpf's log)");
 		record_bpf__destroy(skel);
 		return NULL;
 	}

@@ -19,6 +19,7 @@
 #include "consume.h"
 #include "gpu_feeds.h"
 #include "ksyms.h"
+#include "probe_spec.h"
 #include "links.h"
 #include "metadata.h"
 #include "procmaps.h"
@@ -162,7 +163,8 @@ static void on_mmap(struct consumer *c, const struct mmap_event *ev)
 		if (pid && mapped_file(ev, pid, path, sizeof(path), shown, sizeof(shown))) {
 			uprobes__attach_file(c->up, path, shown, ev->dev, ev->ino);
 			/* Unstopped (-p), its calls before this line were not seen. */
-			if (c->up->nfiles > had && !(ev->flags & MMAP_F_STOPPED))
+			if (c->up->nfiles > had && !(ev->flags & MMAP_F_STOPPED) &&
+			    (c->up->verbose || path__is_libcuda(shown) || path__is_libc(shown)))
 				fprintf(stderr, "gapscope: pid %u mapped %s: probes attached\n",
 					pid, shown);
 		} else if (ev->flags & MMAP_F_STOPPED) {

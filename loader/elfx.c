@@ -129,6 +129,39 @@ int elfx__for_each_sym(const char *path, int (*cb)(const struct elfx_sym *s, voi
 	return ret < 0 ? ret : 0;
 }
 
+#define RODATA_SCAN_MAX (64u << 20)
+
+bool elfx__rodata_has(const char *path, const char *needle)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	bool found = false;
+	int fd;
+	Elf *e = elf_open(path, &fd);
+
+	if (!e)
+		return false;
+	if (elf_getshdrstrndx(e, &shstrndx))
+		goto out;
+	while (!found && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    sh.sh_size > RODATA_SCAN_MAX)
+			continue;
+		name = elf_strptr(e, shstrndx, sh.sh_name);
+		if (!name || strcmp(name, ".rodata"))
+			continue;
+		d = elf_rawdata(scn, NULL);
+		found = d && d->d_buf && memmem(d->d_buf, d->d_size, needle, strlen(needle));
+	}
+out:
+	elf_close(e, fd);
+	return found;
+}
+
 struct find_ctx {
 	const char *name;
 	__u64 offset;

@@ -22,6 +22,13 @@ int elfx__for_each_dynsym(const char *path, int (*cb)(const struct elfx_sym *s, 
 int elfx__for_each_sym(const char *path, int (*cb)(const struct elfx_sym *s, void *ctx), void *ctx,
 		       bool *has_symtab);
 
+/*
+ * Whether the file's read-only data (.rodata, up to 64 MiB of it) holds the bytes of needle: a
+ * stripped program's source paths in its panic messages ("tokio-1.x/src/...") still name what
+ * was built into it.
+ */
+bool elfx__rodata_has(const char *path, const char *needle);
+
 /* File offset of a function by name, from .dynsym then .symtab. -ENOENT when absent. */
 int elfx__sym_offset(const char *path, const char *name, __u64 *offset);
 

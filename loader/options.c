@@ -143,7 +143,8 @@ static const struct argp_option opts[] = {
 	  "No Python frames (by default read from every CPython 3.10-3.13 recorded, at samples "
 	  "and long waits)",
 	  0 },
-	{ "verbose", 'v', NULL, 0, "libbpf debug output", 0 },
+	{ "verbose", 'v', NULL, 0,
+	  "Per-library notes and the probed functions; twice (-vv): libbpf's debug output too", 0 },
 	{},
 };
 
@@ -162,7 +163,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->force = true;
 		break;
 	case 'v':
-		o->verbose = true;
+		o->verbose++;
 		break;
 	case 'p': {
 		pid_t pid;

@@ -35,7 +35,7 @@ struct record_opts {
 	int npids;
 	const char *cgroup; /* --cgroup: its processes recorded too */
 	char **cmd;	    /* or the command to launch */
-	bool verbose;
+	int verbose;	    /* -v 1: per-library notes, the probe list; -vv 2: libbpf's debug log */
 	unsigned int ringbuf_mb;
 	unsigned int snap_bytes; /* --stack-snapshot: user stack bytes per snapshot, 0 off */
 	__u64 snap_min_block_ns; /* --snapshot-min-block: the shortest wait snapshotted */

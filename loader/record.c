@@ -114,6 +114,11 @@ static int finish(struct consumer *c, struct links *links, struct sampler *s, st
 			"recorded, or its events did not reach the recorder\n",
 			t->pid);
 	lost = meta__count_losses(c->skel, c->up->attach_failed, by_kind);
+	if (c->up->no_symtab && c->up->verbose)
+		fprintf(stderr,
+			"gapscope: no async runtime in %zu files without a symbol table (chains "
+			"through them follow threads; -vv lists them)\n",
+			c->up->no_symtab);
 	if (!out->tw) { /* --flight alone: no file, the events and losses all the same */
 		fprintf(stderr, "gapscope: %llu events, %llu lost", (unsigned long long)c->events,
 			(unsigned long long)lost);
@@ -198,7 +203,7 @@ int cmd_record(int argc, char **argv)
 	/* Parse, then the checks that need no privileges first, each a one-line error. */
 	if (record_opts__parse(argc, argv, &o))
 		return 1;
-	bpf_setup__libbpf_output(o.verbose);
+	bpf_setup__libbpf_output(o.verbose >= 2);
 	maps.archive = o.archive ? &archive : NULL;
 	/* --flight keeps the trace in memory; -o writes the whole recording too. */
 	if (o.flight.seconds && o.archive) {
@@ -256,7 +261,7 @@ int cmd_record(int argc, char **argv)
 	}
 	if (out.tw)
 		trace__compress(out.tw, !o.uncompressed);
-	bpf_setup__mount_tracefs(o.verbose);
+	bpf_setup__mount_tracefs(o.verbose > 0);
 	err = sfd = signals__block(&orig_mask, &t.pipe_ignored, o.flight.seconds ? SIGUSR1 : 0);
 	if (sfd < 0) {
 		fprintf(stderr, "gapscope: %s\n", strerror(-err));
@@ -317,6 +322,7 @@ int cmd_record(int argc, char **argv)
 		 */
 		.pid = (o.cmd ? o.follow_children : probe_all) || t.leader_gone ? -1 : t.pid,
 		.lock_holds = o.lock_holds,
+		.verbose = o.verbose,
 		.keep_lookups = o.keep_lookups,
 		.specs = o.probes,
 		.nspecs = o.nprobes,

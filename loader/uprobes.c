@@ -139,13 +139,21 @@ static void probe_tasks(struct file_probes *fp, const char *path, const char *sh
 	if (err)
 		return;
 	n = fp->n - before;
-	if (n)
+	if (n) {
 		fprintf(stderr, "gapscope: %s: %zu async task probes\n", shown, n);
-	else if (!symtab)
+	} else if (!symtab && elfx__rodata_has(path, "tokio")) {
+		/* A stripped program built with tokio: its runtime is there, unprobed. */
 		fprintf(stderr,
-			"gapscope: %s: no symbol table: an async runtime in it cannot be "
+			"gapscope: %s: no symbol table: the async runtime in it (tokio) cannot be "
 			"probed (blame follows threads only)\n",
 			shown);
+	} else if (!symtab) {
+		/* Most files have none (a distribution's libraries): counted, said with -v. */
+		fp->u->no_symtab++;
+		if (fp->u->verbose >= 2)
+			fprintf(stderr, "gapscope: %s: no symbol table: no async runtime probed\n",
+				shown);
+	}
 }
 
 static struct pending *add_interval(struct file_probes *fp, __u32 family, const char *path,
@@ -365,9 +373,11 @@ static void attach_pending(struct file_probes *fp, const char *path, const char 
 			ncuda++;
 		}
 	}
+	/* What it attached to, one line; the functions with -v. */
 	if (ncuda)
-		fprintf(stderr, "gapscope: %s: %zu CUDA probes:\n ", shown, ncuda);
-	if (names)
+		fprintf(stderr, "gapscope: %s: %zu CUDA probes%s", shown, ncuda,
+			u->verbose && names ? ":\n " : "\n");
+	if (names && u->verbose)
 		fprintf(stderr, "%s\n", names);
 	u->cuda_probes += ncuda;
 	free(names);

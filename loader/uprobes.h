@@ -30,12 +30,14 @@ struct uprobes {
 	const struct probe_spec *specs; /* --probe */
 	int nspecs;
 	bool keep_lookups; /* --keep-lookups: cuKernelGetFunction probed the whole recording */
+	int verbose;	   /* record's -v: 1 the probe list, 2 a note per file */
 
 	/* Kept while recording. */
 	struct probed_file *files;
 	size_t nfiles;
 	__u64 attach_failed;
 	__u64 cuda_probes;
+	size_t no_symtab; /* files without a symbol table, no async runtime's mark in them */
 	struct lookup_probe *lookups; /* hot kernel-handle lookups, retired once names agree */
 	size_t nlookups;
 };

@@ -62,6 +62,8 @@ static int complete_gap(struct analysis *a, struct blame *bl, const struct analy
 	a->woken_outside_ns += g->woken_outside_ns;
 	if (!err && o->on_gap)
 		err = o->on_gap(g, o->ctx);
+	for (__u32 r = 0; r < g->nroots; r++)
+		free(g->roots[r].parts);
 	for (__u32 r = 1; r < g->nroots; r++) {
 		for (__u32 k = 0; k < g->roots[r].nlinks; k++)
 			free(g->roots[r].links[k].frames);
@@ -345,7 +347,8 @@ int analysis__finish(struct analysis *a, char *err, size_t errlen)
 		a->gaps[i].id = i + 1;
 	blame__free(p->bl);
 	p->bl = NULL;
-	causes__rank(a, &p->kind_fn);
+	if (causes__rank(a, &p->kind_fn))
+		goto oom;
 	if (launch_counter__totals(p->launches, analysis_priv__probe_name, p, &a->launches))
 		goto oom;
 	a->stacks = *unwinder__counts(p->uw);
@@ -416,7 +419,7 @@ void analysis__free(struct analysis *a)
 			free(g->stacks);
 		}
 		vec__free(&p->pending);
-		vec__free(&p->kind_fn);
+		causes__free(&p->kind_fn);
 		for (size_t g = 0; g < p->gaps.n; g++) {
 			struct gap *gp = VEC_AT(&p->gaps, struct gap, g);
 
@@ -432,6 +435,7 @@ void analysis__free(struct analysis *a)
 		free(a->devices[d].busy);
 	free(a->devices);
 	free(a->agree);
+	free(a->causes);
 	launch_totals__free(&a->launches);
 	if (p) {
 		launch_counter__free(p->launches);

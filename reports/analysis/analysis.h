@@ -17,7 +17,8 @@
  *                   chain[]     the links from the closer to the gap's main root cause
  *                   roots[]     every root cause the walk found in it, with the path to it
  *                   stacks[]    its folded stacks: frames root first, weight = ns in the gap
- *     causes[]    root causes summed over all gaps by kind, ranked by ns, with their share
+ *     causes[]    root causes summed over all gaps by (kind, function), ranked by ns, with
+ *                   their share and breakdown
  *     losses[]    the recorder's loss counters, and what the reader could not read
  *
  * All strings are owned by the analysis (interned): they live until analysis__free().
@@ -69,11 +70,20 @@ struct chain_link {
 	__u32 nframes;
 };
 
+/* What a root's time was in, below the function that names it (reports/analysis/actionable.h). */
+struct root_part {
+	const char *leaf; /* the innermost frame's function, or "LIB (stripped)"; NULL unknown */
+	const char *line; /* a Python function's line, "feeder.py:12"; NULL none */
+	__u64 ns;
+};
+
 /* A root cause inside one gap, and the path to it. */
 struct gap_root {
 	struct chain_link *links; /* links[0] = the closer, links[n - 1] = the root */
 	__u32 nlinks;
 	__u64 ns;
+	struct root_part *parts; /* on-CPU roots: by leaf and line */
+	__u32 nparts, capparts;
 };
 
 /* A folded stack of a gap: frames root first (the closer's name is the first), ns inside it. */
@@ -123,12 +133,26 @@ struct device_summary {
 	size_t nbusy;
 };
 
+/* A cause's breakdown: a leaf function under it, or a line of it; share of the cause's ns. */
+#define CAUSE_PARTS 3
+struct cause_part {
+	const char *name;
+	__u64 ns;
+	double share;
+};
+
+/*
+ * A root cause: a kind and what a user can act on (the function, lock or call), its own time
+ * only; on-CPU time with its top leaf functions and, for a Python function, its top lines.
+ */
 struct cause {
 	enum blame_kind kind;
-	const char *function; /* the function (or lock) explaining most of this kind */
-	const char *comm;     /* the thread of the largest root of that function */
+	const char *function; /* the function (or lock) */
+	const char *comm;     /* the thread of its largest root */
 	__u64 ns;
-	double share; /* of all gap time */
+	double share; /* of all gap time (of the gap's, for a gap's kinds) */
+	struct cause_part leaves[CAUSE_PARTS], lines[CAUSE_PARTS];
+	__u32 nleaves, nlines;
 };
 
 #define ANALYSIS_LOSS_MAX (GS_LOSS_MAX + 4)
@@ -160,7 +184,7 @@ struct analysis {
 	__u64 gap_ns;
 	__u64 preempted_outside_ns; /* summed over the gaps */
 	__u64 woken_outside_ns;	    /* summed over the gaps */
-	struct cause causes[BK_MAX];
+	struct cause *causes;	    /* every (kind, function), largest first: shares sum to 1 */
 	size_t ncauses;
 	/* Loss counters by name ("ringbuf", ...), the reader's ("corrupt_chunks", ...) last. */
 	const char *loss_names[ANALYSIS_LOSS_MAX];

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "actionable.h"
 #include "blame.h"
 #include "blame_int.h"
 #include "kinds.h"
@@ -62,12 +63,31 @@ static __u32 kstack_names(struct blame *b, __u32 stack, const char **out, __u32 
 	return n;
 }
 
+/*
+ * CPython's GIL: its mutex and conditions are in _PyRuntime (3.11's ceval state; from 3.12 the
+ * main interpreter's, which _PyRuntime holds). Named for what it is, with the interpreter the
+ * waiting stack ran in: "GIL (python3.11)".
+ */
+static const char *gil_name(struct blame *b, const struct stack_view *v)
+{
+	for (__u32 i = 0; i < v->nu; i++) {
+		bool named;
+		const char *m = names__user_module(b->nm, v->tgid, v->user[i], i == 0, &named);
+
+		if (m && (!strncmp(m, "python", 6) || !strncmp(m, "libpython", 9)))
+			return strtab__internf(b->strs, "GIL (%s)", m);
+	}
+	return "GIL";
+}
+
 /* The name of a lock or condition: its data symbol, else the function that waited on it. */
 static const char *lock_name(struct blame *b, const struct thread *th, const struct th_futex *f)
 {
 	const char *d = names__data(b->nm, th->tgid, f->uaddr);
 	struct stack_view v = stacktab__get(threads__stacks(b->th), f->stack);
 
+	if (d && !strcmp(d, "_PyRuntime"))
+		return gil_name(b, &v);
 	if (d)
 		return d;
 	for (__u32 i = 0; i < v.nu; i++)
@@ -107,14 +127,37 @@ static bool link_eq(const struct chain_link *x, const struct chain_link *y)
 	       x->task == y->task;
 }
 
+/* ns of a root into its breakdown by (leaf, line). */
+static int root__add_part(struct gap_root *r, const char *leaf, const char *line, __u64 ns)
+{
+	for (__u32 i = 0; i < r->nparts; i++)
+		if (r->parts[i].leaf == leaf && r->parts[i].line == line) {
+			r->parts[i].ns += ns;
+			return 0;
+		}
+	if (r->nparts == r->capparts) {
+		__u32 cap = r->capparts ? 2 * r->capparts : 4;
+		struct root_part *p = realloc(r->parts, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		r->parts = p;
+		r->capparts = cap;
+	}
+	r->parts[r->nparts++] = (struct root_part){ leaf, line, ns };
+	return 0;
+}
+
 /* The path as it stands (the root is the top link) explains ns; its folded stack too. */
 static int add_root(struct blame *b, __u64 ns, const char *const *extra, __u32 nextra)
 {
 	const char *frames[MAX_FOLDED];
+	const char *leaf = b->root_leaf, *line = b->root_line;
 	struct gap_root *r = NULL;
 	struct gap_stack *s;
 	__u32 n = 0;
 
+	b->root_leaf = b->root_line = NULL;
 	if (!ns)
 		return 0;
 	for (size_t i = 0; i < b->roots.n && !r; i++) {
@@ -147,6 +190,8 @@ static int add_root(struct blame *b, __u64 ns, const char *const *extra, __u32 n
 		}
 	}
 	r->ns += ns;
+	if ((leaf || line) && root__add_part(r, leaf, line, ns))
+		return -ENOMEM;
 
 	/* Folded: closer;frames;[lock X];--;[held by Y];Y's frames;...;extra (leaf) */
 	frames[n++] = b->path[0].l.comm;
@@ -193,6 +238,16 @@ int blame__root(struct blame *b, const struct thread *th, enum thread_state st,
 	err = add_root(b, ns, extra, nextra);
 	b->depth--;
 	return err;
+}
+
+int blame__root_cpu(struct blame *b, const struct thread *th, const struct actionable *act,
+		    const char *detail, __u32 stack, __u64 ns, const char *const *extra,
+		    __u32 nextra)
+{
+	b->root_leaf = act->leaf;
+	b->root_line = act->line;
+	return blame__root(b, th, TS_ON_CPU, BK_ON_CPU, act->name, detail, stack, ns, extra,
+			   nextra);
 }
 
 /*
@@ -259,21 +314,15 @@ static int on_cpu(struct blame *b, const struct thread *th, __u64 s, __u64 e)
 		__u32 nk = kstack_names(b, smp->stack, frames, MAX_FRAMES);
 		__u64 share = (e - s) / nsmp + (k == k0 ? (e - s) % nsmp : 0);
 		struct stack_view v = stacktab__get(threads__stacks(b->th), smp->stack);
-		const char *hot = NULL;
+		struct actionable act;
 
 		/* User frames come with the link (root first); kernel frames go above them. */
 		for (__u32 i = 0; i < nk; i++)
 			rootfirst[i] = frames[nk - 1 - i];
-		/* The hottest function: the leaf, unless it is the vDSO's (clock_gettime). */
-		for (__u32 i = 0; i < v.nu && !hot; i++) {
-			hot = names__user(b->nm, v.tgid, v.user[i], i == 0);
-			if (strstr(hot, "vdso"))
-				hot = NULL;
-		}
-		if (!hot && nk)
-			hot = frames[0];
-		err = blame__root(b, th, TS_ON_CPU, BK_ON_CPU, hot, NULL, smp->stack, share,
-				  rootfirst, nk);
+		/* Named by the frame a user can act on; a kernel-only stack by its leaf. */
+		if (!stack__actionable(b->nm, b->strs, v.tgid, v.user, v.nu, &act))
+			act.name = act.leaf = nk ? frames[0] : NULL;
+		err = blame__root_cpu(b, th, &act, NULL, smp->stack, share, rootfirst, nk);
 		if (err)
 			return err;
 	}

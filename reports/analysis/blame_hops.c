@@ -33,9 +33,15 @@ int blame__task_hop(struct blame *b, const struct thread *th, const struct task_
 			err = blame__explain(b, x, s->start, s->end);
 			continue;
 		}
-		detail = strtab__internf(
-			b->strs, "task 0x%llx %s %s", (unsigned long long)s->task,
-			s->kind == TSEG_PENDING ? "woken by" : "runnable, polled by", x->comm);
+		/* An async lock's holder by its task's function, as a mutex's by its thread. */
+		if (s->kind == TSEG_PENDING && s->wait == BK_LOCK && s->holder)
+			detail = strtab__internf(b->strs, "held by task %s (%s)", s->holder,
+						 x->comm);
+		else
+			detail = strtab__internf(
+				b->strs, "task 0x%llx %s %s", (unsigned long long)s->task,
+				s->kind == TSEG_PENDING ? "woken by" : "runnable, polled by",
+				x->comm);
 		blame__push_link(b, th, TS_BLOCKED, s->kind == TSEG_PENDING ? s->wait : BK_COND,
 				 s->lock, NULL, detail, STACK_NONE);
 		b->path[b->depth - 1].l.task = s->task;

@@ -36,6 +36,8 @@ struct blame {
 	size_t nall;
 	struct tasks *tasks; /* NULL: no task probes, chains follow threads only */
 	enum gs_arch arch;   /* the trace's machine: its system call numbers */
+	/* The next root's breakdown (blame__root_cpu), taken and cleared by the root. */
+	const char *root_leaf, *root_line;
 };
 
 /* The walk's steps (blame.c): a link pushed on the path (the caller pops it: b->depth--), a
@@ -49,6 +51,11 @@ int blame__root(struct blame *b, const struct thread *th, enum thread_state st,
 		const char *const *extra, __u32 nextra);
 int blame__explain(struct blame *b, const struct thread *th, __u64 a, __u64 z);
 bool blame__on_path(const struct blame *b, __u32 tid);
+/* An on-CPU root named by its actionable frame (actionable.h), its leaf and line kept. */
+struct actionable;
+int blame__root_cpu(struct blame *b, const struct thread *th, const struct actionable *act,
+		    const char *detail, __u32 stack, __u64 ns, const char *const *extra,
+		    __u32 nextra);
 /* On-CPU time [s, e) of th that no sample fell in, as a root (blame_oncpu.c). */
 int blame__unsampled(struct blame *b, const struct thread *th, __u64 s, __u64 e);
 

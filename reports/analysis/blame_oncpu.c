@@ -6,27 +6,22 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "actionable.h"
 #include "blame_int.h"
 #include "names.h"
 #include "stacktab.h"
 #include "strtab.h"
 #include "threads.h"
 
-/* The function a stack was in: its leaf user frame, unless that is the vDSO's; NULL none. */
-static const char *leaf_function(struct blame *b, __u32 stack)
+/* The function a stack was in, as a sample's is named (actionable.h); false: none. */
+static bool stack_function(struct blame *b, __u32 stack, struct actionable *act)
 {
 	struct stack_view v;
 
 	if (stack == STACK_NONE)
-		return NULL;
+		return false;
 	v = stacktab__get(threads__stacks(b->th), stack);
-	for (__u32 i = 0; i < v.nu; i++) {
-		const char *f = names__user(b->nm, v.tgid, v.user[i], i == 0);
-
-		if (f && *f && !strstr(f, "vdso"))
-			return f;
-	}
-	return NULL;
+	return stack__actionable(b->nm, b->strs, v.tgid, v.user, v.nu, act) && *act->name;
 }
 
 /* How near a stack must be to stand for on-CPU time that no sample fell in: a wait's, and a
@@ -46,7 +41,8 @@ int blame__unsampled(struct blame *b, const struct thread *th, __u64 s, __u64 e)
 	const struct th_off *next = i < th->off.n ? VEC_AT(&th->off, struct th_off, i) : NULL;
 	const struct th_off *prev = j ? VEC_AT(&th->off, struct th_off, j - 1) : NULL;
 	const struct th_call *c = thread__call_at(th, s);
-	const char *fn = NULL, *where = NULL, *x;
+	const char *where = NULL, *x;
+	struct actionable act = {};
 	__u32 stack = STACK_NONE;
 	size_t k = thread__first_sample(th, s);
 	const struct th_sample *before = k ? VEC_AT(&th->samples, struct th_sample, k - 1) : NULL,
@@ -63,20 +59,22 @@ int blame__unsampled(struct blame *b, const struct thread *th, __u64 s, __u64 e)
 	near = !before ? after : !after ? before : s - before->ts <= after->ts - e ? before : after;
 
 	if (next && next->start >= e && next->start - e <= UNSAMPLED_SLACK_NS &&
-	    (fn = leaf_function(b, next->stack))) {
+	    stack_function(b, next->stack, &act)) {
 		stack = next->stack;
 		where = "its stack at its next wait";
 	} else if (prev && prev->end <= s && s - prev->end <= UNSAMPLED_SLACK_NS &&
-		   (fn = leaf_function(b, prev->stack))) {
+		   stack_function(b, prev->stack, &act)) {
 		stack = prev->stack;
 		where = "its stack when it came back from its last wait";
-	} else if (near && (fn = leaf_function(b, near->stack))) {
+	} else if (near && stack_function(b, near->stack, &act)) {
 		stack = near->stack;
 		where = near == before ? "its last sample before" : "its first sample after";
 	} else if (c && c->name) {
-		fn = c->name;
+		act = (struct actionable){ .name = c->name, .leaf = c->name };
 		stack = c->stack;
 		where = "in this probed call";
+	} else {
+		act = (struct actionable){};
 	}
 	char d[32];
 
@@ -86,7 +84,7 @@ int blame__unsampled(struct blame *b, const struct thread *th, __u64 s, __u64 e)
 		snprintf(d, sizeof(d), "%.1f ms", (e - s) / 1e6);
 	x = strtab__internf(b->strs, "[on cpu %s, no sample%s%s]", d, where ? ": " : "",
 			    where ? where : "");
-	if (!fn) /* one name a thread, so that its unsampled spans add up to one cause */
-		fn = strtab__internf(b->strs, "%s (not sampled)", th->comm);
-	return blame__root(b, th, TS_ON_CPU, BK_ON_CPU, fn, x, stack, e - s, &x, 1);
+	if (!act.name) /* one name a thread, so that its unsampled spans add up to one cause */
+		act.name = strtab__internf(b->strs, "%s (not sampled)", th->comm);
+	return blame__root_cpu(b, th, &act, x, stack, e - s, &x, 1);
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Root causes summed by kind and function, over all gaps and per gap: see causes.h. */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "causes.h"
@@ -9,7 +10,64 @@ struct kind_fn {
 	const char *fn;
 	const char *comm; /* the thread of its largest root */
 	__u64 ns, comm_ns;
+	struct vec leaves, lines; /* struct cause_part, ns summed */
 };
+
+static const char *root_fn(const struct gap_root *root)
+{
+	const struct chain_link *l = &root->links[root->nlinks - 1];
+
+	return l->lock ? l->lock : l->function;
+}
+
+static void part__add(struct vec *v, const char *name, __u64 ns)
+{
+	struct cause_part *p;
+
+	if (!name)
+		return;
+	for (size_t i = 0; i < v->n; i++) {
+		p = VEC_AT(v, struct cause_part, i);
+		if (p->name == name) {
+			p->ns += ns;
+			return;
+		}
+	}
+	p = vec__push(v, sizeof(*p));
+	if (p) { /* out of memory: the breakdown lacks it, the row's own time does not */
+		p->name = name;
+		p->ns = ns;
+	}
+}
+
+static void parts__add(struct vec *leaves, struct vec *lines, const struct gap_root *root)
+{
+	for (__u32 i = 0; i < root->nparts; i++) {
+		part__add(leaves, root->parts[i].leaf, root->parts[i].ns);
+		part__add(lines, root->parts[i].line, root->parts[i].ns);
+	}
+}
+
+/* The top CAUSE_PARTS of v into out, with their share of total. */
+static __u32 parts__top(const struct vec *v, __u64 total, struct cause_part *out)
+{
+	__u32 n = 0;
+
+	for (size_t i = 0; i < v->n; i++) {
+		const struct cause_part *p = VEC_AT(v, struct cause_part, i);
+		__u32 k = n < CAUSE_PARTS ? n++ : CAUSE_PARTS;
+
+		/* Insert in order, the least falling off the end (ties: the first seen). */
+		for (; k > 0 && out[k - 1].ns < p->ns; k--)
+			if (k < CAUSE_PARTS)
+				out[k] = out[k - 1];
+		if (k < CAUSE_PARTS)
+			out[k] = *p;
+	}
+	for (__u32 i = 0; i < n; i++)
+		out[i].share = total ? (double)out[i].ns / total : 0;
+	return n;
+}
 
 /* A gap's roots into the totals by (kind, function or lock). */
 void causes__count(struct vec *kind_fn, const struct gap *g)
@@ -17,7 +75,7 @@ void causes__count(struct vec *kind_fn, const struct gap *g)
 	for (__u32 r = 0; r < g->nroots; r++) {
 		const struct gap_root *root = &g->roots[r];
 		const struct chain_link *l = &root->links[root->nlinks - 1];
-		const char *fn = l->lock ? l->lock : l->function;
+		const char *fn = root_fn(root);
 		struct kind_fn *e = NULL;
 
 		for (size_t i = 0; i < kind_fn->n && !e; i++) {
@@ -37,55 +95,65 @@ void causes__count(struct vec *kind_fn, const struct gap *g)
 			e->comm = l->comm;
 			e->comm_ns = root->ns;
 		}
+		parts__add(&e->leaves, &e->lines, root);
 	}
 }
 
-/* Causes over all gaps, by kind; each names the function (or lock) explaining most of it. */
-void causes__rank(struct analysis *a, const struct vec *kind_fn)
+static void causes__sort(struct cause *c, size_t n)
 {
-	const char *best_fn[BK_MAX] = {}, *best_comm[BK_MAX] = {};
-	__u64 best[BK_MAX] = {}, by_kind[BK_MAX] = {};
+	for (size_t i = 1; i < n; i++) /* insertion sort, largest first, stable */
+		for (size_t j = i; j && c[j].ns > c[j - 1].ns; j--) {
+			struct cause t = c[j];
 
+			c[j] = c[j - 1];
+			c[j - 1] = t;
+		}
+}
+
+/* Causes over all gaps: one row per (kind, function), with its own time only. */
+int causes__rank(struct analysis *a, const struct vec *kind_fn)
+{
+	free(a->causes);
+	a->ncauses = 0;
+	a->causes = calloc(kind_fn->n ? kind_fn->n : 1, sizeof(*a->causes));
+	if (!a->causes)
+		return -ENOMEM;
 	for (size_t i = 0; i < kind_fn->n; i++) {
 		const struct kind_fn *e = VEC_AT(kind_fn, struct kind_fn, i);
+		struct cause *c = &a->causes[a->ncauses];
 
-		by_kind[e->kind] += e->ns;
-		if (e->ns > best[e->kind]) {
-			best[e->kind] = e->ns;
-			best_fn[e->kind] = e->fn;
-			best_comm[e->kind] = e->comm;
-		}
-	}
-	a->ncauses = 0;
-	for (int k = 0; k < BK_MAX; k++) {
-		if (!by_kind[k])
+		if (!e->ns)
 			continue;
-		a->causes[a->ncauses].kind = k;
-		a->causes[a->ncauses].function = best_fn[k];
-		a->causes[a->ncauses].comm = best_comm[k];
-		a->causes[a->ncauses].ns = by_kind[k];
-		a->causes[a->ncauses].share = a->gap_ns ? (double)by_kind[k] / a->gap_ns : 0;
+		c->kind = e->kind;
+		c->function = e->fn;
+		c->comm = e->comm;
+		c->ns = e->ns;
+		c->share = a->gap_ns ? (double)e->ns / a->gap_ns : 0;
+		c->nleaves = parts__top(&e->leaves, e->ns, c->leaves);
+		c->nlines = parts__top(&e->lines, e->ns, c->lines);
 		a->ncauses++;
 	}
-	for (size_t i = 1; i < a->ncauses; i++) /* insertion sort, largest first */
-		for (size_t j = i; j && a->causes[j].ns > a->causes[j - 1].ns; j--) {
-			struct cause t = a->causes[j];
-
-			a->causes[j] = a->causes[j - 1];
-			a->causes[j - 1] = t;
-		}
+	causes__sort(a->causes, a->ncauses);
+	return 0;
 }
 
 /* A gap's roots by (kind, function), for summary.json: kept when the roots are dropped. */
 void causes__gap_kinds(struct gap *g)
 {
+	struct vec *leaves, *lines;
+
 	g->nkinds = 0;
 	g->kinds = calloc(g->nroots ? g->nroots : 1, sizeof(*g->kinds));
-	if (!g->kinds)
+	leaves = calloc(g->nroots ? g->nroots : 1, sizeof(*leaves));
+	lines = calloc(g->nroots ? g->nroots : 1, sizeof(*lines));
+	if (!g->kinds || !leaves || !lines) {
+		free(leaves);
+		free(lines);
 		return;
+	}
 	for (__u32 r = 0; r < g->nroots; r++) {
 		const struct chain_link *l = &g->roots[r].links[g->roots[r].nlinks - 1];
-		const char *fn = l->lock ? l->lock : l->function;
+		const char *fn = root_fn(&g->roots[r]);
 		__u32 k;
 
 		for (k = 0; k < g->nkinds; k++)
@@ -94,17 +162,31 @@ void causes__gap_kinds(struct gap *g)
 		if (k == g->nkinds) {
 			g->kinds[k].kind = l->kind;
 			g->kinds[k].function = fn;
+			g->kinds[k].comm = l->comm;
 			g->nkinds++;
 		}
 		g->kinds[k].ns += g->roots[r].ns;
+		parts__add(&leaves[k], &lines[k], &g->roots[r]);
 	}
 	for (__u32 k = 0; k < g->nkinds; k++) {
 		g->kinds[k].share = (double)g->kinds[k].ns / (g->end_ns - g->start_ns);
-		for (__u32 j = k; j && g->kinds[j].ns > g->kinds[j - 1].ns; j--) {
-			struct cause t = g->kinds[j];
-
-			g->kinds[j] = g->kinds[j - 1];
-			g->kinds[j - 1] = t;
-		}
+		g->kinds[k].nleaves = parts__top(&leaves[k], g->kinds[k].ns, g->kinds[k].leaves);
+		g->kinds[k].nlines = parts__top(&lines[k], g->kinds[k].ns, g->kinds[k].lines);
+		vec__free(&leaves[k]);
+		vec__free(&lines[k]);
 	}
+	free(leaves);
+	free(lines);
+	causes__sort(g->kinds, g->nkinds);
+}
+
+void causes__free(struct vec *kind_fn)
+{
+	for (size_t i = 0; i < kind_fn->n; i++) {
+		struct kind_fn *e = VEC_AT(kind_fn, struct kind_fn, i);
+
+		vec__free(&e->leaves);
+		vec__free(&e->lines);
+	}
+	vec__free(kind_fn);
 }

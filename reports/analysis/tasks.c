@@ -24,12 +24,19 @@ struct task_release {
 	__u32 tid, tgid;
 };
 
+struct task_acquire {
+	__u64 start, end;
+	__u32 tid;
+	__u32 stack; /* stacktab: the await site's, at the poll's return */
+};
+
 struct tasks {
 	struct strtab *strs;
 	struct stacktab *stacks;
 	struct vec releases; /* struct task_release */
 	struct vec polls;    /* struct task_poll, in the order they end */
 	struct vec wakes;    /* struct task_wake, in the order they return */
+	struct vec acquires; /* struct task_acquire, in the order they return */
 };
 
 struct tasks *tasks__new(struct strtab *strs, struct stacktab *stacks)
@@ -50,6 +57,7 @@ void tasks__free(struct tasks *t)
 	vec__free(&t->polls);
 	vec__free(&t->wakes);
 	vec__free(&t->releases);
+	vec__free(&t->acquires);
 	free(t);
 }
 
@@ -73,6 +81,13 @@ int tasks__add(struct tasks *t, const struct gs_hdr *h, __u32 rt_kind, __u64 tas
 		if (!r)
 			return -ENOMEM;
 		*r = (struct task_release){ task, h->ts, h->ts + dur_ns, h->tid, h->tgid };
+	} else if (rt_kind == RT_ACQUIRE) {
+		struct task_acquire *q = vec__push(&t->acquires, sizeof(*q));
+
+		if (!q)
+			return -ENOMEM;
+		*q = (struct task_acquire){ h->ts, h->ts + dur_ns, h->tid,
+					    stacktab__add(t->stacks, h) };
 	}
 	return 0;
 }
@@ -179,13 +194,72 @@ static bool std_frame(const char *f)
 }
 
 /*
+ * A task's own frame in a stack (leaf first): the innermost function, inlined ones included,
+ * that is not the runtime's, the standard library's or libc's, and its line.
+ */
+static const char *own_frame(struct names *nm, const struct stack_view *v, const char **line)
+{
+	for (__u32 i = 0; i < v->nu; i++) {
+		const char *f;
+
+		if (names__in_libc(nm, v->tgid, v->user[i]))
+			continue;
+		for (unsigned int k = 0;
+		     (f = names__user_inlined(nm, v->tgid, v->user[i], k, line)); k++)
+			if (!std_frame(f) && strncmp(f, "[", 1))
+				return f;
+	}
+	return NULL;
+}
+
+/* An async fn's name without the closures rustc makes of its body. */
+static const char *fn_name(struct tasks *t, const char *f)
+{
+	size_t n = strlen(f);
+
+	while (n > 13 && !strncmp(f + n - 13, "::{{closure}}", 13))
+		n -= 13;
+	return strtab__internf(t->strs, "%.*s", (int)n, f);
+}
+
+/*
+ * Where a task waited for an async lock: the last acquire it polled in its last poll (on the
+ * thread that polled it), named by the task's own frame that awaited it and its line,
+ * "tokengine::Tracker::mark_busy (main.rs:176)"; NULL where no acquire was seen.
+ */
+static const char *await_site(struct tasks *t, struct names *nm, const struct task_poll *poll)
+{
+	const struct task_acquire *last = NULL;
+	struct stack_view v;
+	const char *f, *line;
+
+	for (size_t i = t->acquires.n; poll && i--;) {
+		const struct task_acquire *q = VEC_AT(&t->acquires, struct task_acquire, i);
+
+		if (q->end < poll->start)
+			break;
+		if (q->tid == poll->tid && q->start >= poll->start && q->end <= poll->end &&
+		    (!last || q->start > last->start))
+			last = q;
+	}
+	if (!last)
+		return NULL;
+	v = stacktab__get(t->stacks, last->stack);
+	if (!(f = own_frame(nm, &v, &line)))
+		return NULL;
+	f = fn_name(t, f);
+	return line ? strtab__internf(t->strs, "%s (%s)", f, line) : f;
+}
+
+/*
  * What a waker released, from its stack at the wake (leaf first): an async lock (a mutex, a
  * rwlock or a semaphore of the runtime, named by the guard's type where its drop shows it, else
  * by the program's function that released it), or another of the runtime's wakeups (a channel,
  * a notify, a finished task's join).
  */
 static const char *wake_cause(struct tasks *t, struct names *nm, const struct task_wake *w,
-			      enum blame_kind *kind)
+			      const struct task_poll *waiter, enum blame_kind *kind,
+			      const char **holder)
 {
 	struct stack_view v = stacktab__get(t->stacks, w->stack);
 	const char *what = NULL, *by = NULL, *type = NULL;
@@ -218,6 +292,11 @@ static const char *wake_cause(struct tasks *t, struct names *nm, const struct ta
 		    !names__in_libc(nm, v.tgid, v.user[i]))
 			by = f;
 	}
+	{
+		const char *line, *own = own_frame(nm, &v, &line);
+
+		*holder = own ? fn_name(t, own) : by ? fn_name(t, by) : NULL;
+	}
 	/* woken inside an async lock's release: the lock, by its data symbol when static */
 	for (size_t i = 0; i < t->releases.n; i++) {
 		const struct task_release *r = VEC_AT(&t->releases, struct task_release, i);
@@ -226,8 +305,12 @@ static const char *wake_cause(struct tasks *t, struct names *nm, const struct ta
 		if (r->tid != w->tid || r->start > w->ts || w->ts > r->end)
 			continue;
 		*kind = BK_LOCK;
+		/* a static lock by its symbol; one on the heap by where the task awaited it */
 		d = names__data(nm, r->tgid, r->lock);
-		return d ? strtab__internf(t->strs, "async %s", d) :
+		if (d)
+			return strtab__internf(t->strs, "async %s", d);
+		d = await_site(t, nm, waiter);
+		return d ? strtab__internf(t->strs, "async by %s", d) :
 			   strtab__internf(t->strs, "async 0x%llx", (unsigned long long)r->lock);
 	}
 	*kind = lock ? BK_LOCK : BK_COND;
@@ -260,22 +343,27 @@ __u32 tasks__hop(struct tasks *t, struct names *nm, __u32 tid, __u64 a, __u64 z,
 	wt = w ? (w->ts > pe ? w->ts : pe) : pe;
 	/* runnable from the wake (or its last poll's end) to this poll */
 	if (wt < ps) {
-		out[n++] = (struct task_seg){ TSEG_QUEUED, wt > a ? wt : a, ps, tid, p->task,
-					      BK_COND,	   "task run queue" };
+		out[n++] = (struct task_seg){ TSEG_QUEUED, wt > a ? wt : a,  ps,  tid, p->task,
+					      BK_COND,	   "task run queue", NULL };
 	}
 	/* pending from its last poll to the wake */
 	if (w && w->ts > pe && w->ts > a) {
 		struct task_seg *s = &out[n++];
 
-		*s = (struct task_seg){ TSEG_PENDING, pe > a ? pe : a, w->ts < ps ? w->ts : ps,
-					w->tid,	      p->task,	       BK_COND,
+		*s = (struct task_seg){ TSEG_PENDING,
+					pe > a ? pe : a,
+					w->ts < ps ? w->ts : ps,
+					w->tid,
+					p->task,
+					BK_COND,
+					NULL,
 					NULL };
-		s->lock = wake_cause(t, nm, w, &s->wait);
+		s->lock = wake_cause(t, nm, w, prev, &s->wait, &s->holder);
 	}
 	/* being polled before that, on the thread that polled it */
 	if (prev && pe > a)
-		out[n++] =
-			(struct task_seg){ TSEG_THREAD, a, pe, prev->tid, p->task, BK_OTHER, NULL };
+		out[n++] = (struct task_seg){ TSEG_THREAD, a,	     pe,   prev->tid,
+					      p->task,	   BK_OTHER, NULL, NULL };
 	return n;
 }
 

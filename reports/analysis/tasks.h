@@ -59,6 +59,7 @@ struct task_seg {
 	__u64 task;
 	enum blame_kind wait; /* TSEG_PENDING: BK_LOCK for an async lock, else BK_COND */
 	const char *lock;     /* TSEG_PENDING: what the waker released; TSEG_QUEUED: the queue */
+	const char *holder;   /* TSEG_PENDING: the waker's own function, where its stack shows it */
 };
 
 #define TASK_MAX_SEGS 4

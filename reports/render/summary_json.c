@@ -34,6 +34,30 @@ static void json_link(FILE *out, const struct chain_link *l)
 	fprintf(out, "]}");
 }
 
+/* A cause's breakdown: its top leaf functions and (a Python function's) lines. */
+static void json_parts(FILE *out, const char *key, const struct cause_part *p, __u32 n)
+{
+	fprintf(out, ",\"%s\":[", key);
+	for (__u32 i = 0; i < n; i++) {
+		fprintf(out, "%s{\"name\":", i ? "," : "");
+		esc__json(out, p[i].name, false);
+		fprintf(out, ",\"ns\":%" PRIu64 ",\"share\":%.4f}", (uint64_t)p[i].ns, p[i].share);
+	}
+	fputc(']', out);
+}
+
+static void json_cause(FILE *out, const struct cause *c)
+{
+	fprintf(out, "{\"kind\":\"%s\",\"function\":", blame_kind__name(c->kind));
+	esc__json(out, c->function, false);
+	fprintf(out, ",\"ns\":%" PRIu64 ",\"share\":%.4f", (uint64_t)c->ns, c->share);
+	if (c->nleaves)
+		json_parts(out, "leaves", c->leaves, c->nleaves);
+	if (c->nlines)
+		json_parts(out, "lines", c->lines, c->nlines);
+	fputc('}', out);
+}
+
 static void json_gap(FILE *out, const struct gap *g)
 {
 	const struct chain_link *root = g->nchain ? &g->chain[g->nchain - 1] : NULL;
@@ -69,10 +93,8 @@ static void json_gap(FILE *out, const struct gap *g)
 	}
 	fprintf(out, ",\"roots\":[");
 	for (__u32 k = 0; k < g->nkinds; k++) {
-		fprintf(out, "%s{\"kind\":\"%s\",\"function\":", k ? "," : "",
-			blame_kind__name(g->kinds[k].kind));
-		esc__json(out, g->kinds[k].function, false);
-		fprintf(out, ",\"ns\":%" PRIu64 "}", (uint64_t)g->kinds[k].ns);
+		fputs(k ? "," : "", out);
+		json_cause(out, &g->kinds[k]);
 	}
 	fprintf(out, "]");
 	fprintf(out, ",\"folded\":\"gaps/%04u.folded\",\"svg\":\"gaps/%04u.svg\"}", g->id, g->id);
@@ -208,11 +230,8 @@ int summary_json__write(const struct analysis *a, FILE *out)
 	}
 	fprintf(out, "],\n\"causes\":[");
 	for (size_t i = 0; i < a->ncauses; i++) {
-		fprintf(out, "%s{\"kind\":\"%s\",\"function\":", i ? "," : "",
-			blame_kind__name(a->causes[i].kind));
-		esc__json(out, a->causes[i].function, false);
-		fprintf(out, ",\"ns\":%" PRIu64 ",\"share\":%.4f}", (uint64_t)a->causes[i].ns,
-			a->causes[i].share);
+		fputs(i ? "," : "", out);
+		json_cause(out, &a->causes[i]);
 	}
 	fprintf(out, "]}\n");
 	return ferror(out) ? -1 : 0;

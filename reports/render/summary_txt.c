@@ -25,6 +25,28 @@ static void put(FILE *out, const char *s)
 	esc__put_text(out, s, SIZE_MAX);
 }
 
+/* Rows of the causes table listed here; summary.json has every one. */
+#define CAUSES_LISTED 12
+
+/*
+ * A cause's breakdown under its row: "lines: 62.0% jax_prep.py:15, ...". Left out where it
+ * would only repeat the row (one leaf, the function itself).
+ */
+static void print_parts(FILE *out, const char *what, const struct cause_part *p, __u32 n,
+			const char *self)
+{
+	char fn[SHORTNAME_MAX];
+
+	if (!n || (n == 1 && p[0].name == self))
+		return;
+	fprintf(out, "%24s%s:", "", what);
+	for (__u32 i = 0; i < n; i++) {
+		fprintf(out, "%s %.1f%% ", i ? "," : "", 100 * p[i].share);
+		put(out, shortname(p[i].name, fn, sizeof(fn)));
+	}
+	fputc('\n', out);
+}
+
 /* One link as "lock tracker_lock held by finalizer-2", "malloc_trim 208 ms", ... */
 static void print_link(FILE *out, const struct chain_link *l, bool last)
 {
@@ -65,17 +87,82 @@ static void print_link(FILE *out, const struct chain_link *l, bool last)
 	}
 }
 
+/*
+ * A hop through an async runtime's own plumbing (a blocking-pool thread parked for work, a
+ * task in the run queue, a task awaiting a spawn_blocking's join): a short word for it, NULL
+ * for any other link. summary.txt folds a run of them into one hop; summary.json has each.
+ */
+static const char *plumbing(const struct chain_link *l)
+{
+	if ((l->kind != BK_COND && l->kind != BK_LOCK) || !l->lock)
+		return NULL;
+	if (!strcmp(l->lock, "task run queue"))
+		return "run queue";
+	if (!strncmp(l->lock, "task join", 9))
+		return "join";
+	for (__u32 i = 0; i < l->nframes; i++)
+		if (strstr(l->frames[i], "::runtime::blocking::pool::"))
+			return "blocking pool";
+	if (!strncmp(l->lock, "by tokio::runtime::", 19) ||
+	    !strncmp(l->lock, "by parking_lot::", 16))
+		return "park";
+	return NULL;
+}
+
+/* A wait for an async lock (a task's, through the runtime): "lock async ...". */
+static bool async_lock(const struct chain_link *l)
+{
+	return l->kind == BK_LOCK && l->lock && !strncmp(l->lock, "async ", 6);
+}
+
+/*
+ * The chain, closer first. Runs of the runtime's plumbing fold into one hop ("runtime
+ * (blocking pool, join)"), and a queue of tasks on async locks into its first waiter's lock
+ * and its last one's holder: the hops a user reads are the program's.
+ */
 static void print_chain(FILE *out, const struct gap *g)
 {
 	put(out, g->closer_comm);
 	for (__u32 k = 0; k < g->nchain; k++) {
 		const struct chain_link *l = &g->chain[k];
+		__u32 j = k;
 
 		fprintf(out, " \u2190 ");
+		if (k + 1 < g->nchain && plumbing(l)) {
+			const char *seen[8];
+			__u32 n = 0;
+
+			fputs("runtime (", out);
+			for (; j + 1 < g->nchain && plumbing(&g->chain[j]); j++) {
+				const char *w = plumbing(&g->chain[j]);
+				bool dup = false;
+
+				for (__u32 i = 0; i < n; i++)
+					dup |= seen[i] == w;
+				if (dup || n == 8)
+					continue;
+				fprintf(out, "%s%s", n ? ", " : "", w);
+				seen[n++] = w;
+			}
+			fputc(')', out);
+			k = j - 1;
+			continue;
+		}
 		if (k && (g->chain[k - 1].kind == BK_LOCK || g->chain[k - 1].kind == BK_COND) &&
-		    k + 1 < g->nchain) {
+		    k + 1 < g->nchain && !plumbing(&g->chain[k - 1])) {
 			put(out, l->comm);
 			fputs(": ", out);
+		}
+		while (async_lock(l) && j + 2 < g->nchain && async_lock(&g->chain[j + 1]))
+			j++;
+		if (j > k) { /* a queue: the first waiter's lock, the last one's holder */
+			struct chain_link q = *l;
+
+			q.detail = g->chain[j].detail;
+			print_link(out, &q, false);
+			fprintf(out, ", %u task%s ahead", j - k, j - k > 1 ? "s" : "");
+			k = j;
+			continue;
 		}
 		print_link(out, l, k + 1 == g->nchain);
 	}
@@ -207,7 +294,7 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 	}
 	if (a->ncauses)
 		fprintf(out, "\nroot causes (share of gap time):\n");
-	for (size_t i = 0; i < a->ncauses; i++) {
+	for (size_t i = 0; i < a->ncauses && i < CAUSES_LISTED; i++) {
 		char fn[SHORTNAME_MAX], text[ESC_TEXT_MAX];
 		const struct cause *c = &a->causes[i];
 
@@ -219,6 +306,20 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 				  c->function ? shortname(c->function, fn, sizeof(fn)) : fn,
 				  SIZE_MAX));
 		print_ms(out, c->ns);
+		fputc('\n', out);
+		print_parts(out, "lines", c->lines, c->nlines, NULL);
+		print_parts(out, "leaves", c->leaves, c->nleaves, c->function);
+	}
+	if (a->ncauses > CAUSES_LISTED) {
+		char more[64];
+		__u64 ns = 0;
+
+		for (size_t i = CAUSES_LISTED; i < a->ncauses; i++)
+			ns += a->causes[i].ns;
+		snprintf(more, sizeof(more), "(%zu more: summary.json)",
+			 a->ncauses - CAUSES_LISTED);
+		fprintf(out, "  %5.1f%%  %-53s ", a->gap_ns ? 100.0 * ns / a->gap_ns : 0.0, more);
+		print_ms(out, ns);
 		fputc('\n', out);
 	}
 	top = o->top < a->ngaps ? o->top : a->ngaps;

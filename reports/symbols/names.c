@@ -22,7 +22,9 @@ struct cache_ent {
 	__u32 tgid;
 	__u8 kind; /* 0 empty, 1 user leaf, 2 user return, 3 libc test, 4 data */
 	__u8 libc;
+	__u8 named; /* a symbol, a JIT's or a Python frame's name, not module+offset */
 	const char *name;
+	const char *module; /* the mapped file's base name; NULL: none known */
 };
 
 struct names {
@@ -134,6 +136,8 @@ void names__add_ksym(struct names *n, __u64 addr, const char *name)
 	n->ksyms_sorted = false;
 }
 
+static const char *file_state(enum sym_file_state st);
+
 static struct cache_ent *cache_slot(struct names *n, __u32 tgid, __u64 addr, __u8 kind)
 {
 	size_t h = ((addr * 0x9e3779b97f4a7c15ull) ^ tgid ^ ((__u64)kind << 7)) >> 50;
@@ -147,7 +151,8 @@ static bool is_libc_module(const char *m)
 		     !strncmp(m, "libpthread", 10) || !strncmp(m, "ld-linux", 8));
 }
 
-static const char *resolve(struct names *n, __u32 tgid, __u64 addr, bool leaf, bool *libc)
+static const char *resolve(struct names *n, __u32 tgid, __u64 addr, bool leaf, bool *libc,
+			   bool *named, const char **module)
 {
 	struct sym_frame f[8];
 	const char *jit;
@@ -155,6 +160,8 @@ static const char *resolve(struct names *n, __u32 tgid, __u64 addr, bool leaf, b
 	int k;
 
 	*libc = false;
+	*named = true;
+	*module = NULL;
 	if (pyframes__is(addr))
 		return pyframes__name(n->py, addr); /* a Python frame (pyframes.h) */
 	/*
@@ -165,29 +172,67 @@ static const char *resolve(struct names *n, __u32 tgid, __u64 addr, bool leaf, b
 	if (jit)
 		return strtab__intern(n->strs, jit);
 	k = symbolizer__resolve(n->sym, tgid, leaf ? addr : addr - 1, f, 8);
-	if (k <= 0)
+	if (k <= 0) {
+		*named = false;
 		return strtab__internf(n->strs, "[unknown] 0x%llx", (unsigned long long)addr);
+	}
 	*libc = is_libc_module(f[k - 1].module);
+	*module = f[k - 1].module ? strtab__intern(n->strs, f[k - 1].module) : NULL;
 	/* The function that holds the code: the outermost of the inlined frames. */
 	if (f[k - 1].function)
 		return strtab__intern(n->strs, f[k - 1].function);
+	*named = false;
 	return strtab__internf(n->strs, "%s+0x%llx", f[k - 1].module ? f[k - 1].module : "?",
 			       (unsigned long long)f[k - 1].offset);
 }
 
-const char *names__user(struct names *n, __u32 tgid, __u64 addr, bool leaf)
+static const struct cache_ent *user_frame(struct names *n, __u32 tgid, __u64 addr, bool leaf)
 {
 	struct cache_ent *c = cache_slot(n, tgid, addr, leaf ? 1 : 2);
-	bool libc;
+	bool libc, named;
 
 	if (c->kind == (leaf ? 1 : 2) && c->addr == addr && c->tgid == tgid)
-		return c->name;
-	c->name = resolve(n, tgid, addr, leaf, &libc);
+		return c;
+	c->name = resolve(n, tgid, addr, leaf, &libc, &named, &c->module);
 	c->addr = addr;
 	c->tgid = tgid;
 	c->kind = leaf ? 1 : 2;
 	c->libc = libc;
-	return c->name;
+	c->named = named;
+	return c;
+}
+
+const char *names__user(struct names *n, __u32 tgid, __u64 addr, bool leaf)
+{
+	return user_frame(n, tgid, addr, leaf)->name;
+}
+
+const char *names__user_inlined(struct names *n, __u32 tgid, __u64 addr, unsigned int i,
+				const char **line)
+{
+	struct sym_frame f[8];
+	const char *base;
+	int k;
+
+	*line = NULL;
+	if (pyframes__is(addr))
+		return NULL;
+	k = symbolizer__resolve(n->sym, tgid, addr - 1, f, 8);
+	if (k <= 0 || (int)i >= k || !f[i].function)
+		return NULL;
+	if (f[i].file && f[i].line) {
+		base = strrchr(f[i].file, '/');
+		*line = strtab__internf(n->strs, "%s:%d", base ? base + 1 : f[i].file, f[i].line);
+	}
+	return strtab__intern(n->strs, f[i].function);
+}
+
+const char *names__user_module(struct names *n, __u32 tgid, __u64 addr, bool leaf, bool *named)
+{
+	const struct cache_ent *c = user_frame(n, tgid, addr, leaf);
+
+	*named = c->named;
+	return c->module;
 }
 
 void names__forget(struct names *n, __u32 tgid)
@@ -198,14 +243,32 @@ void names__forget(struct names *n, __u32 tgid)
 			n->cache[i].kind = 0;
 }
 
+const char *names__why_unnamed(const struct names *n, const char *module)
+{
+	struct sym_file_info f;
+
+	for (size_t i = 0; module && symbolizer__file(n->sym, i, &f); i++) {
+		const char *base = strrchr(f.path, '/');
+
+		if (strcmp(base ? base + 1 : f.path, module))
+			continue;
+		if (f.state == SYM_FILE_BUILD_ID_MISMATCH)
+			return "another build";
+		if (f.state != SYM_FILE_OK)
+			return file_state(f.state);
+		return f.source && strcmp(f.source, "dynsym") ? "no symbol covers it" : "stripped";
+	}
+	return "stripped";
+}
+
 bool names__in_libc(struct names *n, __u32 tgid, __u64 addr)
 {
 	struct cache_ent *c = cache_slot(n, tgid, addr, 3);
-	bool libc;
+	bool libc, named;
 
 	if (c->kind == 3 && c->addr == addr && c->tgid == tgid)
 		return c->libc;
-	c->name = resolve(n, tgid, addr, false, &libc);
+	c->name = resolve(n, tgid, addr, false, &libc, &named, &c->module);
 	c->addr = addr;
 	c->tgid = tgid;
 	c->kind = 3;

@@ -42,6 +42,21 @@ void names__add_ksym(struct names *n, __u64 addr, const char *name);
 
 /* The function at a user address (leaf: the address itself, else a return address). */
 const char *names__user(struct names *n, __u32 tgid, __u64 addr, bool leaf);
+/*
+ * The mapped file's base name at a user address ("libm.so.6"; NULL: a Python frame, a JIT's
+ * code or no mapping), and whether names__user() names it by a symbol (else module+offset).
+ */
+const char *names__user_module(struct names *n, __u32 tgid, __u64 addr, bool leaf, bool *named);
+/*
+ * The i-th of the functions inlined at a user return address, innermost first (0: the
+ * innermost, the last: the one that holds the code), and where in it ("main.rs:176", NULL
+ * without line information); NULL past the last. An async fn's body is inlined into the
+ * runtime's poll: only this finds it.
+ */
+const char *names__user_inlined(struct names *n, __u32 tgid, __u64 addr, unsigned int i,
+				const char **line);
+/* Why a module's code has no name, as summary's symbols line says: "stripped", "missing", ... */
+const char *names__why_unnamed(const struct names *n, const char *module);
 /* Whether the address lies in the C library or the dynamic loader (lock callsites skip it). */
 bool names__in_libc(struct names *n, __u32 tgid, __u64 addr);
 /* The static data symbol at addr, NULL if none. */

@@ -5,13 +5,16 @@
 //   node check_page.js INDEX_HTML SCREENSHOT_PNG FRAME CHAIN_WORD
 // FRAME must be a frame of the clicked gap's flame graph, CHAIN_WORD a word of its chain (or
 // one of several separated by "|"); FRAME
-// "-" checks a report without gaps.
+// "-" checks a report without gaps. The causes table is checked against summary.json, row by
+// row; RENDER_CAUSE, where set, is what its top row names.
 'use strict';
 const path = require('path');
 const { pathToFileURL } = require('url');
 const puppeteer = require('puppeteer-core');
 
 const [index, shot, frame, chainWord] = process.argv.slice(2);
+// The top row of the causes table names this, where set.
+const causeWord = process.env.RENDER_CAUSE || '';
 const chromium = process.env.CHROMIUM || '/usr/bin/chromium';
 const problems = [];
 const fail = (msg) => { throw new Error(msg); };
@@ -111,6 +114,43 @@ async function checkSvg(browser, url, frame, requests) {
 		}
 		if (!gaps.length)
 			fail('the page shows no gaps');
+
+		// The causes table: one row per cause of summary.json, in its order, each with its
+		// name, its share and its breakdown; no row with time not its own (the shares add up).
+		const table = await page.evaluate(() => {
+			const S = JSON.parse(document.getElementById('gs-summary').textContent);
+			const rows = [...document.querySelectorAll('#causes tbody tr')].map((tr) => ({
+				kind: tr.querySelector('.kind').textContent,
+				fn: tr.querySelector('code').textContent,
+				share: tr.querySelector('.share span').textContent,
+				leaves: [...tr.querySelectorAll('.parts.leaves code')].map((c) => c.textContent),
+				lines: [...tr.querySelectorAll('.parts.lines code')].map((c) => c.textContent),
+			}));
+			return { causes: S.causes || [], rows };
+		});
+		console.log(`causes table: ${table.rows.length} rows; first: ` +
+			table.rows.slice(0, 3).map((r) => `${r.kind} ${r.fn} ${r.share}` +
+				(r.leaves.length ? ` [${r.leaves.join(', ')}]` : '')).join('; '));
+		if (table.rows.length !== table.causes.length)
+			fail(`causes table has ${table.rows.length} rows, summary.json ${table.causes.length}`);
+		table.causes.forEach((c, i) => {
+			const r = table.rows[i];
+			const pct = (100 * c.share).toFixed(1) + '%';
+			const leaves = (c.leaves || []).map((p) => p.name);
+			const lines = (c.lines || []).map((p) => p.name);
+			if (r.kind !== c.kind || r.fn !== (c.function || '') || r.share !== pct)
+				fail(`causes row ${i + 1}: ${r.kind} ${r.fn} ${r.share}, summary.json ` +
+					`${c.kind} ${c.function} ${pct}`);
+			if (leaves.length > 1 && r.leaves.join('\n') !== leaves.join('\n'))
+				fail(`causes row ${i + 1}: leaves ${r.leaves}, summary.json ${leaves}`);
+			if (lines.length > 1 && r.lines.join('\n') !== lines.join('\n'))
+				fail(`causes row ${i + 1}: lines ${r.lines}, summary.json ${lines}`);
+		});
+		const sum = table.causes.reduce((s, c) => s + c.share, 0);
+		if (table.causes.length && Math.abs(sum - 1) > 0.01)
+			fail(`the causes' shares add up to ${sum.toFixed(4)}, not 1`);
+		if (causeWord && !(table.rows.length && table.rows[0].fn.includes(causeWord)))
+			fail(`the top cause row is not ${causeWord}`);
 		const order = gaps.filter((g) => String(g.id) !== first).sort((a, b) => b.ns - a.ns);
 		const pick = order.find((g) => g.has) || order[0] || gaps[0];
 		// As a person would in a long trace: zoom the timeline to the gap, then click it.

@@ -76,7 +76,9 @@ grep '^gapscope: flight' "$TMP/err"
 python3 - "$TMP/rep/summary.json" "$TMP/by_kind" "$TMP/total" "$TMP/count" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
-want = {c["kind"]: c["ns"] / 1e9 for c in s["causes"]}
+want = {}
+for c in s["causes"]:  # rows by (kind, function): a kind's total is its rows' sum
+    want[c["kind"]] = want.get(c["kind"], 0) + c["ns"] / 1e9
 got = dict((l.split()[0], float(l.split()[1])) for l in open(sys.argv[2]) if l.strip())
 total, count = float(open(sys.argv[3]).read()), float(open(sys.argv[4]).read())
 want_total = sum(g["duration_ns"] for g in s["gaps"]) / 1e9

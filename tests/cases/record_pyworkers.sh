@@ -3,9 +3,9 @@
 # -X perf (tests/record/pyworkers.py, Debian's python3, simcuda through ctypes): the workers
 # exist before the recorder attaches (it takes them as the process's descendants). The chains
 # of the gaps go from the feeder's wait on the queue's pipe into the worker processes and reach
-# augment() by name with its file and line: at least half of the gap time that is not CPU
-# contention (preemption) ends there, and the top such cause is augment. The program runs at
-# nice -19 so that the machine's other work takes little of its CPU time.
+# augment() by name with its file (its lines the breakdown): at least half of the gap time that
+# is not CPU contention (preemption) ends there, and the top such cause is augment. The program
+# runs at nice -19 so that the machine's other work takes little of its CPU time.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "loads BPF programs and attaches uprobes"
@@ -32,8 +32,11 @@ import json, re, sys
 s = json.load(open(sys.argv[1]))
 causes = [c for c in s["causes"] if c["kind"] != "preempted"]
 total = sum(c["ns"] for c in causes)
-aug = re.compile(r"^augment \(pyworkers\.py:\d+\)$")
+# A Python function's row and root: its name and file; its lines are the row's breakdown.
+aug = re.compile(r"^augment \(pyworkers\.py\)$")
 assert causes and aug.match(causes[0].get("function") or ""), "top cause %s" % causes[:1]
+assert any(re.match(r"^pyworkers\.py:\d+$", p["name"]) for p in causes[0].get("lines", [])), \
+    "augment's row without its lines: %s" % causes[0]
 share = sum(c["ns"] for c in causes if aug.match(c.get("function") or "")) / total
 assert share >= 0.5, "augment: %.2f of the gap time" % share
 cross = [g for g in s["gaps"] if g["chain"] and g["chain"][0]["kind"] == "io" and

@@ -2,7 +2,8 @@
 # The report a user opens: zkengine tracker-trim recorded on simcuda (real probes), reported, and
 # its index.html opened from the file system in headless Chromium (tests/cases/render_browser.sh
 # does the driving): no console errors, no network requests, and after a click on a gap its
-# flame graph holds a malloc_trim frame and its chain names the tracker lock.  The screenshot is
+# flame graph holds a malloc_trim frame and its chain names the tracker lock; the causes table
+# has summary.json's rows, malloc_trim first, each with its share and breakdown. The screenshot is
 # left in build/tests/render/index.png.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
@@ -17,5 +18,5 @@ for f in index.html timeline.json gaps.speedscope.json gaps/all.svg gaps/all.fol
 done
 grep -q '\[woken by \|\[held by \|\[lock ' "$TMP/rep/gaps/all.folded" || die "no annotated frames"
 grep -q 'malloc_trim' "$TMP/rep/gaps/all.folded" || die "no malloc_trim frame in the folded stacks"
-REPORT_DIR=$TMP/rep RENDER_FRAME=malloc_trim RENDER_CHAIN=tracker \
+REPORT_DIR=$TMP/rep RENDER_FRAME=malloc_trim RENDER_CHAIN=tracker RENDER_CAUSE=malloc_trim \
 	"$GAPSCOPE_ROOT/tests/cases/render_browser.sh"

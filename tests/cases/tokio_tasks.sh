@@ -2,8 +2,8 @@
 # tokengine (the engine on tokio) under the recorder, real probes, simcuda: the runtime's task
 # functions are found by symbol and probed (poll, wake, the async locks' release), with the
 # binary as built and with its debug info stripped (symbols kept); the trace holds polls and
-# wakes of tasks. Stripped of its symbols too, the recorder says it cannot probe the runtime and
-# the report notes that chains follow threads only.
+# wakes of tasks. Stripped of its symbols too, the recorder says (from its read-only data) that
+# it cannot probe the tokio runtime in it, and the report notes that chains follow threads only.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "loads BPF programs and attaches uprobes"
@@ -42,7 +42,7 @@ done
 
 timeout 300 "$GS" record -o "$TMP/all.gsc" -- "$TMP/all/tokengine" --device sim --partitions 4 \
 	>"$TMP/all.out" 2>&1 || { cat "$TMP/all.out"; die "record stripped"; }
-grep -q 'no symbol table: an async runtime in it cannot be probed' "$TMP/all.out" ||
+grep -q 'no symbol table: the async runtime in it (tokio) cannot be probed' "$TMP/all.out" ||
 	{ cat "$TMP/all.out"; die "stripped: the recorder does not say it cannot probe the runtime"; }
 "$GS" report "$TMP/all.gsc" -o "$TMP/all.rep" >"$TMP/all.txt" 2>&1 || die "report stripped"
 grep -q "^note: tokio worker threads but no task polls: the runtime's symbols are absent" \

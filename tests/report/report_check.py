@@ -3,7 +3,7 @@
 
   cause SUMMARY KIND [--truth TRUTH] [--lock SUBSTR] [--root KIND] [--min SHARE]
         [--without-preemption]
-      KIND ranks first in causes with share >= --min (default 0.8) of the gap time that is not
+      KIND ranks first in causes (summed by kind) with share >= --min (default 0.8) of the gap time that is not
       preemption by processes outside the target (the machine's load). With --truth, where the
       engine's own truth says its mechanism explains less of the idle time (own_share), the bar
       is own_share - 0.1 instead, when lower; below 0.5 the mechanism did not dominate the run
@@ -62,6 +62,13 @@ def cmd_cause(args):
     opt = dict(zip(args[2:len(args) - len(flags):2], args[3:len(args) - len(flags):2]))
     bar = float(opt.get('--min', 0.8))
     rank = True
+    # A kind is judged by its total (the heading its rows stand under), named by its top row.
+    kinds = {}
+    for c in s['causes']:
+        k = kinds.setdefault(c['kind'], dict(c, ns=0, share=0))
+        k['ns'] += c['ns']
+        k['share'] += c['share']
+    s = dict(s, causes=sorted(kinds.values(), key=lambda c: -c['ns']))
     if '--truth' in opt:
         # The truth's steady state (its first kernel to its last) is what it accounts for: the
         # causes are summed over the gaps inside it.

@@ -66,16 +66,16 @@ int main(void)
 		  .chain = c3,
 		  .nchain = 1 },
 	};
+	struct cause causes[] = {
+		{ .kind = BK_ON_CPU, .function = lambda, .comm = "trainer", .ns = 5000000 },
+		{ .kind = BK_IO, .comm = "worker-1", .ns = 1000000 }
+	};
 	struct analysis a = {
 		.duration_ns = 20000000,
 		.gaps = gaps,
 		.ngaps = 3,
 		.gap_ns = 8300000,
-		.causes = { { .kind = BK_ON_CPU,
-			      .function = lambda,
-			      .comm = "trainer",
-			      .ns = 5000000 },
-			    { .kind = BK_IO, .comm = "worker-1", .ns = 1000000 } },
+		.causes = causes,
 		.ncauses = 2,
 	};
 	struct report_out_opts o = { .top = 3 };

@@ -29,6 +29,13 @@ bool names__in_libc(struct names *n, __u32 tgid, __u64 addr)
 	(void)n, (void)tgid, (void)addr;
 	return false;
 }
+const char *names__user_inlined(struct names *n, __u32 tgid, __u64 addr, unsigned int i,
+				const char **line)
+{
+	(void)n, (void)tgid, (void)addr, (void)i;
+	*line = NULL;
+	return NULL;
+}
 const char *names__data(struct names *n, __u32 tgid, __u64 addr)
 {
 	(void)n, (void)tgid, (void)addr;

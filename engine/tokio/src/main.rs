@@ -13,6 +13,8 @@
 //! Scenarios:
 //!   fixed         the trim after the lock is released, in a blocking-pool thread at nice 10
 //!   tracker-trim  the finalizer task holds the tracker lock across malloc_trim(0), on a worker
+//!                 (with --heap-lock: the tracker on the heap, no symbol names its lock, and the
+//!                 trim in the blocking pool, the lock held across its await, as the seed's)
 //!   starved       CPU-heavy tasks keep every worker thread busy polling them (`hog_crunch`):
 //!                 the GPU tasks, woken, wait for a worker
 //!
@@ -50,12 +52,13 @@ struct Opts {
     workers: usize,
     gpu_tasks: usize,
     truth: Option<String>,
+    heap_lock: bool, // the tracker on the heap, its trims in the blocking pool under the lock
 }
 
 fn usage() -> ! {
     eprintln!(
         "usage: tokengine [--device auto|cuda|sim] [--scenario fixed|tracker-trim|starved] \
-         [--partitions N] [--log2n K] [--workers W] [--gpu-tasks G] [--truth FILE]"
+         [--partitions N] [--log2n K] [--workers W] [--gpu-tasks G] [--truth FILE] [--heap-lock]"
     );
     exit(2)
 }
@@ -69,10 +72,16 @@ fn parse() -> Opts {
         workers: 2,
         gpu_tasks: 2,
         truth: None,
+        heap_lock: false,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
     while i < args.len() {
+        if args[i] == "--heap-lock" {
+            o.heap_lock = true;
+            i += 1;
+            continue;
+        }
         let val = |i: usize| -> &str {
             args.get(i + 1).map(|s| s.as_str()).unwrap_or_else(|| {
                 eprintln!("tokengine: {} needs a value", args[i]);
@@ -173,11 +182,23 @@ impl Tracker {
     /// The result recorded under the lock, then malloc_trim(0) over the heap the result's
     /// records left: still under the lock in tracker-trim (on the worker thread polling this
     /// task), after it elsewhere (blocking pool, nice 10).
-    async fn process_partition_result(&self, idx: u32, under_lock: bool) {
+    async fn process_partition_result(&self, idx: u32, under_lock: bool, heap_lock: bool) {
         let mut g = self.state.lock().await;
         g.done += 1;
         g.busy -= 1;
-        if under_lock {
+        if under_lock && heap_lock {
+            // As the seed's finalizers: the trim in the blocking pool, the lock held across
+            // the task's await of it.
+            let (t0, t1) = background(move || {
+                let t0 = truth::now_ns();
+                unsafe { libc::malloc_trim(0) };
+                (t0, truth::now_ns())
+            })
+            .await;
+            drop(g);
+            truth::stall("trim_locked", t0, t1, "");
+            trimmed(t0, t1, true, idx);
+        } else if under_lock {
             let t0 = truth::now_ns();
             unsafe { libc::malloc_trim(0) };
             let t1 = truth::now_ns();
@@ -311,6 +332,7 @@ struct Shared {
     spans: std::sync::Mutex<Vec<(u64, u64)>>,
     sz: Sizing,
     scenario: String,
+    heap_lock: bool,
     partitions: u32,
     finished: AtomicU64,
     done: Semaphore, // a permit per partition finished
@@ -368,7 +390,7 @@ async fn finalizer_task(sh: Arc<Shared>, p: Part) {
     let idx = p.idx;
     sh.bufs.lock().unwrap().push(p.buf);
     drop(p.permit);
-    sh.tracker.process_partition_result(idx, sh.scenario == "tracker-trim").await;
+    sh.tracker.process_partition_result(idx, sh.scenario == "tracker-trim", sh.heap_lock).await;
     if let Some(tx) = sh.results[idx as usize % sh.results.len()].lock().unwrap().as_ref() {
         let _ = tx.send(idx);
     }
@@ -503,7 +525,15 @@ fn main() {
     ));
     let sh = Arc::new(Shared {
         dev,
-        tracker: &TRACKER,
+        // --heap-lock: a tracker no symbol names, as an Arc<Mutex<_>>'s lock is.
+        tracker: if o.heap_lock {
+            Box::leak(Box::new(Tracker {
+                state: Mutex::new(TrackerState { done: 0, busy: 0, failed: false }),
+            }))
+        } else {
+            &TRACKER
+        },
+        heap_lock: o.heap_lock,
         gpu_lock: std::sync::Mutex::new(()),
         bufs: std::sync::Mutex::new(Vec::new()),
         results,

@@ -177,6 +177,18 @@
 
 	// ---- tables ----------------------------------------------------------------------------
 
+	// A row's breakdown, as summary.txt has it: its top lines and leaf functions, with their
+	// share of the row; left out where it would only repeat the row.
+	function parts(what, list, self) {
+		if (!list || !list.length || (list.length === 1 && list[0].name === self))
+			return [];
+		return [el('div', { class: 'parts ' + what }, [what + ': '].concat(
+			list.map(function (p, i) {
+				return el('span', { class: 'part' }, [(i ? ', ' : '') + pct(p.share || 0) + ' ',
+					el('code', { text: p.name || '' })]);
+			})))];
+	}
+
 	function causesTable() {
 		var rows = (S.causes || []).map(function (c, i) {
 			var n = GAPS.filter(function (g) {
@@ -185,7 +197,8 @@
 			return el('tr', {}, [
 				el('td', { class: 'num', text: String(i + 1) }),
 				el('td', {}, [el('span', { class: 'kind ' + c.kind, text: c.kind || '?' }),
-					' ', el('code', { text: c.function || '' })]),
+					' ', el('code', { text: c.function || '' })].concat(
+					parts('lines', c.lines, null), parts('leaves', c.leaves, c.function))),
 				el('td', { class: 'num', text: fmtNs(c.ns || 0) }),
 				el('td', { class: 'share' }, [el('div', { class: 'meter' }, [
 					el('i', { style: 'width:' + Math.min(100, 100 * (c.share || 0)) + '%' })]),

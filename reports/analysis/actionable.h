@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The frame of a stack a user can act on, which names on-CPU time in the causes: the innermost
+ * Python frame where the stack has one ("prepare (feeder.py)", the function and its file, its
+ * line kept apart), else the innermost named function of the program's own executable or
+ * libraries, above the internals of the interpreter, the C and C++ runtimes, the CUDA driver and
+ * the vDSO; else, where the program's own code has no names, its library and why ("libfoo.so
+ * (stripped)", "(missing)"); else the leaf as it is named. The leaf under it is the row's breakdown: its
+ * function, or its library where it has no name (stripped frames grouped per library).
+ */
+#ifndef GAPSCOPE_ACTIONABLE_H
+#define GAPSCOPE_ACTIONABLE_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+struct names;
+struct strtab;
+
+struct actionable {
+	const char *name; /* the row: "prepare (feeder.py)", "synth_partition" */
+	const char *leaf; /* the innermost frame: "c_slow", "libm.so.6 (stripped)" */
+	const char *line; /* a Python row's line: "feeder.py:12"; else NULL */
+};
+
+/*
+ * The actionable frame of the user stack user[0..nu) (leaf first) of process tgid; false when
+ * the stack has no frame but the vDSO's (out left NULL). Names are interned in strs.
+ */
+bool stack__actionable(struct names *nm, struct strtab *strs, __u32 tgid, const __u64 *user,
+		       __u32 nu, struct actionable *out);
+
+/* A Python frame's name "function (file:line)" as its row, "function (file)"; else name. */
+const char *actionable__python_row(struct strtab *strs, const char *name, const char **line);
+
+#endif

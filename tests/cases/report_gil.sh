@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The GIL named as such: tests/record/gilsort.py (Debian's python3, its interpreter stripped)
+# feeds a simcuda device through ctypes from one thread while another sorts a large list in
+# sort_rows(), holding the GIL for each whole sort; the feeder waits for the GIL each time its
+# synchronize returns. Attached with -p, SCHED_FIFO (on a loaded machine the threads run, not
+# wait for a CPU). The longest gap's chain waits on "GIL (python3.N)", not on _PyRuntime, and
+# ends on-CPU in "sort_rows (gilsort.py)"; the causes table's top row other than preemption is
+# that function.
+set -eu
+. "$GAPSCOPE_ROOT/tests/lib.sh"
+need_probes
+PY=/usr/bin/python3
+[ -x "$PY" ] || die "$PY missing (make deps)"
+LIBCUDA=$PWD/$BUILD/simcuda/libcuda.so.1
+need_built "$LIBCUDA"
+
+cd "$GAPSCOPE_ROOT"
+python3 - "$TMP" "$PY" "$LIBCUDA" <<'PY'
+import json, os, re, subprocess, sys
+sys.path.insert(0, "tests/record")
+from attach import *
+
+tmp, py, libcuda = sys.argv[1:4]
+trace = os.path.join(tmp, "gil.gsc")
+t = subprocess.Popen(["chrt", "-f", "1", py, "tests/record/gilsort.py", libcuda, "15"],
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+out = Lines(t.stdout)
+i = out.wait(r"^gilsort: pid \d+$")
+if i is None:
+    die("gilsort never started: %s" % out.join())
+rec, err = start_record(int(out.lines[i].split()[-1]), trace, [])
+t.stdin.write(b"go\n")
+t.stdin.close()
+t.wait()
+rec.wait()
+if t.returncode != 0 or rec.returncode != 0:
+    die("gilsort exit %s, recorder exit %s:\n%s" % (t.returncode, rec.returncode,
+                                                    "\n".join(err.join())))
+rep = os.path.join(tmp, "rep")
+r = subprocess.run([GS, "report", "-f", "-o", rep, trace], capture_output=True, text=True)
+if r.returncode != 0:
+    die("report failed: %s" % r.stderr)
+print(r.stdout[:r.stdout.find("\nlosses")])
+s = json.load(open(os.path.join(rep, "summary.json")))
+row = "sort_rows (gilsort.py)"
+causes = [c for c in s["causes"] if c["kind"] != "preempted"]
+if not causes or (causes[0]["kind"], causes[0]["function"]) != ("on_cpu", row):
+    die("top cause other than preemption %s, expected on_cpu %s" % (causes[:1], row))
+g = max(s["gaps"], key=lambda g: g["duration_ns"])
+chain = " <- ".join("%s %s" % (l["kind"], l.get("lock") or l.get("function") or "")
+                    for l in g["chain"])
+print("gap %d: %s" % (g["id"], chain))
+if any("_PyRuntime" in (l.get("lock") or "") for gap in s["gaps"] for l in gap["chain"]):
+    die("a chain waits on _PyRuntime")
+if not any(re.match(r"^GIL \((lib)?python3[.0-9]*", l.get("lock") or "") for l in g["chain"]):
+    die("the longest gap's chain does not wait on the GIL: %s" % chain)
+if g["chain"][-1].get("function") != row:
+    die("the longest gap's chain ends in %s, not %s" % (g["chain"][-1].get("function"), row))
+print("ok: the feeder waits on the GIL, held by %s" % row)
+PY
