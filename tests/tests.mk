@@ -13,9 +13,9 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 tests: $(UNIT_BINS)
 all: tests
 
-$(BUILD)/tests/%: tests/unit/%.c | $(BUILD)/tests/
+$(BUILD)/tests/%: tests/unit/%.c $(TEST_ARCHIVES) | $(BUILD)/tests/
 	$(call msg,CC,tests/$*)
-	$(Q)$(CC) $(TEST_CFLAGS) $< -o $@ $(LDFLAGS) $(TEST_LIBS)
+	$(Q)$(CC) $(TEST_CFLAGS) $< $(TEST_ARCHIVES) -o $@ $(LDFLAGS) $(TEST_LIBS)
 
 # Tests that include a skeleton must wait for it.
 $(BUILD)/tests/test_bpf_smoke: $(BUILD)/bpf/smoke.skel.h

@@ -14,17 +14,16 @@
 #include <time.h>
 #include <unistd.h>
 
-/* One translation unit: the unit-test rule builds a single file. */
-#include "trace.c"
-#include "trace_read.c"
-#include "ksyms.c"
-#include "strtab.c"
-#include "idmap.c"
-#include "addrmaps.c"
-#include "perfmap.c"
-#include "knames.c"
-#include "context.c"
-#include "reader.c"
+#include "trace.h"
+#include "ksyms.h"
+#include "strtab.h"
+#include "idmap.h"
+#include "addrmaps.h"
+#include "perfmap.h"
+#include "knames.h"
+#include "context.h"
+#include "reader_int.h"
+#include "trace_read_int.h"
 #include "testlib.h"
 
 static char dir[] = "/tmp/gs-test-reader.XXXXXX";
