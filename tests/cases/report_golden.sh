@@ -23,7 +23,8 @@ need_built "$BUILD/lib/libgapscope.a"
 
 generator() {
 	${CC:-cc} -O2 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -Ibpf -Ilib \
-		tests/golden/report_gen.c "$BUILD/lib/libgapscope.a" -o "$TMP/report_gen" -lz -lzstd ||
+		tests/golden/report_gen.c tests/golden/report_program.c "$BUILD/lib/libgapscope.a" \
+		-o "$TMP/report_gen" -lz -lzstd ||
 		die "cannot build tests/golden/report_gen.c"
 	"$TMP/report_gen" "$1" || die "report_gen failed"
 }
