@@ -9,7 +9,7 @@
 #define HAVE_DECL_BASENAME 1
 #include <libiberty/demangle.h>
 
-#include "demangle.h"
+#include "demangle_int.h"
 
 /* C++ ("_Z"), Rust legacy ("_ZN...17h<hash>E") and Rust v0 ("_R") names: what the demangler knows. */
 static bool is_mangled(const char *name)
@@ -41,17 +41,6 @@ char *demangle(const char *name)
 	free(copy);
 	return out;
 }
-
-struct dm_ent {
-	const char *key; /* NULL: empty */
-	const char *name;
-	bool owned;
-};
-
-struct demangler {
-	struct dm_ent *tab;
-	size_t cap, n; /* cap: a power of 2, at most half full */
-};
 
 struct demangler *demangler__new(void)
 {

@@ -14,7 +14,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#include "trace.h"
+#include "trace_read_int.h"
 
 /* trace__release gives pages back in steps of at least this many bytes. */
 #define TRACE_RELEASE_STEP (8u << 20)
@@ -23,27 +23,6 @@ static __u32 chunk_crc(__u32 crc, const void *p, size_t n)
 {
 	return crc32(crc, p, n);
 }
-
-/* A compressed chunk's records, held until trace__release passes them. */
-struct zchunk {
-	struct zchunk *next;
-	size_t off; /* the chunk's place in the file */
-	size_t len;
-	unsigned char data[];
-};
-
-struct trace_reader {
-	const unsigned char *data;
-	size_t size;
-	size_t off;		  /* next chunk header */
-	const unsigned char *rec; /* next record in the current chunk */
-	const unsigned char *rec_end;
-	size_t released; /* pages before this offset were given back (trace__release) */
-	ZSTD_DCtx *dctx;
-	struct zchunk *zhead, *ztail; /* in file order */
-	size_t zfreed;		      /* chunks freed by trace__release */
-	struct trace_stats st;
-};
 
 static bool chunk_ok(const struct trace_reader *r, size_t off, size_t *len, __u32 *raw_len)
 {

@@ -5,10 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "gapscope.h"
 #include "numarg.h"
 #include "options.h"
+#include "outfile.h"
 #include "snapshot.h"
 #include "trace.h"
 
@@ -296,4 +299,31 @@ int record_opts__parse(int argc, char **argv, struct record_opts *o)
 	*o = defaults;
 	flight_opts__defaults(&o->flight);
 	return argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, o) ? -EINVAL : 0;
+}
+
+int record_opts__check(const struct record_opts *o)
+{
+	struct stat st;
+	const char *what;
+
+	/* --flight keeps the trace in memory; -o writes the whole recording too. */
+	if (o->flight.seconds && o->archive) {
+		fprintf(stderr, "gapscope: --archive and --flight exclude each other\n");
+		return -EINVAL;
+	}
+	if (o->flight.seconds && access(o->flight.dir, W_OK | X_OK)) {
+		fprintf(stderr, "gapscope: --dump-dir %s: %s\n", o->flight.dir, strerror(errno));
+		return -EINVAL;
+	}
+	/* lstat: a link at the path exists too, even one that points nowhere. */
+	if (!o->force && (!o->flight.seconds || o->output_given) && !lstat(o->output, &st)) {
+		fprintf(stderr, "gapscope: %s exists (use -f to overwrite)\n", o->output);
+		return -EEXIST;
+	}
+	if (o->force && outfile__replaceable(o->output, &what) < 0) {
+		fprintf(stderr, "gapscope: %s is %s: -f replaces only a regular file or a link\n",
+			o->output, what);
+		return -EEXIST;
+	}
+	return 0;
 }

@@ -48,5 +48,11 @@ struct record_opts {
 
 /* Parses argv into *o (the defaults first); argp exits on --help and on errors. 0 or -EINVAL. */
 int record_opts__parse(int argc, char **argv, struct record_opts *o);
+/*
+ * The checks of the options that need neither privileges nor the target: --archive with
+ * --flight, the dumps' folder, the output (there already without -f; -f replaces only a regular
+ * file or a link). 0, or -errno after one line on stderr saying why.
+ */
+int record_opts__check(const struct record_opts *o);
 
 #endif

@@ -133,8 +133,6 @@ static const struct do_sections do_layouts[] = {
 	{ 2, 5, 16, 25, 31 },
 };
 
-#define DO_WORDS 44 /* the most words read */
-
 static bool inside(const __u64 *w, int section, int field)
 {
 	return w[section] && w[section] < (1u << 24) && w[section + field] < w[section];

@@ -4,7 +4,7 @@
  * ring buffer and append everything to the trace file. cmd_record() is the lifecycle, top to
  * bottom; each stage is its own file:
  *
- *   options.c    the command line
+ *   options.c    the command line and its checks (record_opts__check)
  *   target.c     the launched (or attached) process, its guardian, its exit status
  *   bpf_setup.c  checks, open, configure, load, tracepoints, teardown
  *   sampler.c    CPU samples: the tick or cpu-clock timers
@@ -18,7 +18,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
@@ -35,7 +34,6 @@
 #include "memlimit.h"
 #include "metadata.h"
 #include "options.h"
-#include "outfile.h"
 #include "pycode.h"
 #include "sampler.h"
 #include "privs.h"
@@ -178,7 +176,8 @@ static void flight_listen(struct flight *f, struct trace_out *out, struct consum
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts o;
-	struct target t;
+	/* What cleanup: closes, as target__check() leaves it, for a failure before that. */
+	struct target t = { .go_fd = -1, .exec_fd = -1, .pidfd = -1, .guardian_sock = -1 };
 	struct trace_out out = {};
 	struct map_records maps = {};
 	struct archive archive = {};
@@ -191,44 +190,26 @@ int cmd_record(int argc, char **argv)
 	struct ksyms *ksyms;
 	struct flight *flight = NULL;
 	sigset_t orig_mask;
-	int sfd = -1, err;
+	int sfd = -1, err, cannot_run = 0;
 	bool umulti;
 	__u64 start_ns;
-	struct stat st;
-	const char *what;
 	struct proc_tree tree = {};
 	bool probe_all = false; /* uprobes in every process (BPF filters), not one pid's */
 	char terr[512];
 
 	/* Parse, then the checks that need no privileges first, each a one-line error. */
-	if (record_opts__parse(argc, argv, &o))
-		return 1;
+	if ((err = record_opts__parse(argc, argv, &o)))
+		goto cleanup;
 	bpf_setup__libbpf_output(o.verbose >= 2);
 	maps.archive = o.archive ? &archive : NULL;
-	/* --flight keeps the trace in memory; -o writes the whole recording too. */
-	if (o.flight.seconds && o.archive) {
-		fprintf(stderr, "gapscope: --archive and --flight exclude each other\n");
-		return 1;
-	}
-	if (o.flight.seconds && access(o.flight.dir, W_OK | X_OK)) {
-		fprintf(stderr, "gapscope: --dump-dir %s: %s\n", o.flight.dir, strerror(errno));
-		return 1;
-	}
-	/* lstat: a link at the path exists too, even one that points nowhere. */
-	if (!o.force && (!o.flight.seconds || o.output_given) && !lstat(o.output, &st)) {
-		fprintf(stderr, "gapscope: %s exists (use -f to overwrite)\n", o.output);
-		return 1;
-	}
-	if (o.force && outfile__replaceable(o.output, &what) < 0) {
-		fprintf(stderr, "gapscope: %s is %s: -f replaces only a regular file or a link\n",
-			o.output, what);
-		return 1;
-	}
+	if ((err = record_opts__check(&o)))
+		goto cleanup;
 	if (!o.cmd) {
 		/* An attach takes the processes' descendants, and what they fork from now on. */
-		if (proc_tree__collect(&tree, o.pids, o.npids, o.cgroup, terr, sizeof(terr))) {
+		if ((err = proc_tree__collect(&tree, o.pids, o.npids, o.cgroup, terr,
+					      sizeof(terr)))) {
 			fprintf(stderr, "gapscope: %s\n", terr);
-			return 1;
+			goto cleanup;
 		}
 		o.pid = tree.pids[0];
 		/* One -p: library probes stay that process's (a uprobe traps in every process
@@ -238,26 +219,24 @@ int cmd_record(int argc, char **argv)
 		probe_all = tree.given > 1 || o.follow_children;
 		o.follow_children = true;
 	}
-	if (target__check(&t, o.cmd, o.pid)) {
-		proc_tree__free(&tree);
-		return o.cmd ? 127 : 1; /* as a shell says a command it cannot run */
+	if ((err = target__check(&t, o.cmd, o.pid))) {
+		cannot_run = o.cmd ? 127 : 0; /* as a shell says a command it cannot run */
+		goto cleanup;
 	}
 	for (size_t i = 1; i < tree.n; i++)
-		if (privs__may_trace(tree.pids[i])) {
-			proc_tree__free(&tree);
-			return 1;
-		}
+		if ((err = privs__may_trace(tree.pids[i])))
+			goto cleanup;
 	if (!bpf_setup__check() || !memlimit__check(o.ringbuf_mb)) {
-		proc_tree__free(&tree);
-		return 1;
+		err = -EPERM;
+		goto cleanup;
 	}
 	if ((err = pidns__open(&ns)))
-		return 1;
+		goto cleanup;
 	out = (struct trace_out){ .path = o.output, .ns = &ns };
 	if ((!o.flight.seconds || o.output_given) && !(out.tw = trace__create(o.output, o.force))) {
-		fprintf(stderr, "gapscope: cannot create %s: %s\n", o.output, strerror(errno));
-		pidns__close(&ns);
-		return 1;
+		err = -(errno ?: EIO);
+		fprintf(stderr, "gapscope: cannot create %s: %s\n", o.output, strerror(-err));
+		goto cleanup;
 	}
 	if (out.tw)
 		trace__compress(out.tw, !o.uncompressed);
@@ -378,5 +357,5 @@ cleanup:
 		if (err && !t.released)
 			unlink(o.output);
 	}
-	return target__exit_code(&t, err, &orig_mask);
+	return cannot_run ?: target__exit_code(&t, err, &orig_mask);
 }

@@ -13,9 +13,9 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 tests: $(UNIT_BINS)
 all: tests
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIBGAPSCOPE) | $(BUILD)/tests/
+$(BUILD)/tests/%: tests/unit/%.c $(TEST_ARCHIVES) | $(BUILD)/tests/
 	$(call msg,CC,tests/$*)
-	$(Q)$(CC) $(TEST_CFLAGS) $< -o $@ $(LDFLAGS) $(LIBGAPSCOPE) $(TEST_LIBS)
+	$(Q)$(CC) $(TEST_CFLAGS) $< $(TEST_ARCHIVES) -o $@ $(LDFLAGS) $(TEST_LIBS)
 
 # Tests that include a skeleton must wait for it.
 $(BUILD)/tests/test_bpf_smoke: $(BUILD)/bpf/smoke.skel.h
@@ -56,8 +56,3 @@ all: $(BUILD)/bench/trapcount
 # test_pyoffsets holds loader/pyoffsets.c's table to the structures of the local interpreter's
 # version, from its own headers (python3-dev; the internal ones need Py_BUILD_CORE).
 $(BUILD)/tests/test_pyoffsets: TEST_CFLAGS += $(shell /usr/bin/python3-config --includes 2>/dev/null)
-
-# test_syscalls reads the report's kinds of waits (reports/analysis/kinds.c).
-$(BUILD)/tests/test_syscalls: tests/unit/test_syscalls.c $(LIBREPORTS) $(LIBGAPSCOPE) | $(BUILD)/tests/
-	$(call msg,CC,tests/test_syscalls)
-	$(Q)$(CC) $(TEST_CFLAGS) $< -o $@ $(LDFLAGS) $(LIBREPORTS) $(LIBGAPSCOPE) $(TEST_LIBS)

@@ -1,8 +1,8 @@
 # tokengine (engine/tokio/): zkengine's pipeline on tokio, a test target for task-aware blame.
 # Rust from Debian's packages alone: Debian's cargo and rustc, the crates Debian ships under
 # /usr/share/cargo/registry used as cargo's offline directory source (no other registry).  The
-# GPU layer is zkengine's (engine/gpu.c and its fatbin) behind engine/tokio/shim.c, linked in
-# as a static library; the binary sits in $(BUILD) so it finds simcuda as zkengine does.
+# GPU layer is zkengine's (engine/gpu.c, gpu_driver.c and its fatbin) behind engine/tokio/shim.c,
+# linked in as a static library; the binary sits in $(BUILD) so it finds simcuda as zkengine does.
 
 TOKIO_DEB_PKGS := cargo rustc librust-tokio-dev librust-libc-dev
 CARGO          ?= /usr/bin/cargo
@@ -20,7 +20,8 @@ $(BUILD)/engine/tokio_shim.o: engine/tokio/shim.c | $(BUILD)/engine/
 	$(call msg,CC,tokio_shim.o)
 	$(Q)$(CC) $(ENGINE_CFLAGS) -c $< -o $@
 
-$(TOKIO_LIB): $(BUILD)/engine/tokio_shim.o $(BUILD)/engine/gpu.o $(BUILD)/engine/fatbin.o | $(TOKIO_DIR)/
+$(TOKIO_LIB): $(BUILD)/engine/tokio_shim.o $(BUILD)/engine/gpu.o $(BUILD)/engine/gpu_driver.o \
+		$(BUILD)/engine/fatbin.o | $(TOKIO_DIR)/
 	$(call msg,AR,$(notdir $@))
 	$(Q)rm -f $@ && ar rcs $@ $^
 

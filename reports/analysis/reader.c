@@ -14,33 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reader.h"
+#include "reader_int.h"
 
 /* The most FIFO entries moved to put an early record in its place; past it, it goes to the heap. */
 #define FIFO_SHIFT_MAX 32
-
-struct entry {
-	__u64 key; /* gs_rec_end, or (gs_rec_untimed) the highest end read before it */
-	__u64 seq; /* arrival: ties keep file order */
-	const struct gs_hdr *h;
-};
-
-struct ordered_reader {
-	struct trace_reader *tr;
-	struct gs_ctx *ctx;
-	__u64 window;
-
-	struct entry *fifo;		    /* ring, keys non-decreasing from head to tail */
-	size_t fifo_cap, fifo_head, fifo_n; /* cap: a power of 2 */
-	struct entry *heap;		    /* min-heap by (key, seq) */
-	size_t heap_cap, heap_n;
-
-	__u64 seq;
-	__u64 watermark; /* the highest key read */
-	__u64 last_out;	 /* the key of the last record emitted in order */
-	bool eof;
-	struct oreader_stats st;
-};
 
 static inline bool before(const struct entry *a, const struct entry *b)
 {

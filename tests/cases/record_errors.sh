@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gapscope record refuses bad setups with one line on stderr and a non-zero exit, before starting
 # the target: existing output without -f, unwritable output, no privileges, no kernel BTF, a
-# command that does not exist, a pid that does not exist. And it passes the target's exit status
+# command that does not exist (127, as a shell says it), a pid that does not exist (1). A refusal
+# after -p listed the processes frees them (valgrind). And it passes the target's exit status
 # through: a code as a code, a signal as the same signal.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
@@ -15,6 +16,7 @@ expect_error() {
 	local name=$1 pattern=$2 rc=0
 	shift 2
 	"$@" >"$TMP/$name.out" 2>"$TMP/$name.err" || rc=$?
+	echo "$rc" >"$TMP/$name.rc"
 	echo "$name: exit $rc: $(cat "$TMP/$name.err")"
 	[ "$rc" -ne 0 ] || die "$name: exit status 0"
 	assert_eq "$(wc -l <"$TMP/$name.err")" 1 "$name: stderr lines"
@@ -50,6 +52,17 @@ expect_error nocmd "cannot run gapscope-no-such-command: No such file or directo
 # A pid that cannot exist (pid_max is at most 4194304, every pid below it).
 expect_error nopid "cannot attach to pid 4194304: no such process" \
 	"$GS" record -o "$TMP/nopid.gsc" -p 4194304
+for name in exists nodir readonly nobtf nopid; do
+	assert_eq "$(cat "$TMP/$name.rc")" 1 "$name: exit status"
+done
+assert_eq "$(cat "$TMP/nocmd.rc")" 127 "nocmd: exit status"
+
+# The processes -p listed are freed when the output cannot be made: every failure goes through
+# the one cleanup (valgrind's leak report would be more lines on stderr, and exit 99).
+expect_error leak "cannot create $TMP/no/such/dir.gsc: No such file or directory" \
+	valgrind -q --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=99 \
+	"$GS" record -o "$TMP/no/such/dir.gsc" -p $$
+assert_eq "$(cat "$TMP/leak.rc")" 1 "leak: exit status"
 
 # Exit status: the target's code; a death by signal is the same signal for the caller.
 rc=0

@@ -14,10 +14,10 @@
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_probes
-need_built "$ZK"
+need_built "$ZK" "$BUILD/lib/libgapscope.a"
 cd "$GAPSCOPE_ROOT"
 $CC -O2 -g -D_GNU_SOURCE -Ibpf -Ilib -o "$TMP/add_cupti" tests/report/add_cupti.c \
-	lib/trace.c lib/trace_read.c lib/syscalls.c -lz -lzstd || die "cannot build add_cupti"
+	"$BUILD/lib/libgapscope.a" -lz -lzstd || die "cannot build add_cupti"
 
 cupti_case() { # cupti_case NAME SCENARIO [ENGINE-ARGS...]
 	local sc=$1 scenario=$2

@@ -19,10 +19,12 @@ GOLDEN=tests/golden/report
 EXPECTED=$GOLDEN/expected
 FILES="summary.txt summary.json gaps/0001.folded gaps/0002.folded gaps/0003.folded gaps/all.folded"
 [ -x "$BUILD/gapscope" ] || die "$BUILD/gapscope not built"
+need_built "$BUILD/lib/libgapscope.a"
 
 generator() {
 	${CC:-cc} -O2 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -Ibpf -Ilib \
-		tests/golden/report_gen.c lib/trace.c lib/trace_read.c lib/syscalls.c -o "$TMP/report_gen" -lz -lzstd ||
+		tests/golden/report_gen.c tests/golden/report_program.c "$BUILD/lib/libgapscope.a" \
+		-o "$TMP/report_gen" -lz -lzstd ||
 		die "cannot build tests/golden/report_gen.c"
 	"$TMP/report_gen" "$1" || die "report_gen failed"
 }

@@ -45,8 +45,9 @@ print("svgs: %d titled with their chains; speedscope: %d profiles" % (len(s["gap
 EOF
 
 # A trace past TIMELINE_ALL_EVENTS: only intervals of 1 ms or more outside the gaps.
+need_built "$BUILD/lib/libgapscope.a"
 ${CC:-cc} -O2 -D_GNU_SOURCE -Ibpf -Ilib -o "$TMP/gen_trace" tests/report/gen_trace.c \
-	lib/trace.c lib/trace_read.c lib/syscalls.c -lz -lzstd || die "cannot build gen_trace"
+	"$BUILD/lib/libgapscope.a" -lz -lzstd || die "cannot build gen_trace"
 "$TMP/gen_trace" "$TMP/g.gsc" 600000 >/dev/null
 "$GS" report "$TMP/g.gsc" -o "$TMP/g" >/dev/null 2>"$TMP/g.err" || { cat "$TMP/g.err"; die "report g"; }
 $CHECK "$TMP/g" || die "generated trace's timeline.json"

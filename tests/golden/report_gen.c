@@ -26,6 +26,8 @@
  * No two roots or folded stacks of a gap explain the same time: the report sorts them by time
  * with qsort, and the order of equal ones would be the C library's.
  *
+ * The program is in report_program.c.
+ *
  *   report_gen FILE
  */
 #include <errno.h>
@@ -36,105 +38,7 @@
 #include <fcntl.h>
 #include <zlib.h>
 
-#include "cuda.h"
-#include "futex.h"
-#include "offcpu.h"
-#include "probe.h"
-#include "proc.h"
-#include "sample.h"
-#include "trace.h"
-
-#define US	     1000ull
-#define MS	     (1000 * US)
-#define T0	     (4242ull * 1000 * MS)	 /* CLOCK_MONOTONIC of the recording's start */
-#define AT(ms_x1000) (T0 + (__u64)(ms_x1000)*US) /* AT(130000): 130.000 ms in */
-
-#define PID	  31000
-#define TID_MAIN  31000
-#define TID_W0	  31001
-#define TID_W1	  31002
-#define TID_FIN	  31003
-#define TID_DEV_A 31004 /* simcuda's stream thread of gpu-worker-0's stream */
-#define TID_DEV_B 31005
-
-#define SYS_FUTEX	    202
-#define SYS_CLOCK_NANOSLEEP 230
-#define FUTEX_WAIT	    0
-#define FUTEX_WAIT_BITSET   9
-#define TASK_INTERRUPTIBLE  1
-
-/* Mappings: paths that exist on no machine, so names are module+offset everywhere. */
-#define EXE	0x55d0c8a00000ull /* zkengine: file offset = address - EXE */
-#define LIBC	0x7f3c6a000000ull /* libc.so.6: file offset = address - LIBC */
-#define LIBCUDA 0x7f3c69e00000ull /* libcuda.so.1 (simcuda) */
-#define VDSO	0x7ffd3b5fe000ull
-#define KTEXT	0xffffffff81000000ull
-
-#define TRACKER_LOCK   (EXE + 0x21040)	 /* static pthread_mutex_t in .bss */
-#define GPU_QUEUE_COND (EXE + 0x21180)	 /* the GPU queue's condition variable */
-#define RESULT_COND    (EXE + 0x211c0)	 /* the finalizers' queue */
-#define STREAM_A_COND  0x55d0ca1f32c8ull /* simcuda's per-stream condition (heap) */
-#define STREAM_B_COND  0x55d0ca1f3ac8ull
-
-#define CTX	 0x55d0ca1e0010ull
-#define STREAM_A 0x55d0ca1f3200ull
-#define STREAM_B 0x55d0ca1f3a00ull
-#define MODULE	 0x55d0ca1e8800ull
-#define FN_MSM	 0x55d0ca1e9100ull
-#define FN_NTT	 0x55d0ca1e9180ull
-
-/* Return addresses in the engine (file offsets 0x4a10.. are its functions). */
-#define X_CLONE3	(LIBC + 0x126854)  /* clone3+0x34: the outermost frame of a thread */
-#define X_START_THREAD	(LIBC + 0x94ac3)   /* start_thread+0x2e3 */
-#define X_WORKER_MAIN	(EXE + 0x4a6f)	   /* gpu_worker_main -> prove_start */
-#define X_PROVE_LAUNCH	(EXE + 0x4d12)	   /* prove_start -> cuLaunchKernel */
-#define X_PROVE_COPY	(EXE + 0x4cf0)	   /* prove_start -> cuMemcpyHtoDAsync_v2 */
-#define X_PROVE_SYNC	(EXE + 0x4d58)	   /* prove_start -> cuStreamSynchronize */
-#define X_PROVE_TRACK	(EXE + 0x4d9b)	   /* prove_start -> tracker_update */
-#define X_PROVE_PREP	(EXE + 0x4ca1)	   /* prove_start -> msm_prepare */
-#define X_TRACK_LOCK	(EXE + 0x5233)	   /* tracker_update -> pthread_mutex_lock */
-#define X_QUEUE_WAIT	(EXE + 0x8843)	   /* gpu_queue_pop -> pthread_cond_wait */
-#define X_WORKER_POP	(EXE + 0x4a3b)	   /* gpu_worker_main -> gpu_queue_pop */
-#define X_FIN_MAIN	(EXE + 0x7355)	   /* finalizer_main -> process_partition_result */
-#define X_FIN_POP	(EXE + 0x7321)	   /* finalizer_main -> result_queue_pop */
-#define X_RESULT_WAIT	(EXE + 0x7a13)	   /* result_queue_pop -> pthread_cond_wait */
-#define X_PROCESS_TRIM	(EXE + 0x75c8)	   /* process_partition_result -> malloc_trim */
-#define X_MAIN_INIT	(EXE + 0x8120)	   /* main -> gpu_init */
-#define X_INIT_CTX	(EXE + 0x3e40)	   /* gpu_init -> cuCtxCreate_v2 */
-#define X_WORKER_CTX	(EXE + 0x4a21)	   /* gpu_worker_main -> cuCtxSetCurrent */
-#define X_WORKER_STREAM (EXE + 0x4a30)	   /* gpu_worker_main -> cuStreamCreate */
-#define X_LIBC_START	(LIBC + 0x2a1ca)   /* __libc_start_call_main */
-#define X_MUTEX_LOCK	(LIBC + 0x9f2f4)   /* pthread_mutex_lock -> __lll_lock_wait */
-#define X_LLL_WAIT	(LIBC + 0x98b2d)   /* __lll_lock_wait: after its futex syscall */
-#define X_COND_WAIT	(LIBC + 0x93f1a)   /* pthread_cond_wait -> __futex_abstimed_wait */
-#define X_FUTEX_WAIT	(LIBC + 0x91c39)   /* __futex_abstimed_wait_common: syscall */
-#define X_MTRIM		(LIBC + 0xa5b47)   /* mtrim, inside malloc_trim */
-#define X_MALLOC_TRIM	(LIBC + 0xa5d8e)   /* malloc_trim -> mtrim */
-#define X_MADVISE	(LIBC + 0x11eb4b)  /* madvise: after its syscall */
-#define X_SIM_SYNC	(LIBCUDA + 0x33c7) /* cuStreamSynchronize -> pthread_cond_wait */
-
-/* Probe ids, as the recorder numbers them: tracepoints, then malloc_trim, then CUDA. */
-enum {
-	P_FORK,
-	P_EXIT,
-	P_RENAME,
-	P_EXEC,
-	P_SYS_ENTER,
-	P_SYS_ENTER2,
-	P_SYS_EXIT,
-	P_SYS_EXIT2,
-	P_SWITCH,
-	P_WAKING,
-	P_TICK,
-	P_MALLOC_TRIM,
-	P_CTX_CREATE,
-	P_CTX_SET,
-	P_STREAM_CREATE,
-	P_GET_FUNCTION,
-	P_LAUNCH,
-	P_COPY_ASYNC,
-	P_SYNC_STREAM,
-};
+#include "report_gen.h"
 
 static const char *const exe_path = "/gapscope-golden/bin/zkengine";
 static const char *const libc_path = "/gapscope-golden/lib/libc.so.6";
@@ -200,8 +104,6 @@ static void emit(void *rec, __u64 end)
 	nevents++;
 }
 
-#define N(a) (sizeof(a) / sizeof((a)[0]))
-
 /* The CPU each thread runs on: two CPUs, the workers apart. */
 static __u32 cpu_of(__u32 tid)
 {
@@ -226,7 +128,7 @@ static const char *comm_of(__u32 tid)
 	return "swapper/0"; /* the idle task, interrupted by a timer */
 }
 
-static void ev_comm(__u32 tid, __u64 ts)
+void ev_comm(__u32 tid, __u64 ts)
 {
 	struct comm_event *e = rec_new(GS_EV_COMM, sizeof(*e), tid, ts, cpu_of(tid), NULL, 0, NULL,
 				       0);
@@ -236,7 +138,7 @@ static void ev_comm(__u32 tid, __u64 ts)
 }
 
 /* parent creates child (named as its parent until it renames itself) */
-static void ev_fork(__u32 parent, __u32 child, __u64 ts)
+void ev_fork(__u32 parent, __u32 child, __u64 ts)
 {
 	struct fork_event *e = rec_new(GS_EV_FORK, sizeof(*e), parent, ts, cpu_of(parent), NULL, 0,
 				       NULL, 0);
@@ -249,7 +151,7 @@ static void ev_fork(__u32 parent, __u32 child, __u64 ts)
 }
 
 /* The launched program replaces the recorder's child (named after the recorder until then). */
-static void ev_exec(__u64 ts)
+void ev_exec(__u64 ts)
 {
 	struct exec_event *e = rec_new(GS_EV_EXEC, sizeof(*e), TID_MAIN, ts, 0, NULL, 0, NULL, 0);
 	struct comm_event *c = rec_new(GS_EV_COMM, sizeof(*c), TID_MAIN, ts - 20 * US, 0, NULL, 0,
@@ -263,7 +165,7 @@ static void ev_exec(__u64 ts)
 	emit(e, ts);
 }
 
-static void ev_exit(__u32 tid, __u64 ts, bool group_dead)
+void ev_exit(__u32 tid, __u64 ts, bool group_dead)
 {
 	struct exit_event *e = rec_new(GS_EV_EXIT, sizeof(*e), tid, ts, cpu_of(tid), NULL, 0, NULL,
 				       0);
@@ -273,8 +175,8 @@ static void ev_exit(__u32 tid, __u64 ts, bool group_dead)
 }
 
 /* A CUDA call: entry only (dur 0, stack at entry), or with its return (stack at return). */
-static void ev_cuda(__u32 tid, __u64 ts, __u64 dur, __u32 fn, __u32 kind, __u64 caller,
-		    const __u64 *u, unsigned int nu)
+void ev_cuda(__u32 tid, __u64 ts, __u64 dur, __u32 fn, __u32 kind, __u64 caller, const __u64 *u,
+	     unsigned int nu)
 {
 	struct cu_event *e = rec_new(GS_EV_CUDA, sizeof(*e), tid, ts, cpu_of(tid), u, nu, NULL, 0);
 
@@ -290,12 +192,12 @@ static void ev_cuda(__u32 tid, __u64 ts, __u64 dur, __u32 fn, __u32 kind, __u64 
 	emit(e, ts + dur);
 }
 
-static struct cu_event *last_cuda(void)
+struct cu_event *last_cuda(void)
 {
 	return (struct cu_event *)recs[nrecs - 1].h;
 }
 
-static void ev_cu_name(__u32 tid, __u64 ts, __u64 dur, __u64 handle, const char *name)
+void ev_cu_name(__u32 tid, __u64 ts, __u64 dur, __u64 handle, const char *name)
 {
 	struct cu_name_event *e = rec_new(GS_EV_CU_NAME, sizeof(*e), tid, ts, cpu_of(tid), NULL, 0,
 					  NULL, 0);
@@ -311,8 +213,8 @@ static void ev_cu_name(__u32 tid, __u64 ts, __u64 dur, __u64 handle, const char 
 }
 
 /* A futex wait, with the waiter's user stack (it lasted over 100 us). */
-static void ev_futex(__u32 tid, __u64 ts, __u64 dur, __u64 uaddr, __u32 op, __u32 val, __u32 owner,
-		     const __u64 *u, unsigned int nu)
+void ev_futex(__u32 tid, __u64 ts, __u64 dur, __u64 uaddr, __u32 op, __u32 val, __u32 owner,
+	      const __u64 *u, unsigned int nu)
 {
 	struct futex_event *e = rec_new(GS_EV_FUTEX, sizeof(*e), tid, ts, cpu_of(tid), u, nu, NULL,
 					0);
@@ -332,8 +234,8 @@ static void ev_futex(__u32 tid, __u64 ts, __u64 dur, __u64 uaddr, __u32 op, __u3
  * Inside a futex wait no kernel stack (the futex event has the user's); else blocked intervals
  * of 100 us or more carry one.
  */
-static void ev_off(__u32 tid, __u64 ts, __u64 end, bool blocked, int syscall, __u32 waker,
-		   __u64 wake, const __u64 *k, unsigned int nk)
+void ev_off(__u32 tid, __u64 ts, __u64 end, bool blocked, int syscall, __u32 waker, __u64 wake,
+	    const __u64 *k, unsigned int nk)
 {
 	struct offcpu_event *e = rec_new(GS_EV_OFFCPU, sizeof(*e), tid, ts, cpu_of(tid), NULL, 0, k,
 					 nk);
@@ -354,8 +256,8 @@ static void ev_off(__u32 tid, __u64 ts, __u64 end, bool blocked, int syscall, __
 	emit(e, end);
 }
 
-static void ev_sample(__u32 tid, __u64 ts, const __u64 *u, unsigned int nu, const __u64 *k,
-		      unsigned int nk)
+void ev_sample(__u32 tid, __u64 ts, const __u64 *u, unsigned int nu, const __u64 *k,
+	       unsigned int nk)
 {
 	struct sample_event *e = rec_new(GS_EV_SAMPLE, sizeof(*e), tid, ts, cpu_of(tid), u, nu, k,
 					 nk);
@@ -365,8 +267,8 @@ static void ev_sample(__u32 tid, __u64 ts, const __u64 *u, unsigned int nu, cons
 	emit(e, ts);
 }
 
-static void ev_probe(__u32 tid, __u64 ts, __u64 dur, __u32 id, __u64 arg0, __u64 ret,
-		     const __u64 *u, unsigned int nu)
+void ev_probe(__u32 tid, __u64 ts, __u64 dur, __u32 id, __u64 arg0, __u64 ret, const __u64 *u,
+	      unsigned int nu)
 {
 	struct probe_event *e = rec_new(GS_EV_PROBE, sizeof(*e), tid, ts, cpu_of(tid), u, nu, NULL,
 					0);
@@ -579,198 +481,6 @@ static void meta_tail(__u64 ts)
 	e.events = nevents;
 	e.records = meta_written + nrecs;
 	put(&e, sizeof(e));
-}
-
-/* ---- the program --------------------------------------------------------------------------- */
-
-static __u64 stream_of(__u32 tid)
-{
-	return tid == TID_W0 ? STREAM_A : STREAM_B;
-}
-
-/* An upload and n kernels on the worker's stream, from t. */
-static void submit(__u32 tid, __u64 t, int n)
-{
-	__u64 u[] = { LIBCUDA + 0x3350, X_WORKER_MAIN, X_START_THREAD, X_CLONE3 };
-	__u64 uc[] = { LIBCUDA + 0x33d0, X_WORKER_MAIN, X_START_THREAD, X_CLONE3 };
-
-	ev_cuda(tid, t, 0, P_COPY_ASYNC, CU_K_MEMCPY, X_PROVE_COPY, uc, N(uc));
-	last_cuda()->stream = stream_of(tid);
-	last_cuda()->bytes = 1 << 20;
-	for (int i = 0; i < n; i++) {
-		struct cu_event *e;
-
-		ev_cuda(tid, t + (i + 1) * 6 * US, 0, P_LAUNCH, CU_K_LAUNCH, X_PROVE_LAUNCH, u,
-			N(u));
-		e = last_cuda();
-		e->stream = stream_of(tid);
-		e->handle = i % 2 ? FN_NTT : FN_MSM;
-		e->grid[0] = 256;
-		e->grid[1] = e->grid[2] = 1;
-		e->block[0] = 256;
-		e->block[1] = e->block[2] = 1;
-	}
-}
-
-/*
- * cuStreamSynchronize from t: simcuda waits on the stream's condition until its stream thread,
- * done with the work at done, wakes it; it runs again 8 us later and returns 14 us after done.
- */
-static void synchronize(__u32 tid, __u64 t, __u64 done)
-{
-	__u64 fu[] = { X_FUTEX_WAIT,  X_COND_WAIT,    X_SIM_SYNC, X_PROVE_SYNC,
-		       X_WORKER_MAIN, X_START_THREAD, X_CLONE3 };
-	__u64 ru[] = { X_PROVE_SYNC, X_WORKER_MAIN, X_START_THREAD, X_CLONE3 };
-	__u32 dev = tid == TID_W0 ? TID_DEV_A : TID_DEV_B;
-	__u64 cond = tid == TID_W0 ? STREAM_A_COND : STREAM_B_COND;
-
-	ev_off(tid, t + 4 * US, done + 8 * US, true, SYS_FUTEX, dev, done, NULL, 0);
-	ev_futex(tid, t + 2 * US, done + 11 * US - (t + 2 * US), cond, FUTEX_WAIT_BITSET,
-		 (__u32)((t - T0) / MS), 0, fu, N(fu));
-	ev_cuda(tid, t, done + 14 * US - t, P_SYNC_STREAM, CU_K_SYNC_STREAM, X_PROVE_SYNC, ru,
-		N(ru));
-	last_cuda()->stream = stream_of(tid);
-}
-
-/* A condition wait in the program (a queue) from t, woken by waker at wake. */
-static void cond_wait(__u32 tid, __u64 t, __u64 wake, __u32 waker, __u64 cond, __u64 x_pop,
-		      __u64 x_wait)
-{
-	__u64 fu[] = { X_FUTEX_WAIT, X_COND_WAIT, x_wait, x_pop, X_START_THREAD, X_CLONE3 };
-
-	ev_off(tid, t + 3 * US, wake + 9 * US, true, SYS_FUTEX, waker, wake, NULL, 0);
-	ev_futex(tid, t, wake + 12 * US - t, cond, FUTEX_WAIT_BITSET, 2, 0, fu, N(fu));
-}
-
-/* Tick samples of tid every 4 ms from first to last, stack u (leaf first). */
-static void samples(__u32 tid, __u64 first, __u64 last, const __u64 *u, unsigned int nu)
-{
-	for (__u64 t = first; t <= last; t += 4 * MS)
-		ev_sample(tid, t, u, nu, NULL, 0);
-}
-
-static void program(void)
-{
-	/* Start-up: the main thread makes the context and looks its kernels up. */
-	__u64 u_init[] = { X_INIT_CTX, X_MAIN_INIT, X_LIBC_START };
-	__u64 u_ctx[] = { LIBCUDA + 0x3090, X_START_THREAD, X_CLONE3 };
-	__u64 u_stream[] = { X_WORKER_STREAM, X_START_THREAD, X_CLONE3 };
-	/* gpu-worker-0 and -1 preparing a batch on the CPU (msm_prepare; memmove in it). */
-	__u64 u_prep[] = { EXE + 0x6144, X_PROVE_PREP, X_WORKER_MAIN, X_START_THREAD, X_CLONE3 };
-	__u64 u_prep_copy[] = { LIBC + 0x1a0c3e, EXE + 0x61b7,	 X_PROVE_PREP,
-				X_WORKER_MAIN,	 X_START_THREAD, X_CLONE3 };
-	/* finalizer-0 in malloc_trim: walking the heap, and returning pages (madvise). */
-	__u64 u_trim[] = { X_MTRIM,    X_MALLOC_TRIM,  X_PROCESS_TRIM,
-			   X_FIN_MAIN, X_START_THREAD, X_CLONE3 };
-	__u64 u_madv[] = { X_MADVISE,  X_MTRIM,	       X_MALLOC_TRIM, X_PROCESS_TRIM,
-			   X_FIN_MAIN, X_START_THREAD, X_CLONE3 };
-	__u64 k_madv[] = { KTEXT + 0x02f9f3a, KTEXT + 0x02fa9d1, KTEXT + 0x02fb5e2,
-			   KTEXT + 0x02fbeb8, KTEXT + 0x0323c41, KTEXT + 0x0324a17,
-			   KTEXT + 0x0324c4d, KTEXT + 0x11ed4f1, KTEXT + 0x0000130 };
-	__u64 u_trim_ret[] = { X_PROCESS_TRIM, X_FIN_MAIN, X_START_THREAD, X_CLONE3 };
-	/* gpu-worker-0 waiting for the tracker lock: __lll_lock_wait <- pthread_mutex_lock. */
-	__u64 u_lock[] = { X_LLL_WAIT,	  X_MUTEX_LOCK,	  X_TRACK_LOCK, X_PROVE_TRACK,
-			   X_WORKER_MAIN, X_START_THREAD, X_CLONE3 };
-	/* clock_nanosleep's sleep, innermost first, as sched_switch's task stack has it. */
-	__u64 k_sleep[] = { KTEXT + 0x0f8a8f4, KTEXT + 0x0f8b0a1, KTEXT + 0x0f91e2d,
-			    KTEXT + 0x0429af6, KTEXT + 0x0431cb5, KTEXT + 0x0431f8a,
-			    KTEXT + 0x11ed4f1, KTEXT + 0x0000130 };
-
-	ev_exec(AT(120));
-	ev_cuda(TID_MAIN, AT(20000), 40 * MS, P_CTX_CREATE, CU_K_CTX_CREATE, X_INIT_CTX, u_init,
-		N(u_init));
-	last_cuda()->ctx = CTX;
-	last_cuda()->aux = 0; /* device 0 */
-	ev_cu_name(TID_MAIN, AT(60100), 180 * US, FN_MSM, "msm_bucket_kernel");
-	ev_cu_name(TID_MAIN, AT(60300), 25 * US, FN_NTT, "ntt_radix2_kernel");
-
-	/* The threads: two GPU workers, a finalizer; the workers' streams start simcuda threads. */
-	ev_fork(TID_MAIN, TID_W0, AT(61000));
-	ev_fork(TID_MAIN, TID_W1, AT(61100));
-	ev_fork(TID_MAIN, TID_FIN, AT(61200));
-	ev_cuda(TID_W0, AT(61500), 0, P_CTX_SET, CU_K_CTX_SET, X_WORKER_CTX, u_ctx, N(u_ctx));
-	last_cuda()->ctx = CTX;
-	ev_cuda(TID_W1, AT(61520), 0, P_CTX_SET, CU_K_CTX_SET, X_WORKER_CTX, u_ctx, N(u_ctx));
-	last_cuda()->ctx = CTX;
-	ev_cuda(TID_W0, AT(61600), 400 * US, P_STREAM_CREATE, CU_K_STREAM_CREATE, X_WORKER_STREAM,
-		u_stream, N(u_stream));
-	last_cuda()->stream = STREAM_A;
-	ev_fork(TID_W0, TID_DEV_A, AT(61700));
-	ev_cuda(TID_W1, AT(61650), 420 * US, P_STREAM_CREATE, CU_K_STREAM_CREATE, X_WORKER_STREAM,
-		u_stream, N(u_stream));
-	last_cuda()->stream = STREAM_B;
-	ev_fork(TID_W1, TID_DEV_B, AT(61800));
-
-	/* The workers wait for their first partitions; the finalizer for a result. */
-	cond_wait(TID_W0, AT(62200), AT(99900), TID_MAIN, GPU_QUEUE_COND, X_WORKER_POP,
-		  X_QUEUE_WAIT);
-	cond_wait(TID_W1, AT(62300), AT(106300), TID_MAIN, GPU_QUEUE_COND, X_WORKER_POP,
-		  X_QUEUE_WAIT);
-	cond_wait(TID_FIN, AT(62400), AT(114800), TID_W0, RESULT_COND, X_FIN_POP, X_RESULT_WAIT);
-
-	/* Busy 100.0 -> 130.0 ms: gpu-worker-0's partition, then gpu-worker-1's after a 0.4 ms
-	 * idle window (shorter than a gap). */
-	submit(TID_W0, AT(100000), 4);
-	synchronize(TID_W0, AT(100040), AT(106000));
-	submit(TID_W1, AT(106400), 4);
-	synchronize(TID_W1, AT(106440), AT(130000));
-	samples(TID_W0, AT(108004), AT(112004), u_prep, N(u_prep));
-
-	/*
-	 * finalizer-0 takes the tracker lock (uncontended: no event) at 114.90 ms and trims the
-	 * heap under it until 157.95; gpu-worker-0 waits for the lock from 115.055 ms (the futex
-	 * event names the owner) and is woken by the unlock at 157.965 ms.
-	 */
-	for (__u64 t = AT(116004); t <= AT(156004); t += 4 * MS) {
-		if ((t - AT(116004)) / (4 * MS) % 3 == 2)
-			ev_sample(TID_FIN, t, u_madv, N(u_madv), k_madv, N(k_madv));
-		else
-			ev_sample(TID_FIN, t, u_trim, N(u_trim), NULL, 0);
-	}
-	ev_probe(TID_FIN, AT(114950), AT(157950) - AT(114950), P_MALLOC_TRIM, 0, 1, u_trim_ret,
-		 N(u_trim_ret));
-	ev_off(TID_W0, AT(115060), AT(157972), true, SYS_FUTEX, TID_FIN, AT(157965), NULL, 0);
-	ev_futex(TID_W0, AT(115055), AT(157985) - AT(115055), TRACKER_LOCK, FUTEX_WAIT, 2, TID_FIN,
-		 u_lock, N(u_lock));
-	/* gpu-worker-1 is out of work meanwhile: the dispatcher hands it a partition at 160 ms. */
-	cond_wait(TID_W1, AT(130050), AT(160000), TID_MAIN, GPU_QUEUE_COND, X_WORKER_POP,
-		  X_QUEUE_WAIT);
-	/* The finalizer waits for the next result until the end. */
-	cond_wait(TID_FIN, AT(157990), AT(212000), TID_MAIN, RESULT_COND, X_FIN_POP, X_RESULT_WAIT);
-
-	/* Gap 1 ends: gpu-worker-0 submits at 158.1 ms; busy until 175.0 (gpu-worker-1's). */
-	submit(TID_W0, AT(158100), 4);
-	synchronize(TID_W0, AT(158140), AT(170000));
-	submit(TID_W1, AT(160200), 4);
-	synchronize(TID_W1, AT(160240), AT(175000));
-
-	/* gpu-worker-0 backs off in nanosleep from 170.1 to 181.99 ms (a timer wakes it). */
-	ev_off(TID_W0, AT(170100), AT(182000), true, SYS_CLOCK_NANOSLEEP, 0, AT(181990), k_sleep,
-	       N(k_sleep));
-	/* Gap 2 ends at 182.1 ms: gpu-worker-0 submits; its work is done at 191.0. */
-	submit(TID_W0, AT(182100), 4);
-	synchronize(TID_W0, AT(182140), AT(191000));
-
-	/*
-	 * gpu-worker-1 prepares its next batch on the CPU from 175.05 to 203.0 ms: in gap 3, two
-	 * samples in msm_prepare, one in the memmove it calls.
-	 */
-	samples(TID_W1, AT(176004), AT(192004), u_prep, N(u_prep));
-	ev_sample(TID_W1, AT(196004), u_prep_copy, N(u_prep_copy), NULL, 0);
-	ev_sample(TID_W1, AT(200004), u_prep, N(u_prep), NULL, 0);
-	/* Gap 3 ends at 203.0 ms. */
-	submit(TID_W1, AT(203000), 4);
-	synchronize(TID_W1, AT(203040), AT(210000));
-
-	/* Shutdown: the dispatcher wakes everyone at 212 ms; the threads exit. */
-	cond_wait(TID_W0, AT(191100), AT(212000), TID_MAIN, GPU_QUEUE_COND, X_WORKER_POP,
-		  X_QUEUE_WAIT);
-	ev_exit(TID_W0, AT(212100), false);
-	ev_exit(TID_W1, AT(212150), false);
-	ev_exit(TID_FIN, AT(212200), false);
-	ev_exit(TID_DEV_A, AT(212300), false);
-	ev_exit(TID_DEV_B, AT(212350), false);
-	ev_exit(TID_MAIN, AT(213000), true);
 }
 
 /* ---- writing ------------------------------------------------------------------------------- */

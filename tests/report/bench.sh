@@ -12,9 +12,10 @@ cd "$(dirname "$0")/../.."
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 CC=${CC:-cc}
-$CC -O2 -g -D_GNU_SOURCE -Ibpf -Ilib -o "$TMP/gen_trace" tests/report/gen_trace.c lib/trace.c lib/trace_read.c lib/syscalls.c -lz -lzstd
+$CC -O2 -g -D_GNU_SOURCE -Ibpf -Ilib -o "$TMP/gen_trace" tests/report/gen_trace.c \
+	"$BUILD/lib/libgapscope.a" -lz -lzstd
 $CC -O2 -g -D_GNU_SOURCE -Ibpf -Ilib -o "$TMP/decode_pass" tests/report/decode_pass.c \
-	lib/trace.c lib/trace_read.c lib/syscalls.c -lz -lzstd
+	"$BUILD/lib/libgapscope.a" -lz -lzstd
 $CC -O2 -g -D_GNU_SOURCE -Ibpf -Ilib -Ireports -Ireports/render -Ireports/analysis -Ireports/symbols -o "$TMP/bench_analysis" \
 	tests/report/bench_analysis.c "$BUILD/loader/libloader.a" "$BUILD/reports/libreports.a" "$BUILD/lib/libgapscope.a" -lzstd -liberty -lprotobuf-c \
 	-lbpf -ldw -lelf -lz -lstdc++ -pthread

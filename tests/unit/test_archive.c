@@ -4,11 +4,13 @@
  * together and written out where libdwfl can open it; a part damaged, missing or out of order
  * makes the file unused and counted; records of garbage never crash it.
  */
+#include <errno.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
-#include "trace.c" /* one translation unit: the unit-test rule builds a single file */
-#include "trace_read.c"
-#include "archived.c"
+#include "trace.h"
+#include "archived.h"
 #include "testlib.h"
 
 #define FILE_BYTES 150000

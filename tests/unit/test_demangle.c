@@ -8,7 +8,9 @@
  * demangler's cache answers by address.
  * tests/symbols/symcpp.cc checks the same through the symbolizer on a library g++ builds.
  */
-#include "demangle.c" /* one translation unit: the unit-test rule builds a single file */
+#include <string.h>
+
+#include "demangle_int.h"
 #include "testlib.h"
 
 static const struct {

@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "escape.c"
+#include "escape.h"
 #include "testlib.h"
 
 static int dec(const char *s)

@@ -13,10 +13,8 @@
  */
 #include <string.h>
 
-/* One translation unit: the unit-test rule builds a single file. */
-#include "strtab.c"
-#include "gputime.c"
-#include "gpudev.c"
+#include "strtab.h"
+#include "gputime_int.h"
 #include "testlib.h"
 
 #define MS 1000000ull

@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "cuda_fns.c" /* one translation unit: the unit-test rule builds a single file */
+#include "cuda_fns.h"
 #include "testlib.h"
 
 static struct cu_fn_desc lookup(const char *name)

@@ -6,9 +6,10 @@
  * addresses below the first find nothing, names find their symbol and where the next begins;
  * then /proc/kallsyms, where (addresses visible) a function's own address finds it back.
  */
+#include <errno.h>
 #include <string.h>
 
-#include "ksyms.c" /* one translation unit: the unit-test rule builds a single file */
+#include "ksyms.h"
 #include "testlib.h"
 
 static void pairs(void)

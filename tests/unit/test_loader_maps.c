@@ -4,10 +4,11 @@
  * with spaces and "(deleted)", anonymous mappings and lines not in the format; then
  * /proc/self/maps, where this test's own code and stack must be found with the right permissions.
  */
+#include <errno.h>
 #include <string.h>
 #include <sys/sysmacros.h>
 
-#include "procmaps.c" /* one translation unit: the unit-test rule builds a single file */
+#include "procmaps.h"
 #include "testlib.h"
 
 static const char text[] =

@@ -7,13 +7,15 @@
  * offset, checked against the code this process runs.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <malloc.h>
 #include <string.h>
 
-#include "elfx.c" /* one translation unit: the unit-test rule builds a single file */
-#include "resolve.c"
-#include "probe_spec.c"
+#include "elfx.h"
+#include "resolve.h"
+#include "probe_spec.h"
 #include "testlib.h"
 
 static char libc_real[PATH_MAX];

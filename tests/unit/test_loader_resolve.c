@@ -7,6 +7,7 @@
  * found on PATH as execvp() would.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +15,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "elfx.c" /* one translation unit: the unit-test rule builds a single file */
-#include "resolve.c"
+#include "elfx.h"
+#include "resolve.h"
 #include "testlib.h"
 
 static char tmp[64], libc_real[PATH_MAX];

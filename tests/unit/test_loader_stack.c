@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "stack.c" /* one translation unit: the unit-test rule builds a single file */
+#include "stack.h"
 #include "sample.h"
 #include "testlib.h"
 

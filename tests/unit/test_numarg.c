@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <math.h>
 
-#include "numarg.c"
+#include "numarg.h"
 #include "testlib.h"
 
 static long long int_of(const char *s, long long min, long long max, int want_err)

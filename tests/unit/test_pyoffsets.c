@@ -13,7 +13,7 @@
 #include <internal/pycore_interp.h>
 #include <internal/pycore_runtime.h>
 
-#include "pyoffsets.c" /* one translation unit: the unit-test rule builds a single file */
+#include "pyoffsets.h"
 #include "testlib.h"
 
 #define OFF(type, field) ((unsigned long long)offsetof(type, field))

@@ -11,15 +11,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "trace.c" /* one translation unit: the unit-test rule builds a single file */
-#include "trace_read.c"
-#include "ksyms.c"
-#include "strtab.c"
-#include "idmap.c"
-#include "addrmaps.c"
-#include "perfmap.c"
-#include "knames.c"
-#include "context.c"
+#include "trace.h"
+#include "ksyms.h"
+#include "strtab.h"
+#include "idmap.h"
+#include "addrmaps.h"
+#include "perfmap.h"
+#include "proc.h"
+#include "knames.h"
+#include "context.h"
 #include "testlib.h"
 
 union rec {

@@ -5,8 +5,10 @@
  * whole in summary.json), and its short form the one summary.txt prints. Also names that are
  * not C++ or Rust, which stay as they are, and a buffer too small.
  */
-#include "demangle.c" /* one translation unit: the unit-test rule builds a single file */
-#include "shortname.c"
+#include <string.h>
+
+#include "demangle.h"
+#include "shortname.h"
 #include "testlib.h"
 
 static const struct {

@@ -6,10 +6,8 @@
  */
 #include <string.h>
 
-/* One translation unit: the unit-test rule builds a single file. */
-#include "trace.c"
-#include "trace_read.c"
-#include "stacktab.c"
+#include "trace.h"
+#include "stacktab.h"
 #include "testlib.h"
 
 #include "sample.h"

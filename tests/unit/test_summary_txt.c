@@ -6,10 +6,9 @@
  * function, and a root in a lambda of a template instance, whose summary.txt lines are checked
  * whole.
  */
-#include "kinds.c" /* one translation unit: the unit-test rule builds a single file */
-#include "escape.c"
-#include "shortname.c"
-#include "summary_txt.c"
+#include "kinds.h"
+#include "escape.h"
+#include "shortname.h"
 #include "testlib.h"
 
 static bool has_line(const char *text, const char *line)

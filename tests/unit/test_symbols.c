@@ -15,13 +15,13 @@
 #include <link.h>
 #include <malloc.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
 
-#include "demangle.c" /* one translation unit: the unit-test rule builds a single file */
-#include "dwscopes.c"
-#include "symfile.c"
-#include "symbols.c"
+#include "demangle.h"
+#include "dwscopes.h"
+#include "symbols_int.h"
 #include "testlib.h"
 
 #define TGID	      ((__u32)getpid())

@@ -6,60 +6,12 @@
  * thread's whole life as one task of its blocking pool): the hop is the innermost poll's, and
  * on-CPU time too short for a sample takes the samples of the innermost poll that holds no other.
  */
-#include <string.h>
-
-/* One translation unit: the unit-test rule builds a single file. */
-#include "trace.c"
-#define hash_of strtab_hash_of /* both tables have a static one */
-#include "strtab.c"
-#undef hash_of
-#include "stacktab.c"
-#include "tasks.c"
+#include "trace.h"
+#include "strtab.h"
+#include "stacktab.h"
+#include "runtimes.h"
+#include "tasks.h"
 #include "testlib.h"
-
-/* What tasks.c needs of the symbol layer and the runtimes' table: nothing is named here (the
- * wakes carry no stack, no lock is released). */
-const char *names__user(struct names *n, __u32 tgid, __u64 addr, bool leaf)
-{
-	(void)n, (void)tgid, (void)addr, (void)leaf;
-	return NULL;
-}
-bool names__in_libc(struct names *n, __u32 tgid, __u64 addr)
-{
-	(void)n, (void)tgid, (void)addr;
-	return false;
-}
-const char *names__user_inlined(struct names *n, __u32 tgid, __u64 addr, unsigned int i,
-				const char **line)
-{
-	(void)n, (void)tgid, (void)addr, (void)i;
-	*line = NULL;
-	return NULL;
-}
-const char *names__data(struct names *n, __u32 tgid, __u64 addr)
-{
-	(void)n, (void)tgid, (void)addr;
-	return NULL;
-}
-bool runtimes__is_runtime_frame(const char *name)
-{
-	return !strncmp(name, "tokio::", 7);
-}
-const char *runtimes__by_thread(const char *comm)
-{
-	(void)comm;
-	return NULL;
-}
-const struct thread **threads__all(const struct threads *t, size_t *n)
-{
-	(void)t;
-	*n = 0;
-	return NULL;
-}
-void analysis__note(struct analysis *a, const char *s)
-{
-	(void)a, (void)s;
-}
 
 enum { W = 10, P = 11, WAKER = 12 };
 #define OUTER 0x1000

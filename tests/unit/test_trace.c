@@ -12,8 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "trace.c" /* one translation unit: the unit-test rule builds a single file */
-#include "trace_read.c"
+#include "trace.h"
 #include "testlib.h"
 
 #define NREC	  23
