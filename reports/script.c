@@ -40,12 +40,12 @@ static const struct argp_option opts[] = {
 	{ "no-meta", 'm', NULL, 0, "Do not print the recorder's '#' metadata lines", 0 },
 	{ "window", 'w', "MS", 0,
 	  "How late (ms) an event may arrive and still be put in time order (default 50)", 0 },
+	/* -h as perf, bpftool and bpftrace have it; argp's own is -?. */
+	{ NULL, 'h', NULL, OPTION_HIDDEN, NULL, 0 },
 	{},
 };
 
 static const char doc[] = "Print a gapscope trace, one event per line.\n"
-			  "\n"
-			  "USAGE: gapscope script [--no-stacks] [--no-meta] [--window MS] FILE\n"
 			  "\n"
 			  "EXAMPLES:\n"
 			  "  gapscope script trace.gsc | grep cuLaunchKernel\n";
@@ -56,6 +56,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	double ms;
 
 	switch (key) {
+	case 'h':
+		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
+		break;
 	case 's':
 		o->no_stacks = true;
 		break;
