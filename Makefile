@@ -25,6 +25,17 @@ CC        ?= gcc
 CLANG     ?= clang
 BPFTOOL   ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 NVCC      ?= $(CUDA_HOME)/bin/nvcc
+# The build needs the CUDA toolkit at $(CUDA_HOME): nvcc for the engine's kernels, cuda.h, CUPTI.
+# Debian 12 has none in main, and non-free's nvidia-cuda-toolkit (11.8) predates driver calls the
+# project uses (cuLaunchKernelEx, cuLibraryGetKernel: 12.0): NVIDIA's own repository has it.
+CUDA_MISSING = gapscope: the CUDA toolkit is missing ($(NVCC)): install cuda-toolkit-13-0 from \
+	NVIDIA's Debian 12 repository (https://developer.nvidia.com/cuda-downloads), or set CUDA_HOME
+# Said at once, before anything is installed or built, by every goal that builds.
+ifneq ($(filter-out clean format vmlinux uninstall,$(or $(MAKECMDGOALS),all)),)
+ifeq ($(wildcard $(NVCC)),)
+$(error $(CUDA_MISSING))
+endif
+endif
 ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
 ifeq ($(V),1)
@@ -85,9 +96,6 @@ deps:
 		echo "  DEPS      installing:" $$missing; \
 		export DEBIAN_FRONTEND=noninteractive; \
 		apt-get update -qq && apt-get install -y -qq $$missing >/dev/null || exit 1; \
-	fi; \
-	if [ ! -x "$(NVCC)" ]; then \
-		echo "gapscope: CUDA toolkit not found: $(NVCC) missing (set CUDA_HOME)" >&2; exit 1; \
 	fi
 	$(Q)$(MAKE) --no-print-directory browser-deps
 
