@@ -95,13 +95,14 @@
 			var svg = document.importNode(doc.documentElement, true);
 			svg.removeAttribute('width');
 			svg.removeAttribute('height');
+			// One search control: the page's field; the SVG's own "Search" is for the file
+			// opened alone.
+			svg.querySelectorAll('.search').forEach(function (s) { s.remove(); });
 			box.appendChild(svg);
-			flameApi = window.gsFlameAttach(svg, {
-				onSearchClick: function () { search.focus(); },
-			});
+			flameApi = window.gsFlameAttach(svg, {});
 		} else if (path) {
-			search.disabled = true;
-			search.placeholder = 'Search inside the graph below (Ctrl-F there)';
+			// The linked SVG searches by itself ("Search" or Ctrl-F in it): no second field.
+			search.remove();
 			box.appendChild(el('iframe', { src: path, class: 'linked', title: 'flame graph' }));
 		} else {
 			box.appendChild(el('p', { class: 'empty', text: 'No flame graph for this gap.' }));
@@ -137,8 +138,8 @@
 		if (g.end_edge)
 			nums.push(['Ended by', g.end_edge]);
 		if (g.preempted_outside_ns)
-			nums.push(['Outside load', fmtNs(g.preempted_outside_ns) + ' runnable while ' +
-				'other processes ran']);
+			nums.push(['Outside load', fmtNs(g.preempted_outside_ns) + ' a thread of the ' +
+				'chain waited for a CPU that processes outside the recording held']);
 		if (g.roots && g.roots.length > 1)
 			nums.push(['All roots', g.roots.map(function (r) {
 				return causeText(r) + ' ' + fmtNs(r.ns || 0);
@@ -177,15 +178,22 @@
 
 	// ---- tables ----------------------------------------------------------------------------
 
+	// A row per kind of root cause (summary.json's causes), named after the function that
+	// explains most of it; its gaps are those whose main cause is of that kind, so that every
+	// gap is counted once (a gap whose main cause is on_cpu in another function than the row's
+	// is still on_cpu). Gaps without a chain get a row of their own.
 	function causesTable() {
+		var counted = 0;
 		var rows = (S.causes || []).map(function (c, i) {
 			var n = GAPS.filter(function (g) {
-				return g.cause && g.cause.kind === c.kind && g.cause.function === c.function;
+				return g.cause && g.cause.kind === c.kind;
 			}).length;
-			return el('tr', {}, [
+			counted += n;
+			return el('tr', { 'data-kind': c.kind || '' }, [
 				el('td', { class: 'num', text: String(i + 1) }),
 				el('td', {}, [el('span', { class: 'kind ' + c.kind, text: c.kind || '?' }),
-					' ', el('code', { text: c.function || '' })]),
+					' ', el('code', { text: c.kind === 'preempted' ? 'by ' +
+						(c.function || 'another process') : c.function || '' })]),
 				el('td', { class: 'num', text: fmtNs(c.ns || 0) }),
 				el('td', { class: 'share' }, [el('div', { class: 'meter' }, [
 					el('i', { style: 'width:' + Math.min(100, 100 * (c.share || 0)) + '%' })]),
@@ -193,6 +201,11 @@
 				el('td', { class: 'num', text: String(n) }),
 			]);
 		});
+		if (counted < GAPS.length)
+			rows.push(el('tr', { 'data-kind': 'none' }, [el('td'),
+				el('td', { text: 'no chain (the thread that ended the gap was not seen)' }),
+				el('td'), el('td'),
+				el('td', { class: 'num', text: String(GAPS.length - counted) })]));
 		return el('section', { class: 'card causes' }, [
 			el('h2', { text: 'Causes, ranked by gap time' }),
 			el('table', { id: 'causes' }, [

@@ -80,9 +80,13 @@
 			return (by ? by + ': ' : '') + linkText(l);
 		}).join(' \u2190 ');
 	}
+	// "malloc_trim (malloc_trim)", "fr_mul (on_cpu)"; a preemption names who preempted:
+	// "preempted by synth-1", never "synth-1 (preempted)", which reads as the victim.
 	function causeText(c) {
 		if (!c)
 			return 'unknown';
+		if (c.kind === 'preempted')
+			return 'preempted by ' + (c.function || 'another process');
 		return (c.function || c.kind || '?') + (c.kind && c.function && c.kind !== c.function ?
 			' (' + c.kind + ')' : '');
 	}

@@ -111,6 +111,42 @@ async function checkSvg(browser, url, frame, requests) {
 		}
 		if (!gaps.length)
 			fail('the page shows no gaps');
+
+		// The causes table accounts for every gap once: its "Gaps" column sums to the gaps,
+		// and each gap's main cause has the row of its kind. The legend shows the colours of
+		// the tiers the gaps have, no other; the flame graph has one search control.
+		const page1 = await page.evaluate(() => {
+			const rows = [...document.querySelectorAll('#causes tbody tr[data-kind]')];
+			const byKind = {};
+			rows.forEach((r) => { byKind[r.dataset.kind] = +r.lastElementChild.textContent; });
+			const want = {};
+			window.gapscope.gaps.forEach((g) => {
+				const k = g.cause ? g.cause.kind : 'none';
+				want[k] = (want[k] || 0) + 1;
+			});
+			const tiers = [...new Set(window.gapscope.gaps.map((g) =>
+				g.tier === 'cupti' ? 'cupti' : 'api'))].sort();
+			return {
+				byKind, want, tiers,
+				swatches: [...document.querySelectorAll('.timeline .legend i.sw')]
+					.map((i) => i.className.replace('sw ', '')).filter((c) => c !== 'busy')
+					.map((c) => c.replace('gap-', '')).sort(),
+				searches: document.querySelectorAll('#gap input.search').length +
+					document.querySelectorAll('#gap svg .search').length,
+			};
+		});
+		const sum = Object.values(page1.byKind).reduce((a, b) => a + b, 0);
+		console.log(`causes table: ${JSON.stringify(page1.byKind)}, ${sum} of ${gaps.length} ` +
+			`gaps; legend ${page1.swatches.join(',')}; ${page1.searches} search control(s)`);
+		if (sum !== gaps.length || JSON.stringify(Object.keys(page1.want).sort()
+			.map((k) => [k, page1.want[k]])) !== JSON.stringify(Object.keys(page1.byKind)
+			.sort().map((k) => [k, page1.byKind[k]]).filter((x) => x[1])))
+			fail(`causes table counts ${JSON.stringify(page1.byKind)}, gaps by main cause ` +
+				JSON.stringify(page1.want));
+		if (page1.swatches.join() !== page1.tiers.join())
+			fail(`legend shows ${page1.swatches} for gaps of tiers ${page1.tiers}`);
+		if (page1.searches !== 1)
+			fail(`${page1.searches} search controls on the flame graph`);
 		const order = gaps.filter((g) => String(g.id) !== first).sort((a, b) => b.ns - a.ns);
 		const pick = order.find((g) => g.has) || order[0] || gaps[0];
 		// As a person would in a long trace: zoom the timeline to the gap, then click it.
