@@ -232,6 +232,37 @@
 		]);
 	}
 
+	// The words the page uses, each in a line (the README's glossary says the same).
+	var TERMS = [
+		['gap', 'a window of at least --min-gap (1 ms) in which no kernel ran on the GPU'],
+		['closer', 'the thread whose CUDA call ended the gap: it queued the next work'],
+		['chain', 'from the closer back through each wait to the thread that woke it or ' +
+			'held its lock, hop by hop'],
+		['root cause', 'the chain\'s last link: what its thread was doing (a lock, a ' +
+			'condition wait, I/O, a sleep, malloc_trim, a CUDA call, CPU work, or waiting ' +
+			'for a CPU); causes are ranked by the gap time they explain'],
+		['preempted by X', 'runnable but not running: X held the CPU. "another process" ' +
+			'is one outside the recording'],
+		['not sampled', 'CPU time no CPU sample fell in: named from the thread\'s nearest ' +
+			'stack, or by the thread alone'],
+		['tier', 'how the GPU\'s busy time is known: API-inferred (from the CUDA calls ' +
+			'and their completion) or CUPTI (exact kernel times)'],
+		['outside load', 'time a thread of a chain waited for a CPU that processes ' +
+			'outside the recording held'],
+		['resumed unseen', 'an off-CPU interval whose switch back in the scheduler did ' +
+			'not report; it ends where its thread was next seen running'],
+		['lost events', 'events the probes saw but could not record (ring buffer full, ' +
+			'stack unreadable, ...), each counted'],
+	];
+	function glossary() {
+		return el('section', { class: 'card glossary', id: 'glossary' }, [
+			el('h2', { text: 'What the words mean' }),
+			el('dl', { class: 'nums' }, TERMS.reduce(function (acc, t) {
+				return acc.concat([el('dt', { text: t[0] }), el('dd', { text: t[1] })]);
+			}, [])),
+		]);
+	}
+
 	var ROWS_SHOWN = 500;
 	function gapsTable() {
 		var sortKey = 'start_ns', dir = 1, limit = ROWS_SHOWN;
@@ -300,6 +331,7 @@
 	app.appendChild(panel);
 	app.appendChild(el('div', { class: 'cols' }, [causesTable(), lossesTable()]));
 	app.appendChild(gapsTable());
+	app.appendChild(glossary());
 	TLV.draw();
 	// Open on the longest gap: the first question is what that one was waiting for.
 	var longest = GAPS.reduce(function (m, g) {
