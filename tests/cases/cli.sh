@@ -17,7 +17,7 @@ for v in --version -V "record --version" "report -V" "script --version"; do
 	[[ $out =~ ^gapscope\ [0-9]+\.[0-9]+\ \(commit\ ([0-9a-f]+|unknown)(-dirty)?\)$ ]] ||
 		die "gapscope $v: '$out'"
 	# The binary tested is the one built from this tree (its commit, or a later build's).
-	[[ $out == *"commit $commit"* ]] || die "gapscope $v: '$out', tree at $commit"
+	[[ $out == *"commit $commit"* ]] || die "gapscope $v: '$out', tree at $commit (run make)"
 done
 
 # usage_ok NAME FILE OPERANDS: one Usage line naming its operands, and nothing wrapped badly.
