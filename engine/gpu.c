@@ -7,9 +7,10 @@
  * cuStreamDestroy -> cuStreamDestroy_v2, cuCtxSynchronize unversioned in CUDA 13, ...).  The
  * mapping is taken from cuda.h itself: CU_FUNCS names each function by its API name, the header's
  * macros turn that into the versioned symbol, and the same expansion gives the dlsym string.
- * So the probes of a profiler see the same entry points as for any nvcc-built program.
+ * So the probes of a profiler see the same entry points as for any nvcc-built program. Without
+ * the toolkit, engine/cuda_api.h declares the same mapping.
  */
-#include <cuda.h>
+#include "cuda_api.h"
 #include <dlfcn.h>
 #include <libgen.h>
 #include <limits.h>
@@ -190,6 +191,16 @@ enum gpu_backend gpu__init(enum gpu_backend want)
 	if (cu.lib)
 		return cu.backend;
 
+#ifdef ZK_NO_CUDA_TOOLKIT
+	/* Built without nvcc: the embedded fatbin has no kernels a real GPU could run. */
+	if (want == GPU_CUDA) {
+		fprintf(stderr,
+			"zkengine: --device cuda: built without the CUDA toolkit, so without "
+			"GPU kernels (install cuda-toolkit-13-0 and rebuild)\n");
+		exit(1);
+	}
+	want = GPU_SIM;
+#endif
 	if (want == GPU_AUTO)
 		want = try_real_driver() ? GPU_CUDA : GPU_SIM;
 	if (!cu.lib && want == GPU_CUDA) {
