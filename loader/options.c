@@ -49,6 +49,7 @@ enum {
 	OPT_SNAP,
 	OPT_SNAP_MIN,
 	OPT_NO_PYTHON,
+	OPT_USAGE,
 };
 
 /* argp wraps help text at 79 columns: keep every line shorter. */
@@ -110,8 +111,6 @@ static const struct argp_option opts[] = {
 	  "With -- CMD, also record the processes CMD forks (without it CMD alone; -p and --cgroup "
 	  "always follow)",
 	  0 },
-	/* -h as perf, bpftool and bpftrace have it; argp's own is -?. */
-	{ NULL, 'h', NULL, OPTION_HIDDEN, NULL, 0 },
 	{ "launch-stacks", OPT_LAUNCH_STACKS, NULL, 0,
 	  "User stacks of launches and other entry-only CUDA calls too (by default their caller's "
 	  "address alone: the walk is a third of a launch probe's cost)",
@@ -150,6 +149,10 @@ static const struct argp_option opts[] = {
 	  "and long waits)",
 	  0 },
 	{ "verbose", 'v', NULL, 0, "libbpf debug output", 0 },
+	/* -h as perf, bpftool and bpftrace have it, in place of argp's -? (ARGP_NO_HELP). */
+	{ "help", 'h', NULL, 0, "Give this help list", -1 },
+	{ "usage", OPT_USAGE, NULL, 0, "Give a short usage message", -1 },
+	{ "version", 'V', NULL, 0, "Print the version and the commit built", -1 },
 	{},
 };
 
@@ -255,6 +258,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'h':
 		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
 		break;
+	case OPT_USAGE:
+		argp_state_help(state, stdout, ARGP_HELP_USAGE | ARGP_HELP_EXIT_OK);
+		break;
+	case 'V':
+		printf("%s\n", argp_program_version);
+		exit(0);
 	case OPT_LOCK_HOLDS:
 		o->lock_holds = true;
 		break;
@@ -303,5 +312,5 @@ int record_opts__parse(int argc, char **argv, struct record_opts *o)
 
 	*o = defaults;
 	flight_opts__defaults(&o->flight);
-	return argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, o) ? -EINVAL : 0;
+	return argp_parse(&argp, argc, argv, ARGP_IN_ORDER | ARGP_NO_HELP, NULL, o) ? -EINVAL : 0;
 }

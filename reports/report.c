@@ -37,6 +37,8 @@ struct report_env {
 	const char *pprof; /* --pprof FILE */
 };
 
+enum { OPT_USAGE = 0x100 };
+
 static const struct argp_option opts[] = {
 	{ "output", 'o', "DIR", 0, "Write the report into DIR (default: FILE.report)", 0 },
 	{ "force", 'f', NULL, 0, "Write into DIR even if it exists", 0 },
@@ -62,8 +64,10 @@ static const struct argp_option opts[] = {
 	  "Also write the gaps' stacks as a gzipped pprof profile (go tool pprof, Pyroscope, "
 	  "Parca): values in ns of gap time, labels gap, device, cause, cause_function, tier",
 	  0 },
-	/* -h as perf, bpftool and bpftrace have it; argp's own is -?. */
-	{ NULL, 'h', NULL, OPTION_HIDDEN, NULL, 0 },
+	/* -h as perf, bpftool and bpftrace have it, in place of argp's -? (ARGP_NO_HELP). */
+	{ "help", 'h', NULL, 0, "Give this help list", -1 },
+	{ "usage", OPT_USAGE, NULL, 0, "Give a short usage message", -1 },
+	{ "version", 'V', NULL, 0, "Print the version and the commit built", -1 },
 	{},
 };
 
@@ -90,6 +94,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'h':
 		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
 		break;
+	case OPT_USAGE:
+		argp_state_help(state, stdout, ARGP_HELP_USAGE | ARGP_HELP_EXIT_OK);
+		break;
+	case 'V':
+		printf("%s\n", argp_program_version);
+		exit(0);
 	case 'o':
 		env->dir = arg;
 		break;
@@ -268,7 +278,7 @@ int cmd_report(int argc, char **argv)
 	char err[512], dir[PATH_MAX], gaps[PATH_MAX];
 	int ret = 1;
 
-	if (argp_parse(&argp, argc, argv, 0, NULL, &env))
+	if (argp_parse(&argp, argc, argv, ARGP_NO_HELP, NULL, &env))
 		return 2;
 	aopts.min_gap_ns = (__u64)(env.min_gap_ms * 1e6);
 	aopts.api_only = env.api_only;

@@ -25,6 +25,8 @@ usage_ok() {
 	assert_eq "$(grep -c '^Usage:' "$2")" 1 "$1: Usage lines"
 	assert_eq "$(grep -ci 'usage:' "$2")" 1 "$1: usage lines of any case"
 	grep -qxF "Usage: gapscope $1 [OPTION...] $3" "$2" || die "$1: $(grep '^Usage:' "$2")"
+	grep -q '^  -h, --help  ' "$2" || die "$1: help does not list -h, --help"
+	grep -q '^  -V, --version  ' "$2" || die "$1: help does not list -V, --version"
 	! awk 'length > 79' "$2" | grep . || die "$1: lines over 79 columns"
 	! grep -n '[[:space:]]$' "$2" || die "$1: trailing blanks"
 	# A hard newline inside a paragraph argp had wrapped leaves a line of one or two words
