@@ -48,7 +48,8 @@ install: all $(MAN_PAGES)
 	fi; \
 	echo "  INSTALL   $$bin -> $(BINDIR)/gapscope"; \
 	install -D -m 0755 $(BUILD)/$$bin $(BINDIR)/gapscope
-	$(Q)install -D -m 0755 $(BUILD)/libgapscope-cupti.so $(LIBDIR)/libgapscope-cupti.so
+	$(Q)$(if $(CUDA_TOOLKIT),install -D -m 0755 $(BUILD)/libgapscope-cupti.so \
+		$(LIBDIR)/libgapscope-cupti.so,install -d $(LIBDIR))
 	$(Q)install -d $(MANDIR)
 	$(Q)install -m 0644 $(MAN_PAGES) $(MANDIR)/
 	$(Q)install -D -m 0644 dist/gapscope.bash $(COMPDIR)/gapscope

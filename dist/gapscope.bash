@@ -7,7 +7,11 @@ _gapscope()
 
 	COMPREPLY=()
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		COMPREPLY=($(compgen -W "record script report --help" -- "$cur"))
+		COMPREPLY=($(compgen -W "record script report help --help --version" -- "$cur"))
+		return
+	fi
+	if [ "$cmd" = help ]; then
+		[ "$COMP_CWORD" -eq 2 ] && COMPREPLY=($(compgen -W "record script report" -- "$cur"))
 		return
 	fi
 	case $cmd in

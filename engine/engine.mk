@@ -1,7 +1,7 @@
 # zkengine (engine/*.c + the nvcc-built fatbin of engine/kernels.cu) and simcuda
 # (engine/simcuda/*.c -> build/simcuda/libcuda.so.1, found by zkengine next to itself).
 
-ENGINE_CFLAGS := $(CFLAGS) -Iengine -I$(CUDA_HOME)/include
+ENGINE_CFLAGS := $(CFLAGS) -Iengine -I$(CUDA_HOME)/include $(if $(CUDA_TOOLKIT),,-DZK_NO_CUDA_TOOLKIT)
 ENGINE_SRCS   := zkengine.c pipeline.c parts.c dispatcher.c workers.c finalizer.c truth.c gpu.c \
 		 gpu_driver.c verify.c ref.c
 ENGINE_OBJS   := $(patsubst %.c,$(BUILD)/engine/%.o,$(ENGINE_SRCS)) $(BUILD)/engine/fatbin.o
@@ -19,9 +19,17 @@ SIMCUDA_CFLAGS := $(ENGINE_CFLAGS) -fPIC -fvisibility=hidden -Iengine/simcuda
 
 all: $(BUILD)/zkengine $(SIMCUDA_LIB)
 
+ifneq ($(CUDA_TOOLKIT),)
 $(FATBIN): engine/kernels.cu | $(BUILD)/engine/
 	$(call msg,NVCC,$(notdir $@))
 	$(Q)$(NVCC) $(NVCC_FLAGS) -MD -MF $@.d -MT $@ --fatbin $< -o $@
+else
+# No nvcc: a fatbin header with no kernels in it, which simcuda takes (it checks the magic and
+# runs its CPU versions) and zkengine refuses for a real GPU (gpu.c, ZK_NO_CUDA_TOOLKIT).
+$(FATBIN): | $(BUILD)/engine/
+	$(call msg,GEN,$(notdir $@) (no kernels: simcuda only))
+	$(Q)printf '\120\355\125\272\001\000\020\000\000\000\000\000\000\000\000\000' >$@
+endif
 
 $(BUILD)/engine/fatbin.o: engine/fatbin.S $(FATBIN) | $(BUILD)/engine/
 	$(call msg,AS,$(notdir $@))

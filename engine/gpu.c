@@ -3,7 +3,7 @@
  * The engine's GPU layer over the CUDA driver API (see gpu.h): devices, their kernels and tables,
  * the workers' streams, launches and copies.  The driver is loaded at run time (gpu_driver.c).
  */
-#include <cuda.h>
+#include "cuda_api.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

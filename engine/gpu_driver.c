@@ -82,6 +82,16 @@ enum gpu_backend gpu__init(enum gpu_backend want)
 	if (cu.lib)
 		return cu.backend;
 
+#ifdef ZK_NO_CUDA_TOOLKIT
+	/* Built without nvcc: the embedded fatbin has no kernels a real GPU could run. */
+	if (want == GPU_CUDA) {
+		fprintf(stderr,
+			"zkengine: --device cuda: built without the CUDA toolkit, so without "
+			"GPU kernels (install cuda-toolkit-13-0 and rebuild)\n");
+		exit(1);
+	}
+	want = GPU_SIM;
+#endif
 	if (want == GPU_AUTO)
 		want = try_real_driver() ? GPU_CUDA : GPU_SIM;
 	if (!cu.lib && want == GPU_CUDA) {

@@ -7,7 +7,7 @@
 #ifndef ZK_GPU_INT_H
 #define ZK_GPU_INT_H
 
-#include <cuda.h>
+#include "cuda_api.h"
 #include <limits.h>
 
 #include "gpu.h"

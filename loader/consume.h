@@ -42,6 +42,9 @@ struct consumer {
 	pthread_t ksyms_thread; /* reading them, while ksyms_loading */
 	bool ksyms_loading;
 	__u64 events;
+	/* Thread names the recorder read from /proc itself: events of the trace as much as those
+	 * from the ring buffer, and counted with them in what it says it wrote. */
+	__u64 names_read;
 };
 
 /* Whether a signal the recorder receives is passed on to a launched target (consume.c: which). */

@@ -12,7 +12,7 @@ LOADER_OBJS := $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(LOADER_SRCS))
 # The recorder's stages without the command table's main(), for the unit tests.
 LIBLOADER   := $(BUILD)/loader/libloader.a
 
-GAPSCOPE_CFLAGS := $(CFLAGS) $(GAPSCOPE_INC)
+GAPSCOPE_CFLAGS := $(CFLAGS) $(GAPSCOPE_INC) -I$(BUILD)/loader
 # libzstd: stack snapshots are compressed (loader/consume.c). libiberty (static only): the
 # demangler for C++ and Rust names (lib/demangle.c).
 GAPSCOPE_LIBS   := -lbpf -ldw -lelf -lz -lzstd -liberty
@@ -29,6 +29,20 @@ $(BUILD)/loader/%.o: loader/%.c | $(BPF_SKELS)
 $(LIBLOADER): $(filter-out $(BUILD)/loader/gapscope.o,$(LOADER_OBJS))
 	$(call msg,AR,$(patsubst $(BUILD)/%,%,$@))
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+# gapscope --version: the release and the commit built (git describe; "-dirty" with changes not
+# committed). The header is rewritten only when they change, so a new commit relinks and nothing
+# else does.
+GS_RELEASE := 0.1
+GS_COMMIT   = $(shell git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)
+$(BUILD)/loader/version.h: FORCE | $(BUILD)/loader/
+	$(Q)printf '#define GS_VERSION "%s"\n#define GS_COMMIT "%s"\n' '$(GS_RELEASE)' \
+		'$(GS_COMMIT)' >$@.tmp
+	$(Q)if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+$(BUILD)/loader/gapscope.o: $(BUILD)/loader/version.h
+.PHONY: FORCE
+FORCE:
+
 
 # libgapscope.a last: the objects before it take what they need from it.
 $(BUILD)/gapscope: $(LOADER_OBJS) $(LIBGAPSCOPE)

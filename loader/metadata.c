@@ -132,8 +132,9 @@ void meta__kernel_probe(struct trace_out *o, pid_t tgid, int pid, const char *wh
 	meta__probe(o, &p);
 }
 
-void meta__threads(struct trace_out *o, pid_t tgid)
+unsigned int meta__threads(struct trace_out *o, pid_t tgid)
 {
+	unsigned int written = 0;
 	char path[64];
 	struct dirent *de;
 	DIR *d;
@@ -141,7 +142,7 @@ void meta__threads(struct trace_out *o, pid_t tgid)
 	snprintf(path, sizeof(path), "/proc/%d/task", tgid);
 	d = opendir(path);
 	if (!d)
-		return;
+		return 0;
 	while ((de = readdir(d))) {
 		struct comm_event c;
 		char cpath[300];
@@ -162,8 +163,10 @@ void meta__threads(struct trace_out *o, pid_t tgid)
 		if (n > 0 && c.comm[n - 1] == '\n')
 			c.comm[n - 1] = 0;
 		trace_out__append(o, &c, sizeof(c));
+		written++;
 	}
 	closedir(d);
+	return written;
 }
 
 void meta__ksym(struct trace_out *o, __u64 addr, const char *name)

@@ -72,7 +72,7 @@ void meta__probe(struct trace_out *o, const struct meta_probe *p);
 /* A kernel program attached now, named by its section. */
 void meta__kernel_probe(struct trace_out *o, pid_t tgid, int pid, const char *what);
 /* The names of TGID's threads as they are now (GS_EV_COMM records). */
-void meta__threads(struct trace_out *o, pid_t tgid);
+unsigned int meta__threads(struct trace_out *o, pid_t tgid); /* the names written */
 void meta__ksym(struct trace_out *o, __u64 addr, const char *name);
 void meta__exit(struct trace_out *o, pid_t pid, int status, const struct rusage *ru);
 void meta__end(struct trace_out *o, pid_t pid, __u64 events);

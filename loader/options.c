@@ -52,6 +52,7 @@ enum {
 	OPT_SNAP,
 	OPT_SNAP_MIN,
 	OPT_NO_PYTHON,
+	OPT_USAGE,
 };
 
 /* argp wraps help text at 79 columns: keep every line shorter. */
@@ -59,15 +60,15 @@ static const char doc[] =
 	"Record CUDA driver calls, futex waits, malloc_trim, scheduling and CPU\n"
 	"samples of a program, for 'gapscope report' and 'gapscope script'.\n"
 	"\n"
-	"USAGE: gapscope record [-o FILE] [-f] [--duration S] [--freq HZ]\n"
-	"         [--probe LIB:SYM]... [--follow-children]\n"
-	"         (-p PID [-p PID]... [--cgroup PATH] | --cgroup PATH | -- CMD [ARGS])\n"
-	"\n"
 	"EXAMPLES:\n"
 	"  gapscope record -- ./zkengine --device sim   # until it exits\n"
 	"  gapscope record -o t.gsc -f -- python3 train.py\n"
 	"  gapscope record -p 4242 --duration 10        # a running process\n"
 	"  gapscope record --probe libc.so.6:free -- ./app   # time every free()\n"
+	"\n"
+	"PROCESSES: -- CMD records CMD alone (--follow-children adds what it forks);\n"
+	"-p PID and --cgroup record the processes, their descendants and what they\n"
+	"fork from then on.\n"
 	"\n"
 	"Needs root (or CAP_BPF and CAP_PERFMON) and a kernel with BTF. The trace\n"
 	"is created mode 0600 (less the umask) and never written through a link;\n"
@@ -81,10 +82,11 @@ static const char doc[] =
 	"1 when the recording itself failed (a full disk cut the trace), whatever\n"
 	"the command did.\n"
 	"\n"
-	"SIGNALS: one sent to gapscope alone is passed on to the command, every one\n"
-	"it can catch (SIGUSR1 too) but the terminal's stop signals; one sent to\n"
-	"their process group reaches it once. With -p, one that would end gapscope\n"
-	"ends the recording. SIGPIPE is ignored: a closed stderr never stops it.\n";
+	"SIGNALS: the recorder keeps SIGCHLD, SIGPIPE (ignored: a closed stderr\n"
+	"never stops it) and, in flight mode, SIGUSR1 (a dump). Every other one\n"
+	"sent to gapscope alone is passed on to the command, but the terminal's\n"
+	"stop signals (SIGTSTP, SIGTTIN, SIGTTOU); one sent to their process group\n"
+	"reaches it once. With -p, one that would end gapscope ends the recording.\n";
 
 static const struct argp_option opts[] = {
 	{ "output", 'o', "FILE", 0, "Trace file (default gapscope.gsc)", 0 },
@@ -108,7 +110,10 @@ static const struct argp_option opts[] = {
 	{ "lock-holds", OPT_LOCK_HOLDS, NULL, 0,
 	  "pthread mutex hold times (uprobes on pthread_mutex_lock/unlock: three traps per pair)",
 	  0 },
-	{ "follow-children", OPT_FOLLOW, NULL, 0, "Also record processes the target forks", 0 },
+	{ "follow-children", OPT_FOLLOW, NULL, 0,
+	  "With -- CMD, also record the processes CMD forks (without it CMD alone; -p and --cgroup "
+	  "always follow)",
+	  0 },
 	{ "launch-stacks", OPT_LAUNCH_STACKS, NULL, 0,
 	  "User stacks of launches and other entry-only CUDA calls too (by default their caller's "
 	  "address alone: the walk is a third of a launch probe's cost)",
@@ -148,6 +153,10 @@ static const struct argp_option opts[] = {
 	  0 },
 	{ "verbose", 'v', NULL, 0,
 	  "Per-library notes and the probed functions; twice (-vv): libbpf's debug output too", 0 },
+	/* -h as perf, bpftool and bpftrace have it, in place of argp's -? (ARGP_NO_HELP). */
+	{ "help", 'h', NULL, 0, "Give this help list", -1 },
+	{ "usage", OPT_USAGE, NULL, 0, "Give a short usage message", -1 },
+	{ "version", 'V', NULL, 0, "Print the version and the commit built", -1 },
 	{},
 };
 
@@ -250,6 +259,15 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_FOLLOW:
 		o->follow_children = true;
 		break;
+	case 'h':
+		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
+		break;
+	case OPT_USAGE:
+		argp_state_help(state, stdout, ARGP_HELP_USAGE | ARGP_HELP_EXIT_OK);
+		break;
+	case 'V':
+		printf("%s\n", argp_program_version);
+		exit(0);
 	case OPT_LOCK_HOLDS:
 		o->lock_holds = true;
 		break;
@@ -292,13 +310,13 @@ int record_opts__parse(int argc, char **argv, struct record_opts *o)
 		.children = children,
 		.options = opts,
 		.parser = parse_opt,
-		.args_doc = "(-p PID | -- CMD [ARGS...])",
+		.args_doc = "(-p PID | --cgroup PATH | -- CMD [ARGS...])",
 		.doc = doc,
 	};
 
 	*o = defaults;
 	flight_opts__defaults(&o->flight);
-	return argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, o) ? -EINVAL : 0;
+	return argp_parse(&argp, argc, argv, ARGP_IN_ORDER | ARGP_NO_HELP, NULL, o) ? -EINVAL : 0;
 }
 
 int record_opts__check(const struct record_opts *o)

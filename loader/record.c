@@ -42,10 +42,14 @@
 #include "trace.h"
 #include "uprobes.h"
 
-/* -p: what the process has mapped and runs already, on disk before we say we record. */
-static void attach_running(struct uprobes *up, struct map_records *maps, struct trace_out *out,
-			   const struct proc_tree *tree)
+/*
+ * -p: what the process has mapped and runs already, on disk before we say we record. Returns the
+ * thread names written.
+ */
+static unsigned int attach_running(struct uprobes *up, struct map_records *maps,
+				   struct trace_out *out, const struct proc_tree *tree)
 {
+	unsigned int names = 0;
 	pid_t pid = tree->pids[0];
 
 	for (size_t i = 0; i < tree->n; i++) {
@@ -59,7 +63,7 @@ static void attach_running(struct uprobes *up, struct map_records *maps, struct 
 			pid);
 	/* Threads started while the tracepoints were being attached. */
 	for (size_t i = 0; i < tree->n; i++)
-		meta__threads(out, tree->pids[i]);
+		names += meta__threads(out, tree->pids[i]);
 	/* Everything about the attach is on disk before we say so (tests read it). */
 	trace_out__flush(out);
 	if (tree->n > 1)
@@ -69,6 +73,7 @@ static void attach_running(struct uprobes *up, struct map_records *maps, struct 
 			pid, tree->n - 1, tree->n - tree->given);
 	else
 		fprintf(stderr, "gapscope: recording pid %d (Ctrl-C to stop)\n", pid);
+	return names;
 }
 
 /* The end of the summary line: each loss counter that is not 0. */
@@ -101,7 +106,7 @@ static int finish(struct consumer *c, struct links *links, struct sampler *s, st
 		archive__write_all(c->maps->archive, out); /* the mapped files, reduced */
 	sampler__write(s, c->skel, out, t->gpid, clock__mono_ns() - start_ns);
 	meta__losses(out, c->skel, t->gpid, c->up->attach_failed, uprobes__cuda_libs(c->up));
-	meta__end(out, t->gpid, c->events);
+	meta__end(out, t->gpid, c->events + c->names_read);
 	if (t->launched && t->gone)
 		meta__exit(out, t->gpid, t->status, &t->ru);
 	if (!c->events)
@@ -118,8 +123,8 @@ static int finish(struct consumer *c, struct links *links, struct sampler *s, st
 			"through them follow threads; -vv lists them)\n",
 			c->up->no_symtab);
 	if (!out->tw) { /* --flight alone: no file, the events and losses all the same */
-		fprintf(stderr, "gapscope: %llu events, %llu lost", (unsigned long long)c->events,
-			(unsigned long long)lost);
+		fprintf(stderr, "gapscope: %llu events, %llu lost",
+			(unsigned long long)(c->events + c->names_read), (unsigned long long)lost);
 		print_losses(by_kind);
 		return 0;
 	}
@@ -142,7 +147,8 @@ static int finish(struct consumer *c, struct links *links, struct sampler *s, st
 	if (err)
 		fprintf(stderr, "gapscope: cannot write %s: %s\n", out->path, strerror(-err));
 	fprintf(stderr, "gapscope: %llu events, %.1f MB written to %s, %llu lost",
-		(unsigned long long)c->events, bytes / 1e6, out->path, (unsigned long long)lost);
+		(unsigned long long)(c->events + c->names_read), bytes / 1e6, out->path,
+		(unsigned long long)lost);
 	print_losses(by_kind);
 	return err;
 }
@@ -308,7 +314,8 @@ int cmd_record(int argc, char **argv)
 	};
 	meta__clock(&out, o.freq);
 	meta__target(&out, t.gpid, o.cmd);
-	meta__threads(&out, t.pid); /* a launched child is named like us until it execs */
+	/* A launched child is named like us until it execs. */
+	c.names_read = meta__threads(&out, t.pid);
 	uprobes__watch(&up);
 	err = bpf_setup__attach_tracepoints(skel, &links, &out, t.gpid, up.pid);
 	/* The tick sampler finds the tick by its kernel symbols; the timer needs none. */
@@ -321,7 +328,7 @@ int cmd_record(int argc, char **argv)
 	if (o.cmd)
 		uprobes__attach_predicted(&up, t.exe);
 	else
-		attach_running(&up, &maps, &out, &tree);
+		c.names_read += attach_running(&up, &maps, &out, &tree);
 
 	/* Poll until the target ends (or a signal, or --duration); then write the end. */
 	start_ns = clock__mono_ns();

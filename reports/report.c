@@ -37,11 +37,14 @@ struct report_env {
 	const char *pprof; /* --pprof FILE */
 };
 
+enum { OPT_USAGE = 0x100 };
+
 static const struct argp_option opts[] = {
 	{ "output", 'o', "DIR", 0, "Write the report into DIR (default: FILE.report)", 0 },
 	{ "force", 'f', NULL, 0, "Write into DIR even if it exists", 0 },
 	{ "min-gap", 'g', "MS", 0, "Shortest idle window reported as a gap (default 1 ms)", 0 },
-	{ "top", 't', "N", 0, "Longest gaps listed with their chains (default 10)", 0 },
+	{ "top", 't', "N", 0, "How many of the longest gaps to list with their chains (default 10)",
+	  0 },
 	{ "debug-dir", 'D', "DIR", 0,
 	  "Debug files by build-id under DIR (.build-id/xx/rest.debug), before /usr/lib/debug", 0 },
 	{ "api-only", 'A', NULL, 0,
@@ -61,18 +64,22 @@ static const struct argp_option opts[] = {
 	  "Also write the gaps' stacks as a gzipped pprof profile (go tool pprof, Pyroscope, "
 	  "Parca): values in ns of gap time, labels gap, device, cause, cause_function, tier",
 	  0 },
+	/* -h as perf, bpftool and bpftrace have it, in place of argp's -? (ARGP_NO_HELP). */
+	{ "help", 'h', NULL, 0, "Give this help list", -1 },
+	{ "usage", OPT_USAGE, NULL, 0, "Give a short usage message", -1 },
+	{ "version", 'V', NULL, 0, "Print the version and the commit built", -1 },
 	{},
 };
 
+/* argp wraps help text at 79 columns: keep every line shorter. */
 static const char doc[] =
-	"Find the GPU's idle windows in a gapscope trace and the chain of waits behind each.\n"
+	"Find the GPU's idle windows in a gapscope trace and the chain of waits\n"
+	"behind each.\n"
 	"\n"
-	"USAGE: gapscope report FILE [-o DIR] [-f] [--min-gap MS] [--top N] [--api-only] [--decided-only] [--copy-rate GBPS[,US]] "
-	"[--debug-dir DIR] [--format text|json] [--pprof FILE]\n"
-	"\n"
-	"Writes into DIR: summary.txt (also printed), summary.json, index.html (open it from the\n"
-	"file system), timeline.json (Perfetto UI), gaps.speedscope.json, and per gap\n"
-	"gaps/NNNN.folded and gaps/NNNN.svg, with gaps/all.folded and gaps/all.svg for all gaps.\n"
+	"Writes into DIR: summary.txt (also printed), summary.json, index.html (open\n"
+	"it from the file system), timeline.json (Perfetto UI),\n"
+	"gaps.speedscope.json, and per gap gaps/NNNN.folded and gaps/NNNN.svg, with\n"
+	"gaps/all.folded and gaps/all.svg for all gaps.\n"
 	"\n"
 	"EXAMPLES:\n"
 	"  gapscope report t.gsc                 # writes t.gsc.report/\n"
@@ -84,6 +91,15 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	struct report_env *env = state->input;
 
 	switch (key) {
+	case 'h':
+		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
+		break;
+	case OPT_USAGE:
+		argp_state_help(state, stdout, ARGP_HELP_USAGE | ARGP_HELP_EXIT_OK);
+		break;
+	case 'V':
+		printf("%s\n", argp_program_version);
+		exit(0);
 	case 'o':
 		env->dir = arg;
 		break;
@@ -249,7 +265,9 @@ static int write_file(const char *dir, const char *name, const struct analysis *
 int cmd_report(int argc, char **argv)
 {
 	struct report_env env = { .min_gap_ms = 1, .top = 10 };
-	const struct argp argp = { .options = opts, .parser = parse_opt, .doc = doc };
+	const struct argp argp = {
+		.options = opts, .parser = parse_opt, .args_doc = "FILE", .doc = doc
+	};
 	struct analysis_opts aopts = { .max_hops = 8 };
 	struct report_out_opts oopts;
 	struct render_out_opts ropts = {};
@@ -260,7 +278,7 @@ int cmd_report(int argc, char **argv)
 	char err[512], dir[PATH_MAX], gaps[PATH_MAX];
 	int ret = 1;
 
-	if (argp_parse(&argp, argc, argv, 0, NULL, &env))
+	if (argp_parse(&argp, argc, argv, ARGP_NO_HELP, NULL, &env))
 		return 2;
 	aopts.min_gap_ns = (__u64)(env.min_gap_ms * 1e6);
 	aopts.api_only = env.api_only;

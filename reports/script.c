@@ -35,17 +35,21 @@ struct script {
 	struct launch_counter *launches;
 };
 
+enum { OPT_USAGE = 0x100 };
+
 static const struct argp_option opts[] = {
 	{ "no-stacks", 's', NULL, 0, "Do not print stacks", 0 },
 	{ "no-meta", 'm', NULL, 0, "Do not print the recorder's '#' metadata lines", 0 },
 	{ "window", 'w', "MS", 0,
 	  "How late (ms) an event may arrive and still be put in time order (default 50)", 0 },
+	/* -h as perf, bpftool and bpftrace have it, in place of argp's -? (ARGP_NO_HELP). */
+	{ "help", 'h', NULL, 0, "Give this help list", -1 },
+	{ "usage", OPT_USAGE, NULL, 0, "Give a short usage message", -1 },
+	{ "version", 'V', NULL, 0, "Print the version and the commit built", -1 },
 	{},
 };
 
 static const char doc[] = "Print a gapscope trace, one event per line.\n"
-			  "\n"
-			  "USAGE: gapscope script [--no-stacks] [--no-meta] [--window MS] FILE\n"
 			  "\n"
 			  "EXAMPLES:\n"
 			  "  gapscope script trace.gsc | grep cuLaunchKernel\n";
@@ -56,6 +60,15 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	double ms;
 
 	switch (key) {
+	case 'h':
+		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
+		break;
+	case OPT_USAGE:
+		argp_state_help(state, stdout, ARGP_HELP_USAGE | ARGP_HELP_EXIT_OK);
+		break;
+	case 'V':
+		printf("%s\n", argp_program_version);
+		exit(0);
 	case 's':
 		o->no_stacks = true;
 		break;
@@ -496,7 +509,7 @@ int cmd_script(int argc, char **argv)
 	char err[512];
 	int n, ret = 1;
 
-	if (argp_parse(&argp, argc, argv, 0, NULL, &o))
+	if (argp_parse(&argp, argc, argv, ARGP_NO_HELP, NULL, &o))
 		return 1;
 	tr = trace__open(o.file, err, sizeof(err));
 	if (!tr) {

@@ -3,7 +3,8 @@
  * simcuda: a CUDA driver for machines without a GPU, built as libcuda.so.1.
  *
  * It exports a subset of the real driver's symbols, under the names cuda.h binds (this file
- * includes cuda.h, so defining cuMemAlloc defines cuMemAlloc_v2, exactly as a caller binds it),
+ * includes cuda.h, or engine/cuda_api.h's copy of its mapping where there is no toolkit, so
+ * defining cuMemAlloc defines cuMemAlloc_v2, exactly as a caller binds it),
  * and behaves as the driver does where a profiler could tell the difference:
  *   - every CUstream is a worker thread draining a FIFO of operations (kernels, copies, memsets,
  *     event records, waits); launches and async copies from pinned memory return at once;
@@ -35,7 +36,7 @@
  * CUDA_ERROR_INVALID_HANDLE / CUDA_ERROR_INVALID_CONTEXT instead of a crash, and nothing is read
  * through a handle before it is known to be live.
  */
-#include <cuda.h>
+#include "cuda_api.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>

@@ -9,7 +9,11 @@ CUPTI_OBJS   := $(patsubst loader/cupti/%.c,$(BUILD)/loader/cupti/%.o,$(CUPTI_SR
 CUPTI_CFLAGS := $(CFLAGS) -fPIC -fvisibility=hidden -Ilib -Iloader/cupti \
 		-I$(CUDA_HOME)/include -DGS_CUPTI_DIR='"$(CUDA_HOME)/lib64"'
 
+# Without the toolkit there are no CUPTI headers: no collector (the Makefile says so once), and
+# record says, where it would inject one, that it cannot.
+ifneq ($(CUDA_TOOLKIT),)
 all: $(CUPTI_LIB)
+endif
 
 $(CUPTI_OBJS): $(BUILD)/loader/cupti/%.o: loader/cupti/%.c | $(BUILD)/loader/cupti/
 	$(call msg,CC,loader/cupti/$(notdir $@))

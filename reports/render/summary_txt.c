@@ -284,7 +284,8 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 	if (a->preempted_outside_ns) {
 		fprintf(out, "of which ");
 		print_ms(out, a->preempted_outside_ns);
-		fprintf(out, " a thread on a chain was runnable while other processes ran\n");
+		fprintf(out, " a thread on a chain waited for a CPU held by processes outside the "
+			     "recording\n");
 	}
 	if (a->woken_outside_ns) {
 		fprintf(out, "of which ");
@@ -298,12 +299,17 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 		char fn[SHORTNAME_MAX], text[ESC_TEXT_MAX];
 		const struct cause *c = &a->causes[i];
 
-		/* Without a function, the thread most of it was in. */
+		/* Without a function, the thread most of it was in. A preemption names who
+		 * preempted: "by synth-1", never a bare name that reads as the victim. */
 		if (!c->function)
 			snprintf(fn, sizeof(fn), "(no function) in %s", c->comm ? c->comm : "?");
+		else if (c->kind == BK_PREEMPTED)
+			snprintf(fn, sizeof(fn), "by %s", c->function);
 		fprintf(out, "  %5.1f%%  %-12s %-40s ", 100 * c->share, blame_kind__name(c->kind),
 			esc__text(text, sizeof(text),
-				  c->function ? shortname(c->function, fn, sizeof(fn)) : fn,
+				  c->function && c->kind != BK_PREEMPTED ?
+					  shortname(c->function, fn, sizeof(fn)) :
+					  fn,
 				  SIZE_MAX));
 		print_ms(out, c->ns);
 		fputc('\n', out);
@@ -344,7 +350,9 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 	for (size_t i = 0; i < a->nlosses; i++)
 		fprintf(out, ", %s %" PRIu64, a->loss_names[i], (uint64_t)a->losses[i]);
 	if (a->resume_unseen)
-		fprintf(out, "; %" PRIu64 " off-CPU interval(s) resumed unseen (ended late)",
+		fprintf(out,
+			"; %" PRIu64 " off-CPU interval(s) resumed unseen (their switch back in "
+			"was not seen: each ends where its thread was next seen running)",
 			(uint64_t)a->resume_unseen);
 	/* Snapshots unwound with DWARF, and beside them what frame pointers alone gave. */
 	fprintf(out,

@@ -119,7 +119,7 @@ async function checkSvg(browser, url, frame, requests) {
 		// name, its share and its breakdown; no row with time not its own (the shares add up).
 		const table = await page.evaluate(() => {
 			const S = JSON.parse(document.getElementById('gs-summary').textContent);
-			const rows = [...document.querySelectorAll('#causes tbody tr')].map((tr) => ({
+			const rows = [...document.querySelectorAll('#causes tbody tr[data-kind]:not([data-kind="none"])')].map((tr) => ({
 				kind: tr.querySelector('.kind').textContent,
 				fn: tr.querySelector('code').textContent,
 				share: tr.querySelector('.share span').textContent,
@@ -138,7 +138,9 @@ async function checkSvg(browser, url, frame, requests) {
 			const pct = (100 * c.share).toFixed(1) + '%';
 			const leaves = (c.leaves || []).map((p) => p.name);
 			const lines = (c.lines || []).map((p) => p.name);
-			if (r.kind !== c.kind || r.fn !== (c.function || '') || r.share !== pct)
+			const fn = c.kind === 'preempted' ? 'by ' + (c.function || 'another process') :
+				c.function || '';
+			if (r.kind !== c.kind || r.fn !== fn || r.share !== pct)
 				fail(`causes row ${i + 1}: ${r.kind} ${r.fn} ${r.share}, summary.json ` +
 					`${c.kind} ${c.function} ${pct}`);
 			if (leaves.length > 1 && r.leaves.join('\n') !== leaves.join('\n'))
@@ -151,6 +153,43 @@ async function checkSvg(browser, url, frame, requests) {
 			fail(`the causes' shares add up to ${sum.toFixed(4)}, not 1`);
 		if (causeWord && !(table.rows.length && table.rows[0].fn.includes(causeWord)))
 			fail(`the top cause row is not ${causeWord}`);
+		// The causes table accounts for every gap once: its "Gaps" column sums to the gaps,
+		// and each gap's main cause has the row of its kind. The legend shows the colours of
+		// the tiers the gaps have, no other; the flame graph has one search control.
+		const page1 = await page.evaluate(() => {
+			const rows = [...document.querySelectorAll('#causes tbody tr[data-kind]')];
+			const byKind = {};
+			rows.forEach((r) => {
+				byKind[r.dataset.kind] = (byKind[r.dataset.kind] || 0) + +r.lastElementChild.textContent;
+			});
+			const want = {};
+			window.gapscope.gaps.forEach((g) => {
+				const k = g.cause ? g.cause.kind : 'none';
+				want[k] = (want[k] || 0) + 1;
+			});
+			const tiers = [...new Set(window.gapscope.gaps.map((g) =>
+				g.tier === 'cupti' ? 'cupti' : 'api'))].sort();
+			return {
+				byKind, want, tiers,
+				swatches: [...document.querySelectorAll('.timeline .legend i.sw')]
+					.map((i) => i.className.replace('sw ', '')).filter((c) => c !== 'busy')
+					.map((c) => c.replace('gap-', '')).sort(),
+				searches: document.querySelectorAll('#gap input.search').length +
+					document.querySelectorAll('#gap svg .search').length,
+			};
+		});
+		const counted = Object.values(page1.byKind).reduce((a, b) => a + b, 0);
+		console.log(`causes table: ${JSON.stringify(page1.byKind)}, ${counted} of ${gaps.length} ` +
+			`gaps; legend ${page1.swatches.join(',')}; ${page1.searches} search control(s)`);
+		if (counted !== gaps.length || JSON.stringify(Object.keys(page1.want).sort()
+			.map((k) => [k, page1.want[k]])) !== JSON.stringify(Object.keys(page1.byKind)
+			.sort().map((k) => [k, page1.byKind[k]]).filter((x) => x[1])))
+			fail(`causes table counts ${JSON.stringify(page1.byKind)}, gaps by main cause ` +
+				JSON.stringify(page1.want));
+		if (page1.swatches.join() !== page1.tiers.join())
+			fail(`legend shows ${page1.swatches} for gaps of tiers ${page1.tiers}`);
+		if (page1.searches !== 1)
+			fail(`${page1.searches} search controls on the flame graph`);
 		const order = gaps.filter((g) => String(g.id) !== first).sort((a, b) => b.ns - a.ns);
 		const pick = order.find((g) => g.has) || order[0] || gaps[0];
 		// As a person would in a long trace: zoom the timeline to the gap, then click it.

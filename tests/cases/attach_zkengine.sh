@@ -37,7 +37,8 @@ print("while attached: the recorder holds %d programs, %d links, %d maps" %
       (len(ours["prog"]), len(ours["link"]), len(ours["map"])))
 
 rec.wait()
-for l in err.join():
+rec_lines = err.join()
+for l in rec_lines:
     print("recorder: " + l)
 if rec.returncode != 0:
     die("the recorder exited %d" % rec.returncode)
@@ -84,6 +85,17 @@ for what, rx in need.items():
         die("trace lacks %s (%s)" % (what, rx))
 if re.search(r"stopped-for-attach", txt):
     die("a thread of a process we attached to was stopped")
+
+# The events the recorder says it wrote are those the report reads: with the thread names it
+# read from /proc at the attach (the engine's threads, all there by then) among them.
+said = [int(m.group(1)) for m in (re.match(r"gapscope: (\d+) events, ", l) for l in rec_lines) if m]
+rep = subprocess.run([GS, "report", "-f", trace, "-o", os.path.join(tmp, "report")],
+                     capture_output=True, text=True)
+read = re.findall(r"^duration \d+ ms, (\d+) events,", rep.stdout, re.M)
+if len(said) != 1 or len(read) != 1 or said[0] != int(read[0]):
+    die("the recorder wrote %s events, the report read %s" % (said, read))
+names = len(re.findall(r"^\s*\S+\s+\d+/\d+\s+\[\d+\] [0-9.]+: comm ", txt, re.M))
+print("events: recorder %d, report %s (%d thread names)" % (said[0], read[0], names))
 print("launches in 2 s: %d" % len(re.findall(r"cuda:cuLaunchKernel ", txt)))
 
 # Kernel names: the engine looked its kernels up before the attach, so every launch is named

@@ -88,7 +88,7 @@ PY
 	{ cat "$TMP/report.err"; die "report"; }
 grep 'resumed unseen' "$TMP/report.err" && die "the report warned of it"
 # Not a warning (nothing is missing): counted on the losses line and in summary.json.
-grep -q '^losses: .*; [0-9]* off-CPU interval(s) resumed unseen (ended late)$' "$TMP/rep/summary.txt" ||
+grep -q '^losses: .*; [0-9]* off-CPU interval(s) resumed unseen (their switch back in was not seen: each ends where its thread was next seen running)$' "$TMP/rep/summary.txt" ||
 	die "the report's losses line does not count it"
 n=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["offcpu_resume_unseen"])' \
 	"$TMP/rep/summary.json")

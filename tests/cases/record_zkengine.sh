@@ -97,4 +97,13 @@ echo "launches $engine_launches"
 check_samples "$TMP/script" "$samples" 50 0.3
 grep -q '^# losses total=0 ' "$TMP/script" || die "losses: $(grep '^# losses' "$TMP/script")"
 grep -q '^# end ' "$TMP/script" || die "no end record"
+
+# The events the recorder says it wrote are those the report reads (the launched command's name,
+# which the recorder read from /proc before its exec, among them).
+said=$(sed -n 's/^gapscope: \([0-9]*\) events, .* written to .*/\1/p' "$TMP/err")
+"$GS" report "$TMP/zk.gsc" -o "$TMP/report" >"$TMP/report.txt"
+read=$(sed -n 's/^duration [0-9]* ms, \([0-9]*\) events,.*/\1/p' "$TMP/report.txt")
+[ -n "$said" ] || die "the recorder said no event count"
+assert_eq "$read" "$said" "events the report read against those the recorder wrote"
+echo "events: $said written, $read read"
 echo ok

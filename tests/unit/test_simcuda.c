@@ -5,7 +5,7 @@
  * pageable copies; legacy-stream ordering; events; one kernel at a time per device (from the
  * SIMCUDA_TRACE ground truth); results of the CPU kernels.
  */
-#include <cuda.h>
+#include "cuda_api.h"
 #include <dlfcn.h>
 #include <libgen.h>
 #include <limits.h>

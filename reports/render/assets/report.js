@@ -95,13 +95,14 @@
 			var svg = document.importNode(doc.documentElement, true);
 			svg.removeAttribute('width');
 			svg.removeAttribute('height');
+			// One search control: the page's field; the SVG's own "Search" is for the file
+			// opened alone.
+			svg.querySelectorAll('.search').forEach(function (s) { s.remove(); });
 			box.appendChild(svg);
-			flameApi = window.gsFlameAttach(svg, {
-				onSearchClick: function () { search.focus(); },
-			});
+			flameApi = window.gsFlameAttach(svg, {});
 		} else if (path) {
-			search.disabled = true;
-			search.placeholder = 'Search inside the graph below (Ctrl-F there)';
+			// The linked SVG searches by itself ("Search" or Ctrl-F in it): no second field.
+			search.remove();
 			box.appendChild(el('iframe', { src: path, class: 'linked', title: 'flame graph' }));
 		} else {
 			box.appendChild(el('p', { class: 'empty', text: 'No flame graph for this gap.' }));
@@ -137,8 +138,8 @@
 		if (g.end_edge)
 			nums.push(['Ended by', g.end_edge]);
 		if (g.preempted_outside_ns)
-			nums.push(['Outside load', fmtNs(g.preempted_outside_ns) + ' runnable while ' +
-				'other processes ran']);
+			nums.push(['Outside load', fmtNs(g.preempted_outside_ns) + ' a thread of the ' +
+				'chain waited for a CPU that processes outside the recording held']);
 		if (g.roots && g.roots.length > 1)
 			nums.push(['All roots', g.roots.map(function (r) {
 				return causeText(r) + ' ' + fmtNs(r.ns || 0);
@@ -189,15 +190,20 @@
 			})))];
 	}
 
+	// A row per root cause (summary.json's causes: a kind and a function); its gaps are those
+	// whose main cause it is, so that every gap is counted once. Gaps without a chain get a row of their own.
 	function causesTable() {
+		var counted = 0;
 		var rows = (S.causes || []).map(function (c, i) {
 			var n = GAPS.filter(function (g) {
 				return g.cause && g.cause.kind === c.kind && g.cause.function === c.function;
 			}).length;
-			return el('tr', {}, [
+			counted += n;
+			return el('tr', { 'data-kind': c.kind || '' }, [
 				el('td', { class: 'num', text: String(i + 1) }),
 				el('td', {}, [el('span', { class: 'kind ' + c.kind, text: c.kind || '?' }),
-					' ', el('code', { text: c.function || '' })].concat(
+					' ', el('code', { text: c.kind === 'preempted' ? 'by ' +
+						(c.function || 'another process') : c.function || '' })].concat(
 					parts('lines', c.lines, null), parts('leaves', c.leaves, c.function))),
 				el('td', { class: 'num', text: fmtNs(c.ns || 0) }),
 				el('td', { class: 'share' }, [el('div', { class: 'meter' }, [
@@ -206,6 +212,11 @@
 				el('td', { class: 'num', text: String(n) }),
 			]);
 		});
+		if (counted < GAPS.length)
+			rows.push(el('tr', { 'data-kind': 'none' }, [el('td'),
+				el('td', { text: 'no chain (the thread that ended the gap was not seen)' }),
+				el('td'), el('td'),
+				el('td', { class: 'num', text: String(GAPS.length - counted) })]));
 		return el('section', { class: 'card causes' }, [
 			el('h2', { text: 'Causes, ranked by gap time' }),
 			el('table', { id: 'causes' }, [
@@ -229,6 +240,37 @@
 					el('td', { text: k.replace(/_/g, ' ') }),
 					el('td', { class: 'num', text: String(L[k]) })]);
 			}))]),
+		]);
+	}
+
+	// The words the page uses, each in a line (the README's glossary says the same).
+	var TERMS = [
+		['gap', 'a window of at least --min-gap (1 ms) in which no kernel ran on the GPU'],
+		['closer', 'the thread whose CUDA call ended the gap: it queued the next work'],
+		['chain', 'from the closer back through each wait to the thread that woke it or ' +
+			'held its lock, hop by hop'],
+		['root cause', 'the chain\'s last link: what its thread was doing (a lock, a ' +
+			'condition wait, I/O, a sleep, malloc_trim, a CUDA call, CPU work, or waiting ' +
+			'for a CPU); causes are ranked by the gap time they explain'],
+		['preempted by X', 'runnable but not running: X held the CPU. "another process" ' +
+			'is one outside the recording'],
+		['not sampled', 'CPU time no CPU sample fell in: named from the thread\'s nearest ' +
+			'stack, or by the thread alone'],
+		['tier', 'how the GPU\'s busy time is known: API-inferred (from the CUDA calls ' +
+			'and their completion) or CUPTI (exact kernel times)'],
+		['outside load', 'time a thread of a chain waited for a CPU that processes ' +
+			'outside the recording held'],
+		['resumed unseen', 'an off-CPU interval whose switch back in the scheduler did ' +
+			'not report; it ends where its thread was next seen running'],
+		['lost events', 'events the probes saw but could not record (ring buffer full, ' +
+			'stack unreadable, ...), each counted'],
+	];
+	function glossary() {
+		return el('section', { class: 'card glossary', id: 'glossary' }, [
+			el('h2', { text: 'What the words mean' }),
+			el('dl', { class: 'nums' }, TERMS.reduce(function (acc, t) {
+				return acc.concat([el('dt', { text: t[0] }), el('dd', { text: t[1] })]);
+			}, [])),
 		]);
 	}
 
@@ -300,6 +342,7 @@
 	app.appendChild(panel);
 	app.appendChild(el('div', { class: 'cols' }, [causesTable(), lossesTable()]));
 	app.appendChild(gapsTable());
+	app.appendChild(glossary());
 	TLV.draw();
 	// Open on the longest gap: the first question is what that one was waiting for.
 	var longest = GAPS.reduce(function (m, g) {

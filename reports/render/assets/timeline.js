@@ -254,6 +254,8 @@
 			var btn = function (label, title, fn) {
 				return el('button', { text: label, title: title, onclick: fn });
 			};
+			var tiers = {};
+			GAPS.forEach(function (g) { tiers[g.tier === 'cupti' ? 'cupti' : 'api'] = true; });
 			return el('section', { class: 'card timeline' }, [
 				el('div', { class: 'bar' }, [
 					el('h2', { text: 'GPU busy / idle' }),
@@ -265,11 +267,13 @@
 						draw();
 					}),
 					rangeEl,
+					// Only the colours this trace uses: a CUPTI swatch on a trace
+					// without CUPTI gaps would ask a question it cannot answer.
 					el('span', { class: 'legend' }, [
 						el('i', { class: 'sw busy' }), 'busy (bar height: share of the pixel)',
-						el('i', { class: 'sw gap-api' }), 'gap, API tier',
-						el('i', { class: 'sw gap-cupti' }), 'gap, CUPTI tier',
-					]),
+					].concat(tiers.api ? [el('i', { class: 'sw gap-api' }),
+						'gap, API tier'] : [], tiers.cupti ? [el('i',
+						{ class: 'sw gap-cupti' }), 'gap, CUPTI tier'] : [])),
 				]),
 				el('div', { class: 'canvas-wrap' }, [canvas, tip]),
 				el('div', { class: 'hint', text: 'Scroll to zoom, drag to pan, click a gap. ' + note }),

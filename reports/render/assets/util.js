@@ -80,11 +80,33 @@
 			return (by ? by + ': ' : '') + linkText(l);
 		}).join(' \u2190 ');
 	}
+	// A cause in words that need no legend: "malloc_trim", "CPU work in fr_mul", "lock
+	// tracker_lock", "preempted by synth-1" (never "synth-1 (preempted)", which reads as the
+	// victim); on-CPU time no sample fell in says so ("CPU work of gpu-worker-0, not sampled").
 	function causeText(c) {
 		if (!c)
 			return 'unknown';
-		return (c.function || c.kind || '?') + (c.kind && c.function && c.kind !== c.function ?
-			' (' + c.kind + ')' : '');
+		var f = c.function, m;
+		switch (c.kind) {
+		case 'preempted':
+			return 'preempted by ' + (f || 'another process');
+		case 'on_cpu':
+			m = /^(.*) \(not sampled\)$/.exec(f || '');
+			return m ? 'CPU work of ' + m[1] + ', not sampled' : 'CPU work in ' + (f || '?');
+		case 'malloc_trim': /* malloc_trim, or a function of record --probe */
+			return !f || f === 'malloc_trim' ? 'malloc_trim' : 'probed call ' + f;
+		case 'lock':
+			return 'lock ' + (f || '?');
+		case 'cond':
+			return 'condition wait' + (f ? ' in ' + f : '');
+		case 'io':
+			return 'I/O' + (f ? ' in ' + f : '');
+		case 'sleep':
+			return 'sleep' + (f ? ' in ' + f : '');
+		case 'cuda':
+			return 'CUDA call ' + (f || '?');
+		}
+		return (f || c.kind || '?') + (c.kind && f && c.kind !== f ? ' (' + c.kind + ')' : '');
 	}
 
 	window.gs = {
