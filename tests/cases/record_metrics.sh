@@ -2,7 +2,8 @@
 # record --flight --metrics (issue 24) scraped by a real Prometheus server (Debian's), started
 # here on a loopback port with a configuration written here: once the recording is done, PromQL
 # over the scraped series gives the gap seconds by root cause and in all of the report of the
-# same run's whole recording (-o) within 1%, and `promtool check metrics` passes the exposition.
+# same run's whole recording (-o) within 1%, its causes table's top row by (kind, function) too,
+# and `promtool check metrics` passes the exposition.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "loads BPF programs and attaches uprobes"
@@ -63,6 +64,10 @@ query 'gapscope_recording_done' | grep -q ' 1$' || die "no scrape after the reco
 curl -sf "http://127.0.0.1:$MPORT/metrics" >"$TMP/metrics.txt" || die "no /metrics"
 promtool check metrics <"$TMP/metrics.txt" || die "promtool check metrics failed"
 query 'sum by (kind) (gapscope_gap_cause_seconds_total)' | sort >"$TMP/by_kind"
+# By (kind, function) too, as JSON: the rows of the causes table (names hold spaces).
+curl -sf "http://127.0.0.1:$PPORT/api/v1/query" \
+	--data-urlencode 'query=sum by (kind, function) (gapscope_gap_cause_seconds_total)' \
+	>"$TMP/by_row.json" || die "no answer by (kind, function)"
 query 'sum(gapscope_gap_seconds_total)' >"$TMP/total"
 query 'sum(gapscope_gap_duration_seconds_count)' >"$TMP/count"
 kill "$REC_PID" 2>/dev/null || true
@@ -73,7 +78,7 @@ REC_PID=
 [ $(($(date +%s) - t0)) -lt 60 ] || die "SIGTERM did not end the metrics linger"
 grep '^gapscope: flight' "$TMP/err"
 "$GS" report "$TMP/full.gsc" -o "$TMP/rep" >/dev/null 2>&1 || die "report failed"
-python3 - "$TMP/rep/summary.json" "$TMP/by_kind" "$TMP/total" "$TMP/count" <<'PY'
+python3 - "$TMP/rep/summary.json" "$TMP/by_kind" "$TMP/total" "$TMP/count" "$TMP/by_row.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 want = {}
@@ -90,5 +95,12 @@ for k in want:
     assert abs(got[k] - want[k]) <= 0.01 * want[k], "%s: %f s, summary %f s" % (k, got[k], want[k])
 assert abs(total - want_total) <= 0.01 * want_total, "total"
 assert "malloc_trim" in want
+# The causes table's top row, by its (kind, function), is the same series' value.
+rows = {(r["metric"].get("kind"), r["metric"].get("function")): float(r["value"][1])
+        for r in json.load(open(sys.argv[5]))["data"]["result"]}
+top = s["causes"][0]
+got = rows.get((top["kind"], top["function"]), 0)
+print("top row %s %s: %.6f s, summary %.6f s" % (top["kind"], top["function"], got, top["ns"] / 1e9))
+assert abs(got - top["ns"] / 1e9) <= 0.01 * top["ns"] / 1e9, "the top row differs"
 PY
 echo ok
