@@ -6,6 +6,7 @@
 
 #include "blame.h"
 #include "blame_int.h"
+#include "idlesplit.h"
 #include "kinds.h"
 #include "offcpu.h"
 #include "tasks.h"
@@ -254,19 +255,12 @@ static int on_cpu(struct blame *b, const struct thread *th, __u64 s, __u64 e)
 		__u32 nk = kstack_names(b, smp->stack, frames, MAX_FRAMES);
 		__u64 share = (e - s) / nsmp + (k == k0 ? (e - s) % nsmp : 0);
 		struct stack_view v = stacktab__get(threads__stacks(b->th), smp->stack);
-		const char *hot = NULL;
+		/* The hottest function: named as idle time under the floor names it. */
+		const char *hot = idlesplit__hot_name(b->nm, &v);
 
 		/* User frames come with the link (root first); kernel frames go above them. */
 		for (__u32 i = 0; i < nk; i++)
 			rootfirst[i] = frames[nk - 1 - i];
-		/* The hottest function: the leaf, unless it is the vDSO's (clock_gettime). */
-		for (__u32 i = 0; i < v.nu && !hot; i++) {
-			hot = names__user(b->nm, v.tgid, v.user[i], i == 0);
-			if (strstr(hot, "vdso"))
-				hot = NULL;
-		}
-		if (!hot && nk)
-			hot = frames[0];
 		err = blame__root(b, th, TS_ON_CPU, BK_ON_CPU, hot, NULL, smp->stack, share,
 				  rootfirst, nk);
 		if (err)

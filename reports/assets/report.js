@@ -27,9 +27,21 @@
 	function header() {
 		var kpis = [
 			['Trace', fmtNs(S.duration_ns || 0)],
+			// The headline figure of summary.txt: busy from the first GPU work to the last
+			// ("at most" where the API tier cannot see idle under the floor).
 			['GPUs', DEVS.map(function (d) {
-				return 'GPU ' + d.id + ' ' + (+d.busy_pct).toFixed(1) + '% busy';
+				var b = d.active_busy_pct !== undefined ? d.active_busy_pct : d.busy_pct;
+				return 'GPU ' + d.id + ' ' + (d.busy_bound ? '\u2264 ' : '') +
+					(+b).toFixed(1) + '% busy';
 			}).join(' \u00b7 ') || 'none seen'],
+			['Idle', DEVS.map(function (d) {
+				var s = d.idle_split, run = S.duration_ns || 1;
+				if (!s)
+					return fmtNs(d.idle_ns || 0);
+				return 'gaps ' + pct(s.gaps_ns / run) + ' \u00b7 under the floor ' +
+					(s.under_floor_ns === null ? 'not measured' : pct(s.under_floor_ns / run)) +
+					' \u00b7 setup ' + pct(s.setup_ns / run) + ' \u00b7 tail ' + pct(s.tail_ns / run);
+			}).join(' | ') || '\u2014'],
 			['Gaps', GAPS.length + ' \u00b7 ' + fmtNs(gapNs) + ' idle'],
 			['Top cause', S.causes && S.causes.length ? causeText(S.causes[0]) + ' \u00b7 ' +
 				pct(S.causes[0].share || 0) : '\u2014'],

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The idle split per device and the cause of the idle time under the floor: see idlesplit.h. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "idlesplit.h"
+#include "idmap.h"
+#include "kinds.h"
+#include "names.h"
+#include "stacktab.h"
+#include "strtab.h"
+
+/* A launching thread: its launches in the trace and what it did between them so far. */
+struct launcher {
+	__u32 tid;
+	__u64 launches;
+	__u64 first, last; /* its first and latest launch */
+	__u64 done;	   /* taken up to here */
+	__u64 host_ns;	   /* from first to done, outside the gaps */
+	__u64 cuda_ns;	   /* of it in CUDA calls */
+	__u64 off_ns[BK_MAX];
+	struct idmap stack_ix; /* stack id -> index in stacks */
+	struct vec stacks;     /* struct stack_count */
+};
+
+struct stack_count {
+	__u32 stack;
+	__u64 n;
+};
+
+struct span {
+	__u64 start, end;
+};
+
+struct idlesplit {
+	struct idmap ix;
+	struct vec launchers; /* struct launcher */
+	struct vec gaps;      /* struct span: gaps of min_gap or more not yet passed */
+};
+
+struct idlesplit *idlesplit__new(void)
+{
+	return calloc(1, sizeof(struct idlesplit));
+}
+
+void idlesplit__free(struct idlesplit *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->launchers.n; i++) {
+		struct launcher *l = VEC_AT(&s->launchers, struct launcher, i);
+
+		idmap__free(&l->stack_ix);
+		vec__free(&l->stacks);
+	}
+	idmap__free(&s->ix);
+	vec__free(&s->launchers);
+	vec__free(&s->gaps);
+	free(s);
+}
+
+int idlesplit__launch(struct idlesplit *s, __u32 tid, __u64 ts)
+{
+	struct launcher *l = idmap__elem(&s->ix, &s->launchers, sizeof(*l), tid);
+
+	if (!l)
+		return -ENOMEM;
+	if (!l->launches++) {
+		l->tid = tid;
+		l->first = l->done = ts;
+	}
+	if (ts > l->last)
+		l->last = ts;
+	return 0;
+}
+
+int idlesplit__gap(struct idlesplit *s, __u64 start, __u64 end)
+{
+	struct span *g = vec__push(&s->gaps, sizeof(*g));
+
+	if (!g)
+		return -ENOMEM;
+	*g = (struct span){ start, end };
+	return 0;
+}
+
+/* The time of [a, b) within [lo, hi) and outside every gap: the gaps have causes of their own. */
+static __u64 outside_gaps(const struct idlesplit *s, __u64 a, __u64 b, __u64 lo, __u64 hi)
+{
+	__u64 ns;
+
+	a = a < lo ? lo : a;
+	b = b > hi ? hi : b;
+	if (b <= a)
+		return 0;
+	ns = b - a;
+	for (size_t i = 0; i < s->gaps.n; i++) {
+		const struct span *g = VEC_AT(&s->gaps, struct span, i);
+		__u64 gs = g->start > a ? g->start : a, ge = g->end < b ? g->end : b;
+
+		if (ge > gs)
+			ns -= ge - gs < ns ? ge - gs : ns;
+	}
+	return ns;
+}
+
+static bool in_gap(const struct idlesplit *s, __u64 t)
+{
+	for (size_t i = 0; i < s->gaps.n; i++) {
+		const struct span *g = VEC_AT(&s->gaps, struct span, i);
+
+		if (g->start <= t && t < g->end)
+			return true;
+	}
+	return false;
+}
+
+/* Whether a CUDA call of the thread covers t (calls nest shallowly: a few looked at). */
+static bool in_cuda(const struct thread *th, __u64 t)
+{
+	size_t k = thread__calls_upto(th, t);
+
+	for (size_t n = 0; n < 8 && k; n++, k--) {
+		const struct th_call *c = VEC_AT(&th->calls, struct th_call, k - 1);
+
+		if (c->kind == TC_CUDA && c->end > t)
+			return true;
+	}
+	return false;
+}
+
+static int take(const struct idlesplit *s, struct launcher *l, const struct thread *th, __u64 upto)
+{
+	__u64 lo = l->done;
+
+	if (upto <= lo)
+		return 0;
+	for (size_t k = thread__first_sample(th, lo); k < th->samples.n; k++) {
+		const struct th_sample *smp = VEC_AT(&th->samples, struct th_sample, k);
+		struct stack_count *c;
+
+		if (smp->ts >= upto)
+			break;
+		if (smp->ts < lo || in_cuda(th, smp->ts) || in_gap(s, smp->ts))
+			continue;
+		c = idmap__elem(&l->stack_ix, &l->stacks, sizeof(*c), smp->stack);
+		if (!c)
+			return -ENOMEM;
+		c->stack = smp->stack;
+		c->n++;
+	}
+	/* Off CPU outside a CUDA call (a synchronize that sleeps is the CUDA call's time). */
+	for (size_t k = thread__first_off(th, lo); k < th->off.n; k++) {
+		const struct th_off *o = VEC_AT(&th->off, struct th_off, k);
+		enum blame_kind kind;
+
+		if (o->start >= upto)
+			break;
+		if (in_cuda(th, o->start))
+			continue;
+		kind = !o->blocked ? BK_PREEMPTED :
+		       o->in_futex ? BK_LOCK :
+				     syscall__kind(o->syscall);
+		l->off_ns[kind] += outside_gaps(s, o->start, o->end, lo, upto);
+	}
+	for (size_t k = 0; k < th->calls.n; k++) {
+		const struct th_call *c = VEC_AT(&th->calls, struct th_call, k);
+
+		if (c->kind == TC_CUDA)
+			l->cuda_ns += outside_gaps(s, c->start, c->end, lo, upto);
+	}
+	l->host_ns += outside_gaps(s, lo, upto, lo, upto);
+	l->done = upto;
+	return 0;
+}
+
+int idlesplit__harvest(struct idlesplit *s, struct threads *th, __u64 horizon)
+{
+	__u64 oldest = UINT64_MAX;
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->launchers.n; i++) {
+		struct launcher *l = VEC_AT(&s->launchers, struct launcher, i);
+		const struct thread *t = threads__find(th, l->tid);
+
+		/* Between launches only: what came after the latest waits for the next one. */
+		if (t && take(s, l, t, horizon < l->last ? horizon : l->last))
+			return -ENOMEM;
+		if (l->done < oldest)
+			oldest = l->done;
+	}
+	/* Gaps every launching thread has been taken past are needed no more. */
+	for (size_t i = 0; i < s->gaps.n; i++)
+		if (VEC_AT(&s->gaps, struct span, i)->end >= oldest)
+			*VEC_AT(&s->gaps, struct span, k++) = *VEC_AT(&s->gaps, struct span, i);
+	s->gaps.n = k;
+	return 0;
+}
+
+const char *idlesplit__hot_name(struct names *nm, const struct stack_view *v)
+{
+	const char *hot = NULL;
+
+	for (__u32 i = 0; i < v->nu && !hot; i++) {
+		hot = names__user(nm, v->tgid, v->user[i], i == 0);
+		if (strstr(hot, "vdso"))
+			hot = NULL;
+	}
+	if (!hot && v->nk)
+		hot = names__kernel(nm, v->kern[0]);
+	return hot;
+}
+
+/* The launching thread's hottest function and its most common stack of that function. */
+static void name_hot(struct launcher *l, struct threads *th, struct names *nm,
+		     struct under_floor *u)
+{
+	struct stacktab *st = threads__stacks(th);
+	struct idmap fx = {};
+	struct vec fn = {}; /* __u64 samples per function, by its interned name */
+	__u64 best = 0, best_stack = 0;
+
+	for (size_t i = 0; i < l->stacks.n; i++) {
+		const struct stack_count *c = VEC_AT(&l->stacks, struct stack_count, i);
+		struct stack_view v = stacktab__get(st, c->stack);
+		const char *hot = idlesplit__hot_name(nm, &v);
+		__u64 *n;
+
+		u->samples += c->n;
+		if (!hot || !(n = idmap__elem(&fx, &fn, sizeof(*n), (__u64)(uintptr_t)hot)))
+			continue;
+		*n += c->n;
+		if (*n > best) {
+			best = *n;
+			u->function = hot;
+		}
+	}
+	u->function_samples = best;
+	for (size_t i = 0; u->function && i < l->stacks.n; i++) {
+		const struct stack_count *c = VEC_AT(&l->stacks, struct stack_count, i);
+		struct stack_view v = stacktab__get(st, c->stack);
+
+		if (c->n <= best_stack || idlesplit__hot_name(nm, &v) != u->function)
+			continue;
+		best_stack = c->n;
+		u->nframes = 0;
+		for (__u32 k = 0; k < v.nu && u->nframes < UNDER_FLOOR_FRAMES; k++)
+			u->frames[u->nframes++] = names__user(nm, v.tgid, v.user[k], k == 0);
+	}
+	idmap__free(&fx);
+	vec__free(&fn);
+}
+
+static void split_device(struct device_summary *d, __u64 t0, __u64 t1)
+{
+	struct idle_split *s = &d->split;
+	__u64 covered = 0, idle = t1 > t0 && t1 - t0 > d->busy_ns ? t1 - t0 - d->busy_ns : 0;
+
+	for (size_t i = 0; i < d->nbusy; i++)
+		covered += d->busy[i].end - d->busy[i].start;
+	if (!d->nbusy) { /* never busy (or busy only before an interval list was kept) */
+		s->setup_ns = idle;
+		return;
+	}
+	s->active_start = d->busy[0].start;
+	s->active_end = d->busy[d->nbusy - 1].end;
+	s->setup_ns = s->active_start - t0;
+	s->tail_ns = t1 - s->active_end;
+	s->gaps_ns = s->active_end - s->active_start - covered;
+	/* The busy intervals hold the windows under the floor: what they cover beyond busy_ns. */
+	s->under_floor_ns = covered > d->busy_ns ? covered - d->busy_ns : 0;
+}
+
+int idlesplit__finish(struct idlesplit *s, struct threads *th, struct names *nm,
+		      struct strtab *strs, struct analysis *a)
+{
+	struct launcher *top = NULL;
+	struct under_floor *u = &a->under;
+	const struct thread *t;
+
+	for (size_t i = 0; i < a->ndevices; i++)
+		split_device(&a->devices[i], a->start_ns, a->end_ns);
+	if (idlesplit__harvest(s, th, UINT64_MAX))
+		return -ENOMEM;
+	for (size_t i = 0; i < s->launchers.n; i++) {
+		struct launcher *l = VEC_AT(&s->launchers, struct launcher, i);
+
+		if (!top || l->launches > top->launches)
+			top = l;
+	}
+	memset(u, 0, sizeof(*u));
+	if (!top)
+		return 0;
+	t = threads__find(th, top->tid);
+	u->tid = top->tid;
+	u->comm = t ? t->comm : strtab__internf(strs, "tid %u", top->tid);
+	u->launches = top->launches;
+	u->host_ns = top->host_ns > top->cuda_ns ? top->host_ns - top->cuda_ns : 0;
+	/*
+	 * Runnable but not running is launch-bound too: the thread wanted a CPU to go on to its
+	 * next launch (on a loaded machine most of a spinning launcher's off-CPU time). Said apart.
+	 */
+	memcpy(u->kind_ns, top->off_ns, sizeof(u->kind_ns));
+	u->runnable_ns = u->kind_ns[BK_PREEMPTED];
+	u->kind_ns[BK_PREEMPTED] = 0;
+	u->kind_ns[BK_ON_CPU] = u->host_ns;
+	for (int k = 0; k < BK_MAX; k++)
+		if (k != BK_ON_CPU)
+			u->kind_ns[BK_ON_CPU] -= u->kind_ns[k] < u->kind_ns[BK_ON_CPU] ?
+							 u->kind_ns[k] :
+							 u->kind_ns[BK_ON_CPU];
+	name_hot(top, th, nm, u);
+	return 0;
+}
