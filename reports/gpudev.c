@@ -280,6 +280,9 @@ int gputime__finish(struct gputime *g, __u64 t0, __u64 t1, struct device_summary
 				ds->busy_ns += b->end - b->start;
 		}
 		ds->busy_ns += d->busy_folded;
+		/* A live analysis let its first intervals go (gputime__busy_ns): where it began. */
+		if (d->first_busy)
+			ds->split.active_start = d->first_busy < t0 ? t0 : d->first_busy;
 		ds->idle_ns = t1 > t0 && t1 - t0 > ds->busy_ns ? t1 - t0 - ds->busy_ns : 0;
 	}
 	*ndevs = nd;

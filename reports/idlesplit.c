@@ -260,11 +260,20 @@ static void split_device(struct device_summary *d, __u64 t0, __u64 t1)
 
 	for (size_t i = 0; i < d->nbusy; i++)
 		covered += d->busy[i].end - d->busy[i].start;
-	if (!d->nbusy) { /* never busy (or busy only before an interval list was kept) */
+	if (!d->nbusy) { /* never busy */
+		s->active_start = 0;
 		s->setup_ns = idle;
 		return;
 	}
-	s->active_start = d->busy[0].start;
+	/*
+	 * The API tier counts the windows under the floor busy: what its intervals cover is its
+	 * busy time, the intervals let go by a live analysis included (it keeps where the first
+	 * began). CUPTI's intervals are all there, and cover its busy time and those windows.
+	 */
+	if (!s->under_floor_known)
+		covered = d->busy_ns;
+	if (s->under_floor_known || !s->active_start || s->active_start > d->busy[0].start)
+		s->active_start = d->busy[0].start;
 	s->active_end = d->busy[d->nbusy - 1].end;
 	s->setup_ns = s->active_start - t0;
 	s->tail_ns = t1 - s->active_end;
