@@ -15,6 +15,7 @@
 #include "blame.h"
 #include "causes.h"
 #include "cuda.h"
+#include "folded.h"
 #include "futex.h"
 #include "gputime.h"
 #include "idlesplit.h"
@@ -455,6 +456,7 @@ void analysis__free(struct analysis *a)
 		free(a->devices[d].busy);
 	free(a->devices);
 	free(a->agree);
+	folded__free(a->under.stacks);
 	launch_totals__free(&a->launches);
 	if (p) {
 		launch_counter__free(p->launches);

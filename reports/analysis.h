@@ -126,6 +126,8 @@ struct idle_split {
 	bool under_floor_known;
 };
 
+struct folded;
+
 /* Quantiles of the host's time between a thread's consecutive launches, and of the kernels'
  * durations (CUPTI's launch and kernel records); n 0 where there were none. */
 struct launch_timing {
@@ -162,6 +164,9 @@ struct under_floor {
 	__u64 samples, function_samples;
 	const char *frames[UNDER_FLOOR_FRAMES]; /* its most common stack, leaf first */
 	__u32 nframes;
+	/* Its stacks on CPU between launches (the thread's name first, frames root first), each
+	 * weighted by its share of the launch-bound time: gaps/launches.{folded,svg}. */
+	struct folded *stacks;
 };
 
 struct cause {

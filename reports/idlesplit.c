@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "folded.h"
 #include "idlesplit.h"
 #include "idmap.h"
 #include "kinds.h"
@@ -24,6 +25,8 @@ struct launcher {
 	struct idmap stack_ix; /* stack id -> index in stacks */
 	struct vec stacks;     /* struct stack_count */
 };
+
+#define UNDER_FLOOR_MAX_DEPTH 128 /* user frames, and kernel frames, of a stack drawn */
 
 struct stack_count {
 	__u32 stack;
@@ -238,6 +241,23 @@ static void name_hot(struct launcher *l, struct threads *th, struct names *nm,
 		}
 	}
 	u->function_samples = best;
+	/* Every stack, root first under the thread's name, its samples' share of the time. */
+	u->stacks = folded__new();
+	for (size_t i = 0; u->stacks && u->samples && i < l->stacks.n; i++) {
+		const struct stack_count *c = VEC_AT(&l->stacks, struct stack_count, i);
+		struct stack_view v = stacktab__get(st, c->stack);
+		const char *fr[1 + 2 * UNDER_FLOOR_MAX_DEPTH];
+		size_t n = 0;
+
+		fr[n++] = u->comm;
+		for (__u32 k = v.nu; k-- > 0 && n < 1 + UNDER_FLOOR_MAX_DEPTH;)
+			fr[n++] = names__user(nm, v.tgid, v.user[k], k == 0);
+		for (__u32 k = v.nk; k-- > 0 && n < 1 + 2 * UNDER_FLOOR_MAX_DEPTH;)
+			fr[n++] = names__kernel(nm, v.kern[k]);
+		if (folded__add(u->stacks, fr, n,
+				(__u64)((double)u->kind_ns[BK_ON_CPU] * c->n / u->samples)))
+			break;
+	}
 	for (size_t i = 0; u->function && i < l->stacks.n; i++) {
 		const struct stack_count *c = VEC_AT(&l->stacks, struct stack_count, i);
 		struct stack_view v = stacktab__get(st, c->stack);

@@ -55,6 +55,31 @@ static inline double idlesplit__busy_pct(const struct device_summary *d)
 }
 
 /*
+ * Whether the launching thread's time between launches is worth showing (summary.txt's lines,
+ * gaps/launches.{folded,svg}, the page's card): where there is idle time under the floor, as
+ * measured (CUPTI, 0.5% of the run or more), or in a launch loop the API tier cannot see into:
+ * a thousand launches or more, 50 or more counted for each one the trace kept (each kept launch
+ * follows completion evidence: 50 launches or more a synchronize; zkengine's partitions make 18).
+ */
+static inline bool idlesplit__shown(const struct analysis *a)
+{
+	const struct under_floor *u = &a->under;
+	__u64 under = 0;
+	bool known = false;
+
+	for (size_t d = 0; d < a->ndevices; d++) {
+		under += a->devices[d].split.under_floor_ns;
+		known |= a->devices[d].split.under_floor_known;
+	}
+	if (!u->tid || !u->host_ns)
+		return false;
+	if (known)
+		return under * 200 >= a->duration_ns;
+	return a->launches.counted && a->launches.total >= 1000 &&
+	       a->launches.total >= 50 * a->launches.in_trace;
+}
+
+/*
  * The name a root of on-CPU time gets: the leaf, unless it is the vDSO's (clock_gettime), else
  * the kernel's leaf. One place, for the on-CPU roots and the launching thread's hottest function.
  */

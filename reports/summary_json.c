@@ -6,6 +6,7 @@
 #include "analysis.h"
 #include "archived.h"
 #include "escape.h"
+#include "folded.h"
 #include "idlesplit.h"
 
 static void json_link(FILE *out, const struct chain_link *l)
@@ -96,7 +97,11 @@ static void json_under_floor(FILE *out, const struct analysis *a)
 		fputs(i ? "," : "", out);
 		esc__json(out, u->frames[i], false);
 	}
-	fprintf(out, "],\"runnable_ns\":%" PRIu64 ",\"kinds\":[", (uint64_t)u->runnable_ns);
+	fprintf(out, "],\"runnable_ns\":%" PRIu64 ",\"shown\":%s", (uint64_t)u->runnable_ns,
+		idlesplit__shown(a) ? "true" : "false");
+	if (idlesplit__shown(a) && u->stacks && folded__total(u->stacks))
+		fputs(",\"folded\":\"gaps/launches.folded\",\"svg\":\"gaps/launches.svg\"", out);
+	fputs(",\"kinds\":[", out);
 	for (int k = 0; k < BK_MAX; k++) {
 		if (!u->kind_ns[k])
 			continue;

@@ -235,16 +235,7 @@ static void print_under_floor(FILE *out, const struct analysis *a)
 		under += a->devices[d].split.under_floor_ns;
 		known |= a->devices[d].split.under_floor_known;
 	}
-	/*
-	 * Where there is such time: measured (CUPTI, 0.5% of the run or more), or a launch loop the
-	 * API tier cannot see into: a thousand launches or more, 50 or more counted for each one
-	 * the trace kept (each kept launch follows completion evidence: 50 launches or more a
-	 * synchronize; zkengine's partitions make 18).
-	 */
-	if (!u->tid || !u->host_ns ||
-	    (known ? under * 200 < a->duration_ns :
-		     !a->launches.counted || a->launches.total < 1000 ||
-			     a->launches.total < 50 * a->launches.in_trace))
+	if (!idlesplit__shown(a))
 		return;
 	fputs("under the floor: ", out);
 	if (known) {

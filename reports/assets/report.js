@@ -216,6 +216,42 @@
 		]);
 	}
 
+	// Idle time under the floor: no gap of its own, its cause in aggregate (summary.json's
+	// under_floor): the launching thread between its launches, and its flame graph's file.
+	function underFloor() {
+		var U = S.under_floor;
+		if (!U || !U.shown)
+			return null;
+		var under = DEVS.reduce(function (n, d) {
+			return n + (d.idle_split && d.idle_split.under_floor_ns || 0);
+		}, 0), measured = DEVS.some(function (d) {
+			return d.idle_split && d.idle_split.under_floor_ns !== null;
+		});
+		var rows = (U.kinds || []).slice().sort(function (a, b) { return b.ns - a.ns; })
+			.map(function (k) {
+				return el('tr', {}, [
+					el('td', { text: k.kind === 'launch_bound' ? 'launch-bound' : k.kind }),
+					el('td', {}, [el('code', { text: k.kind === 'launch_bound' ?
+						U.function || '(no sample)' : 'off CPU' })]),
+					el('td', { class: 'num', text: fmtNs(k.ns) }),
+					el('td', { class: 'num', text: pct(k.share) }),
+				]);
+			});
+		return el('section', { class: 'card under-floor', id: 'under-floor' }, [
+			el('h2', { text: 'Idle under the floor' }),
+			el('p', { text: (measured ? fmtNs(under) + ' of GPU idle time in windows under ' +
+				'the floor, too short for a gap each. ' : 'Windows under the floor are not ' +
+				'measured without kernel times (API-inferred tier): they count busy. ') +
+				'The launching thread ' + U.comm + ' (' + U.launches + ' launches in the trace) ' +
+				'spent ' + fmtNs(U.host_ns) + ' of host time between its launches:' }),
+			el('table', {}, [el('tbody', {}, rows)]),
+			el('p', { class: 'hint', text: 'Its most common stack there: ' +
+				(U.frames || []).slice(0, 6).join(' \u2190 ') }),
+			U.svg ? el('p', {}, [el('a', { href: U.svg, target: '_blank',
+				text: 'Flame graph of the host time between launches' })]) : null,
+		]);
+	}
+
 	function lossesTable() {
 		var L = S.losses || {}, keys = Object.keys(L);
 		return el('section', { class: 'card losses-card' }, [
@@ -298,6 +334,9 @@
 	panel = el('section', { class: 'card gap', id: 'gap' });
 	app.appendChild(panel);
 	app.appendChild(el('div', { class: 'cols' }, [causesTable(), lossesTable()]));
+	var uf = underFloor();
+	if (uf)
+		app.appendChild(uf);
 	app.appendChild(gapsTable());
 	TLV.draw();
 	// Open on the longest gap: the first question is what that one was waiting for.
