@@ -156,6 +156,9 @@ struct under_floor {
 	__u32 tid; /* 0: no launching thread seen */
 	const char *comm;
 	__u64 launches; /* in the trace */
+	/* Its synchronizes after its first launch, and those that returned at once (idlesplit.h):
+	 * the GPU had nothing left to run when the host asked. */
+	__u64 syncs, syncs_quick;
 	__u64 host_ns;
 	__u64 kind_ns[BK_MAX]; /* BK_ON_CPU: on CPU or runnable (launch-bound); the others: off
 				* CPU, by its wait (BK_PREEMPTED: 0, in BK_ON_CPU) */

@@ -243,7 +243,9 @@ int analysis_priv__feed(struct analysis *a, const struct gs_hdr *h, __u32 versio
 			return -ENOMEM;
 		if (h->flags & GS_F_RET) {
 			end += e->dur_ns;
-			if (threads__add_call(p->th, h, TC_CUDA, probe_name(p, e->fn), e->dur_ns))
+			if (threads__add_call(p->th, h, TC_CUDA, probe_name(p, e->fn), e->dur_ns) ||
+			    idlesplit__call(p->split, h->tid, h->ts, probe_name(p, e->fn),
+					    e->dur_ns))
 				return -ENOMEM;
 		}
 		break;

@@ -22,8 +22,9 @@ struct launcher {
 	__u64 host_ns;	   /* from first to done, outside the gaps */
 	__u64 cuda_ns;	   /* of it in CUDA calls */
 	__u64 off_ns[BK_MAX];
-	struct idmap stack_ix; /* stack id -> index in stacks */
-	struct vec stacks;     /* struct stack_count */
+	__u64 syncs, syncs_quick; /* its synchronizes between launches; returned at once */
+	struct idmap stack_ix;	  /* stack id -> index in stacks */
+	struct vec stacks;	  /* struct stack_count */
 };
 
 #define UNDER_FLOOR_MAX_DEPTH 128 /* user frames, and kernel frames, of a stack drawn */
@@ -118,6 +119,21 @@ static bool in_gap(const struct idlesplit *s, __u64 t)
 			return true;
 	}
 	return false;
+}
+
+int idlesplit__call(struct idlesplit *s, __u32 tid, __u64 start, const char *fn, __u64 dur_ns)
+{
+	long i = idmap__get(&s->ix, tid);
+	struct launcher *l;
+
+	if (i < 0 || !strstr(fn, "Synchronize"))
+		return 0;
+	l = VEC_AT(&s->launchers, struct launcher, i);
+	if (start < l->first)
+		return 0;
+	l->syncs++;
+	l->syncs_quick += dur_ns < IDLESPLIT_SYNC_QUICK_NS;
+	return 0;
 }
 
 /* Whether a CUDA call of the thread covers t (calls nest shallowly: a few looked at). */
@@ -326,6 +342,8 @@ int idlesplit__finish(struct idlesplit *s, struct threads *th, struct names *nm,
 	u->tid = top->tid;
 	u->comm = t ? t->comm : strtab__internf(strs, "tid %u", top->tid);
 	u->launches = top->launches;
+	u->syncs = top->syncs;
+	u->syncs_quick = top->syncs_quick;
 	u->host_ns = top->host_ns > top->cuda_ns ? top->host_ns - top->cuda_ns : 0;
 	/*
 	 * Runnable but not running is launch-bound too: the thread wanted a CPU to go on to its

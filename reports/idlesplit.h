@@ -28,6 +28,14 @@ void idlesplit__free(struct idlesplit *s);
 /* A launch (an entry-only cuLaunch* or cuGraphLaunch record) by tid at ts. 0 or -ENOMEM. */
 int idlesplit__launch(struct idlesplit *s, __u32 tid, __u64 ts);
 
+/*
+ * A CUDA call that returned (start, its duration): the launching thread's synchronizes are
+ * counted, and those that returned at once (under IDLESPLIT_SYNC_QUICK_NS): the GPU had run
+ * everything before the host asked, the API tier's evidence that its queue ran dry.
+ */
+#define IDLESPLIT_SYNC_QUICK_NS 20000ull
+int idlesplit__call(struct idlesplit *s, __u32 tid, __u64 start, const char *fn, __u64 dur_ns);
+
 /* A gap of min_gap or more, once blamed: its time is left out of the launching thread's. */
 int idlesplit__gap(struct idlesplit *s, __u64 start, __u64 end);
 

@@ -85,8 +85,11 @@ static void json_under_floor(FILE *out, const struct analysis *a)
 		return;
 	fprintf(out, ",\n\"under_floor\":{\"tid\":%u,\"comm\":", u->tid);
 	esc__json(out, u->comm, false);
-	fprintf(out, ",\"launches\":%" PRIu64 ",\"host_ns\":%" PRIu64 ",\"function\":",
-		(uint64_t)u->launches, (uint64_t)u->host_ns);
+	fprintf(out,
+		",\"launches\":%" PRIu64 ",\"syncs\":%" PRIu64 ",\"syncs_quick\":%" PRIu64
+		",\"host_ns\":%" PRIu64 ",\"function\":",
+		(uint64_t)u->launches, (uint64_t)u->syncs, (uint64_t)u->syncs_quick,
+		(uint64_t)u->host_ns);
 	if (u->function)
 		esc__json(out, u->function, false);
 	else

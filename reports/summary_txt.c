@@ -247,7 +247,14 @@ static void print_under_floor(FILE *out, const struct analysis *a)
 	fprintf(out, " (%" PRIu64 " launches in the trace) between its launches: ",
 		(uint64_t)u->launches);
 	print_ms(out, u->host_ns);
-	fputs(" of host time\n", out);
+	fputs(" of host time", out);
+	if (u->syncs)
+		fprintf(out,
+			"; %" PRIu64 " of its %" PRIu64 " synchronizes returned at once (under "
+			"%llu us: the GPU had nothing left to run)",
+			(uint64_t)u->syncs_quick, (uint64_t)u->syncs,
+			IDLESPLIT_SYNC_QUICK_NS / 1000);
+	fputc('\n', out);
 	/* Launch-bound first, then the waits in the kinds' order. */
 	for (int i = -1; i < BK_MAX; i++) {
 		int k = i < 0 ? BK_ON_CPU : i;

@@ -243,7 +243,9 @@
 				'the floor, too short for a gap each. ' : 'Windows under the floor are not ' +
 				'measured without kernel times (API-inferred tier): they count busy. ') +
 				'The launching thread ' + U.comm + ' (' + U.launches + ' launches in the trace) ' +
-				'spent ' + fmtNs(U.host_ns) + ' of host time between its launches:' }),
+				'spent ' + fmtNs(U.host_ns) + ' of host time between its launches' +
+				(U.syncs ? '; ' + U.syncs_quick + ' of its ' + U.syncs + ' synchronizes ' +
+					'returned at once (the GPU had nothing left to run)' : '') + ':' }),
 			el('table', {}, [el('tbody', {}, rows)]),
 			el('p', { class: 'hint', text: 'Its most common stack there: ' +
 				(U.frames || []).slice(0, 6).join(' \u2190 ') }),
