@@ -80,14 +80,47 @@ int idlesplit__launch(struct idlesplit *s, __u32 tid, __u64 ts)
 	return 0;
 }
 
+/*
+ * The gaps are kept sorted and disjoint (two devices' gaps may overlap: merged), so that a time's
+ * gap is a binary search away: a long recording holds thousands of them, and each sample and
+ * off-CPU interval of the launching thread looks.
+ */
 int idlesplit__gap(struct idlesplit *s, __u64 start, __u64 end)
 {
-	struct span *g = vec__push(&s->gaps, sizeof(*g));
+	struct span *v;
+	size_t i, k, j;
 
-	if (!g)
+	if (!vec__push(&s->gaps, sizeof(*v)))
 		return -ENOMEM;
-	*g = (struct span){ start, end };
+	v = s->gaps.data;
+	/* They come about in order of their end: from the back. */
+	for (i = s->gaps.n - 1; i > 0 && v[i - 1].start > start; i--)
+		v[i] = v[i - 1];
+	v[i] = (struct span){ start, end };
+	k = i && v[i - 1].end >= start ? i - 1 : i;
+	for (j = k + 1; j < s->gaps.n && v[j].start <= v[k].end; j++)
+		if (v[j].end > v[k].end)
+			v[k].end = v[j].end;
+	memmove(&v[k + 1], &v[j], (s->gaps.n - j) * sizeof(*v));
+	s->gaps.n -= j - k - 1;
 	return 0;
+}
+
+/* The first gap that ends after t (s->gaps.n if none). */
+static size_t gap_after(const struct idlesplit *s, __u64 t)
+{
+	const struct span *v = s->gaps.data;
+	size_t lo = 0, hi = s->gaps.n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].end > t)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
 }
 
 /* The time of [a, b) within [lo, hi) and outside every gap: the gaps have causes of their own. */
@@ -100,10 +133,12 @@ static __u64 outside_gaps(const struct idlesplit *s, __u64 a, __u64 b, __u64 lo,
 	if (b <= a)
 		return 0;
 	ns = b - a;
-	for (size_t i = 0; i < s->gaps.n; i++) {
+	for (size_t i = gap_after(s, a); i < s->gaps.n; i++) {
 		const struct span *g = VEC_AT(&s->gaps, struct span, i);
 		__u64 gs = g->start > a ? g->start : a, ge = g->end < b ? g->end : b;
 
+		if (g->start >= b)
+			break;
 		if (ge > gs)
 			ns -= ge - gs < ns ? ge - gs : ns;
 	}
@@ -112,13 +147,9 @@ static __u64 outside_gaps(const struct idlesplit *s, __u64 a, __u64 b, __u64 lo,
 
 static bool in_gap(const struct idlesplit *s, __u64 t)
 {
-	for (size_t i = 0; i < s->gaps.n; i++) {
-		const struct span *g = VEC_AT(&s->gaps, struct span, i);
+	size_t i = gap_after(s, t);
 
-		if (g->start <= t && t < g->end)
-			return true;
-	}
-	return false;
+	return i < s->gaps.n && VEC_AT(&s->gaps, struct span, i)->start <= t;
 }
 
 int idlesplit__call(struct idlesplit *s, __u32 tid, __u64 start, const char *fn, __u64 dur_ns)
