@@ -148,8 +148,9 @@ struct device_summary {
 /*
  * Idle under the floor in aggregate (reports/underfloor.c): the thread that launched most, what
  * it did between its launches (from its first launch to its last), and the kinds that time
- * falls into: on CPU (launch-bound: the host launches slower than the GPU runs) or off CPU by
- * the blame kind of its wait. host_ns is that time less the CUDA calls inside it.
+ * falls into: on CPU (launch-bound: the host launches slower than the GPU runs), in CUDA calls
+ * (copies and the like), or off CPU by the blame kind of its wait. host_ns is that time less
+ * its synchronizes (waits for the GPU's work) and the gaps.
  */
 #define UNDER_FLOOR_FRAMES 16
 struct under_floor {
@@ -160,8 +161,9 @@ struct under_floor {
 	 * the GPU had nothing left to run when the host asked. */
 	__u64 syncs, syncs_quick;
 	__u64 host_ns;
-	__u64 kind_ns[BK_MAX]; /* BK_ON_CPU: on CPU or runnable (launch-bound); the others: off
-				* CPU, by its wait (BK_PREEMPTED: 0, in BK_ON_CPU) */
+	__u64 kind_ns[BK_MAX]; /* BK_ON_CPU: on CPU or runnable (launch-bound); BK_CUDA: in CUDA
+				* calls but synchronizes; the others: off CPU, by its wait
+				* (BK_PREEMPTED: 0, in BK_ON_CPU) */
 	__u64 runnable_ns;     /* of kind_ns[BK_ON_CPU]: runnable, not running */
 	const char *function;  /* the hottest function on CPU between launches, NULL: unsampled */
 	__u64 samples, function_samples;

@@ -20,7 +20,7 @@ struct launcher {
 	__u64 first, last; /* its first and latest launch */
 	__u64 done;	   /* taken up to here */
 	__u64 host_ns;	   /* from first to done, outside the gaps */
-	__u64 cuda_ns;	   /* of it in CUDA calls */
+	__u64 cuda_ns;	   /* of it in synchronizes */
 	__u64 off_ns[BK_MAX];
 	__u64 syncs, syncs_quick; /* its synchronizes between launches; returned at once */
 	struct idmap stack_ix;	  /* stack id -> index in stacks */
@@ -215,11 +215,21 @@ static int take(const struct idlesplit *s, struct launcher *l, const struct thre
 				     syscall__kind(o->syscall);
 		l->off_ns[kind] += outside_gaps(s, o->start, o->end, lo, upto);
 	}
+	/*
+	 * A synchronize waits for the GPU's work: busy time, left out. Any other CUDA call that
+	 * returns (a copy, a memset, an allocation) holds the next launch back: its kind.
+	 */
 	for (size_t k = 0; k < th->calls.n; k++) {
 		const struct th_call *c = VEC_AT(&th->calls, struct th_call, k);
+		__u64 ns;
 
-		if (c->kind == TC_CUDA)
-			l->cuda_ns += outside_gaps(s, c->start, c->end, lo, upto);
+		if (c->kind != TC_CUDA)
+			continue;
+		ns = outside_gaps(s, c->start, c->end, lo, upto);
+		if (strstr(c->name, "Synchronize"))
+			l->cuda_ns += ns;
+		else
+			l->off_ns[BK_CUDA] += ns;
 	}
 	l->host_ns += outside_gaps(s, lo, upto, lo, upto);
 	l->done = upto;

@@ -4,8 +4,10 @@
  * the floor and tail (struct idle_split); and for the windows under the floor, whose edges are
  * too many and too short to blame one by one, their cause in aggregate (struct under_floor): the
  * thread that launched most, watched between its first launch in the trace and its latest,
- * its CUDA calls left out. On CPU there it is the host that launches slower than the GPU runs
- * (launch-bound); off CPU its waits are summed by kind.
+ * its synchronizes (waits for the GPU's work) and the gaps (blamed on their own) left out. On
+ * CPU or runnable there it is the host that launches slower than the GPU runs (launch-bound);
+ * in other CUDA calls (a synchronous copy) it is the kind cuda; off CPU its waits are summed by
+ * the kind of each.
  *
  * The launching thread's samples and off-CPU intervals are taken before the timelines forget
  * them (idlesplit__harvest at every prune, with the prune's horizon), so memory stays the

@@ -266,7 +266,7 @@ static void print_under_floor(FILE *out, const struct analysis *a)
 		fprintf(out, "  %5.1f%%  %-12s ", share(u->kind_ns[k], u->host_ns),
 			k == BK_ON_CPU ? "launch-bound" : blame_kind__name(k));
 		if (k != BK_ON_CPU) {
-			fputs("off CPU ", out);
+			fputs(k == BK_CUDA ? "in CUDA calls (not synchronizes) " : "off CPU ", out);
 			print_ms(out, u->kind_ns[k]);
 			fputc('\n', out);
 			continue;

@@ -232,7 +232,8 @@
 				return el('tr', {}, [
 					el('td', { text: k.kind === 'launch_bound' ? 'launch-bound' : k.kind }),
 					el('td', {}, [el('code', { text: k.kind === 'launch_bound' ?
-						U.function || '(no sample)' : 'off CPU' })]),
+						U.function || '(no sample)' : k.kind === 'cuda' ?
+						'in CUDA calls (not synchronizes)' : 'off CPU' })]),
 					el('td', { class: 'num', text: fmtNs(k.ns) }),
 					el('td', { class: 'num', text: pct(k.share) }),
 				]);
