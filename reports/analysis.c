@@ -297,7 +297,8 @@ int analysis__step(struct analysis *a, const struct gs_hdr *h)
 
 	if (p->decided_only && h->type == GS_EV_CUDA && (h->flags & CU_LF_EXTRA))
 		return 0;
-	if (launch_counter__add(p->launches, h))
+	if (launch_counter__add(p->launches, h) ||
+	    (h->type == GS_REC_LAUNCH_IVALS && idlesplit__ivals(p->split, h)))
 		return -ENOMEM;
 	h = unwinder__feed(p->uw, h);
 	h = pyframes__feed(p->py, h);

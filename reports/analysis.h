@@ -169,6 +169,11 @@ struct under_floor {
 	__u64 samples, function_samples;
 	const char *frames[UNDER_FLOOR_FRAMES]; /* its most common stack, leaf first */
 	__u32 nframes;
+	/* The time between its launches, every launch counted (BPF, GS_REC_LAUNCH_IVALS; else
+	 * the thread with the most): n intervals, p50 and p99 as the [lo, hi) ns of their bucket
+	 * (hi 0: open). ival_n 0: none recorded (an older trace, or no launch cache). */
+	__u32 ival_tid;
+	__u64 ival_n, ival_p50_ns[2], ival_p99_ns[2];
 	/* Its stacks on CPU between launches (the thread's name first, frames root first), each
 	 * weighted by its share of the launch-bound time: gaps/launches.{folded,svg}. */
 	struct folded *stacks;

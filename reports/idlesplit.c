@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decode.h"
 #include "folded.h"
 #include "idlesplit.h"
 #include "idmap.h"
@@ -41,6 +42,8 @@ struct span {
 struct idlesplit {
 	struct idmap ix;
 	struct vec launchers; /* struct launcher */
+	struct idmap ival_ix; /* tid -> index in ivals */
+	struct vec ivals;     /* struct gs_launch_ival: each thread's latest */
 	struct vec gaps;      /* struct span: gaps of min_gap or more not yet passed */
 };
 
@@ -62,6 +65,8 @@ void idlesplit__free(struct idlesplit *s)
 	idmap__free(&s->ix);
 	vec__free(&s->launchers);
 	vec__free(&s->gaps);
+	idmap__free(&s->ival_ix);
+	vec__free(&s->ivals);
 	free(s);
 }
 
@@ -150,6 +155,74 @@ static bool in_gap(const struct idlesplit *s, __u64 t)
 	size_t i = gap_after(s, t);
 
 	return i < s->gaps.n && VEC_AT(&s->gaps, struct span, i)->start <= t;
+}
+
+int idlesplit__ivals(struct idlesplit *s, const struct gs_hdr *h)
+{
+	const struct gs_rec_launch_ivals *r = gs_launch_ivals(h);
+	__u32 n;
+
+	if (!r)
+		return 0;
+	n = (h->size - sizeof(*r)) / sizeof(r->e[0]);
+	n = r->n < n ? r->n : n;
+	for (__u32 i = 0; i < n; i++) {
+		struct gs_launch_ival *e = idmap__elem(&s->ival_ix, &s->ivals, sizeof(*e),
+						       r->e[i].tid);
+
+		if (!e)
+			return -ENOMEM;
+		*e = r->e[i]; /* totals so far: the latest counts */
+	}
+	return 0;
+}
+
+/* The bucket under which a share q of the n intervals lie, as [lo, hi) ns. */
+static void ival_quantile(const struct gs_launch_ival *e, __u64 n, double q, __u64 *lo, __u64 *hi)
+{
+	__u64 want = (__u64)(q * n + 0.5), seen = 0;
+	__u32 b = 0;
+
+	want = want ? want : 1;
+	for (b = 0; b + 1 < CU_IVAL_BUCKETS; b++) {
+		seen += e->h.n[b];
+		if (seen >= want)
+			break;
+	}
+	*lo = cu_ival_lo_ns(b);
+	*hi = b + 1 < CU_IVAL_BUCKETS ? cu_ival_lo_ns(b + 1) : 0;
+}
+
+/* The launching thread's histogram (else the thread with the most intervals): p50, p99. */
+static void ival_take(const struct idlesplit *s, struct under_floor *u)
+{
+	long i = idmap__get(&s->ival_ix, u->tid);
+	const struct gs_launch_ival *e = i >= 0 ? VEC_AT(&s->ivals, struct gs_launch_ival, i) :
+						  NULL;
+	__u64 n = 0;
+
+	for (size_t k = 0; !e && k < s->ivals.n; k++) {
+		const struct gs_launch_ival *c = VEC_AT(&s->ivals, struct gs_launch_ival, k);
+		__u64 m = 0;
+
+		for (__u32 b = 0; b < CU_IVAL_BUCKETS; b++)
+			m += c->h.n[b];
+		if (m > n) {
+			n = m;
+			e = c;
+		}
+	}
+	if (!e)
+		return;
+	n = 0;
+	for (__u32 b = 0; b < CU_IVAL_BUCKETS; b++)
+		n += e->h.n[b];
+	if (!n)
+		return;
+	u->ival_tid = e->tid;
+	u->ival_n = n;
+	ival_quantile(e, n, 0.5, &u->ival_p50_ns[0], &u->ival_p50_ns[1]);
+	ival_quantile(e, n, 0.99, &u->ival_p99_ns[0], &u->ival_p99_ns[1]);
 }
 
 int idlesplit__call(struct idlesplit *s, __u32 tid, __u64 start, const char *fn, __u64 dur_ns)
@@ -400,5 +473,6 @@ int idlesplit__finish(struct idlesplit *s, struct threads *th, struct names *nm,
 							 u->kind_ns[k] :
 							 u->kind_ns[BK_ON_CPU];
 	name_hot(top, th, nm, u);
+	ival_take(s, u);
 	return 0;
 }

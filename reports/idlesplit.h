@@ -38,6 +38,10 @@ int idlesplit__launch(struct idlesplit *s, __u32 tid, __u64 ts);
 #define IDLESPLIT_SYNC_QUICK_NS 20000ull
 int idlesplit__call(struct idlesplit *s, __u32 tid, __u64 start, const char *fn, __u64 dur_ns);
 
+/* A GS_REC_LAUNCH_IVALS record: each thread's histogram of the time between its launches, counted
+ * in BPF (cuda.h), the latest kept. 0 or -ENOMEM. */
+int idlesplit__ivals(struct idlesplit *s, const struct gs_hdr *h);
+
 /* A gap of min_gap or more, once blamed: its time is left out of the launching thread's. */
 int idlesplit__gap(struct idlesplit *s, __u64 start, __u64 end);
 

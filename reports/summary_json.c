@@ -104,6 +104,13 @@ static void json_under_floor(FILE *out, const struct analysis *a)
 		idlesplit__shown(a) ? "true" : "false");
 	if (idlesplit__shown(a) && u->stacks && folded__total(u->stacks))
 		fputs(",\"folded\":\"gaps/launches.folded\",\"svg\":\"gaps/launches.svg\"", out);
+	if (u->ival_n)
+		fprintf(out,
+			",\"launch_intervals\":{\"tid\":%u,\"n\":%" PRIu64 ",\"p50_ns\":[%" PRIu64
+			",%" PRIu64 "],\"p99_ns\":[%" PRIu64 ",%" PRIu64 "]}",
+			u->ival_tid, (uint64_t)u->ival_n, (uint64_t)u->ival_p50_ns[0],
+			(uint64_t)u->ival_p50_ns[1], (uint64_t)u->ival_p99_ns[0],
+			(uint64_t)u->ival_p99_ns[1]);
 	fputs(",\"kinds\":[", out);
 	for (int k = 0; k < BK_MAX; k++) {
 		if (!u->kind_ns[k])

@@ -220,6 +220,17 @@ static void print_device(FILE *out, const struct analysis *a, const struct devic
 			(uint64_t)d->timing.kernel_n);
 }
 
+/* A bucket of times between launches, [lo, hi) ns: "128-192 us", "over 524 ms". */
+static void print_range(FILE *out, const __u64 r[2])
+{
+	if (!r[1])
+		fprintf(out, "over %.0f ms", r[0] / 1e6);
+	else if (r[1] <= 10000000)
+		fprintf(out, "%g-%g us", r[0] / 1e3, r[1] / 1e3);
+	else
+		fprintf(out, "%g-%g ms", r[0] / 1e6, r[1] / 1e6);
+}
+
 /*
  * The cause of the idle time under the floor, in aggregate: the launching thread between its
  * launches, on CPU (launch-bound: the host launches slower than the GPU runs) or off CPU by the
@@ -282,6 +293,14 @@ static void print_under_floor(FILE *out, const struct analysis *a)
 			print_ms(out, u->runnable_ns);
 		}
 		fputs(")\n", out);
+	}
+	if (u->ival_n) {
+		fprintf(out, "  between launches (every launch, counted in BPF, tid %u): p50 ",
+			u->ival_tid);
+		print_range(out, u->ival_p50_ns);
+		fputs(", p99 ", out);
+		print_range(out, u->ival_p99_ns);
+		fprintf(out, " (%" PRIu64 " intervals)\n", (uint64_t)u->ival_n);
 	}
 	if (u->nframes) {
 		fputs("  frames:", out);

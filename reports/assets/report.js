@@ -218,6 +218,10 @@
 
 	// Idle time under the floor: no gap of its own, its cause in aggregate (summary.json's
 	// under_floor): the launching thread between its launches, and its flame graph's file.
+	function range(r) {
+		return r[1] ? fmtNs(r[0]) + '\u2013' + fmtNs(r[1]) : 'over ' + fmtNs(r[0]);
+	}
+
 	function underFloor() {
 		var U = S.under_floor;
 		if (!U || !U.shown)
@@ -248,6 +252,10 @@
 				(U.syncs ? '; ' + U.syncs_quick + ' of its ' + U.syncs + ' synchronizes ' +
 					'returned at once (the GPU had nothing left to run)' : '') + ':' }),
 			el('table', {}, [el('tbody', {}, rows)]),
+			U.launch_intervals ? el('p', { text: 'Time between its launches (every launch, ' +
+				'counted in BPF): p50 ' + range(U.launch_intervals.p50_ns) + ', p99 ' +
+				range(U.launch_intervals.p99_ns) + ' over ' + U.launch_intervals.n +
+				' intervals.' }) : null,
 			el('p', { class: 'hint', text: 'Its most common stack there: ' +
 				(U.frames || []).slice(0, 6).join(' \u2190 ') }),
 			U.svg ? el('p', {}, [el('a', { href: U.svg, target: '_blank',

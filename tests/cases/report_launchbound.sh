@@ -12,6 +12,8 @@
 #   API tier, attached (-p): no busy figure that is not a bound ("at most"), the idle under the
 #     floor said to be not measured (null in summary.json, no kernel times), and still the
 #     launching thread named launch-bound in prepare_launch.
+#   Both: the time between launches counted in BPF (every launch, not only the trace's): its
+#     p50 against the launch log's.
 # Everything is compared within one run against its own truth: nothing depends on the load.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
@@ -35,6 +37,22 @@ print("under the floor: %s, %s, launch-bound %.3f, %d of %d samples; frames %s" 
     u["samples"], u["frames"][:3]))
 sys.exit(u["comm"] != "launcher" or u["function"] != "prepare_launch" or
          kinds.get("launch_bound", 0) < 0.8)
+PY
+}
+
+# intervals SUMMARY TIER: the time between the launcher's 4000 launches, counted in BPF: 3999
+# intervals, the p50's bucket holds the CUPTI tier's p50 (the program's own launch log) give or
+# take a bucket (the two take their times a few microseconds apart), and at least the 150 us.
+intervals() {
+	python3 - "$1" "$TMP/c.rep/summary.json" <<'PY' || die "$2: the time between launches (BPF)"
+import json, sys
+i = json.load(open(sys.argv[1]))["under_floor"]["launch_intervals"]
+cupti = json.load(open(sys.argv[2]))["devices"][0]["launch_timing"]["host_p50_ns"]
+lo, hi = i["p50_ns"]
+print("BPF: %d intervals, p50 in [%.0f, %.0f) us, p99 from %.0f us; CUPTI's launch log p50 %.0f us"
+      % (i["n"], lo / 1e3, hi / 1e3, i["p99_ns"][0] / 1e3, cupti / 1e3))
+sys.exit(i["n"] != 3999 or hi <= 150000 or not lo / 1.5 <= cupti < hi * 1.5 or
+         i["p99_ns"][0] < lo)
 PY
 }
 
@@ -64,6 +82,7 @@ sys.exit(t["host_n"] != 3999 or not 150000 <= t["host_p50_ns"] < 1000000 or
          t["host_p99_ns"] < t["host_p50_ns"] or t["kernel_n"] != 4000 or
          abs(t["kernel_p50_ns"] - k[len(k) // 2]) > 1)
 PY
+intervals "$TMP/c.rep/summary.json" "launch mode"
 
 # 2. Attached: the API tier.
 python3 - "$TMP" "$SIM" $ARGS <<'PY'
@@ -102,4 +121,5 @@ sys.exit(not d["busy_bound"] or d["idle_split"]["under_floor_ns"] is not None)
 PY
 python3 tests/report/split_check.py sum "$TMP/a.rep/summary.json" || die "API tier: idle split"
 under "$TMP/a.rep/summary.json"
+intervals "$TMP/a.rep/summary.json" attached
 echo ok
