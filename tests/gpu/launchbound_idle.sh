@@ -8,8 +8,9 @@
 #   attach   the program attached with -p once warmed up: the API tier as a user gets it
 # Per report: the headline busy figure (over the active window; "<=" where it is a bound), the
 # idle split as shares of the run (gaps >= 1 ms, under the floor, setup, tail), the launch-bound
-# cause of the idle under the floor (share, function, frames) and, from CUPTI's records, the host's
-# time between launches and the kernels' durations (p50/p99). A short table last; OUT gets
+# cause of the idle under the floor (share, function, frames), the time between launches counted
+# in BPF (p50/p99 buckets) and, from CUPTI's records, the host's time between launches and the
+# kernels' durations (p50/p99). A short table last; OUT gets
 # table.txt, log.txt and summaries.tgz (each report's summary.txt and summary.json).
 set -u
 cd "$(dirname "$0")/../.."
@@ -56,6 +57,12 @@ if u:
           "(%d of %d samples); frames %s" % (
               u["comm"], u["launches"], k.get("launch_bound", 0), u["function"],
               u["function_samples"], u["samples"], " <- ".join(u["frames"][:4])))
+    iv = u.get("launch_intervals")
+    if iv:
+        print("        between launches, counted in BPF (tid %d): p50 %.1f-%.1f us, p99 from %.1f us "
+              "(%d)" % (iv["tid"], iv["p50_ns"][0] / 1e3, iv["p50_ns"][1] / 1e3,
+                        iv["p99_ns"][0] / 1e3, iv["n"]))
+    print("        synchronizes returned at once: %d of %d" % (u["syncs_quick"], u["syncs"]))
     py = [f for f in u["frames"] if ".py:" in f]
     if py:
         print("        its Python frames: %s" % " <- ".join(py[:4]))
