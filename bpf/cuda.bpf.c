@@ -602,6 +602,8 @@ int BPF_KPROBE(cu_entry)
 
 		launch_id(ctx, d, &lid);
 		sl = t ? count_cached(t, fn, gen, &lid) : NULL;
+		if (t && is_launch(d->kind))
+			count_ival(t, ts);
 		if (!sl)
 			count_launch(tgid, fn, gen, &lid);
 		if (d->kind == CU_K_LAUNCH && (!sl || !sl->named)) {

@@ -145,6 +145,65 @@ struct cu_launch_key {
 
 #define CU_MAX_LAUNCH_KEYS 16384
 
+/*
+ * The host's time between a thread's consecutive launches, counted in its launch cache: bucket 0
+ * under 1 us, then two a power of two of microseconds ([2^k, 1.5 * 2^k) and [1.5 * 2^k, 2^(k+1))
+ * us), the last 2^19 us (0.52 s) and over. Folded into cu_launch_ivals by thread at its exit and
+ * at the end; written with the launch counts (GS_REC_LAUNCH_IVALS). The report takes p50 and
+ * p99 from it: launches left out of the trace are in it.
+ */
+#define CU_IVAL_BUCKETS	    40
+#define CU_MAX_IVAL_THREADS 8192
+
+struct cu_launch_ival {
+	__u32 tgid; /* 0: no launch yet */
+	__u32 pad;
+	__u32 n[CU_IVAL_BUCKETS];
+};
+
+/* The bucket of ns: branches only, no loop (the launch probe's hot path). */
+static inline __u32 cu_ival_bucket(__u64 ns)
+{
+	__u64 us = ns / 1000;
+	__u32 k = 0;
+
+	if (!us)
+		return 0;
+	if (us >> 16) {
+		us >>= 16;
+		k += 16;
+	}
+	if (us >> 8) {
+		us >>= 8;
+		k += 8;
+	}
+	if (us >> 4) {
+		us >>= 4;
+		k += 4;
+	}
+	if (us >> 2) {
+		us >>= 2;
+		k += 2;
+	}
+	if (us >> 1) {
+		us >>= 1;
+		k += 1;
+	}
+	/* k = floor(log2(us)); in half microseconds the bit below the top picks the half */
+	k = 1 + 2 * k + (__u32)((ns / 500) >> k & 1);
+	return k < CU_IVAL_BUCKETS ? k : CU_IVAL_BUCKETS - 1;
+}
+
+/* The least ns bucket b holds (b >= 1); 0 for bucket 0. */
+static inline __u64 cu_ival_lo_ns(__u32 b)
+{
+	__u32 k = (b - 1) / 2;
+
+	if (!b)
+		return 0;
+	return ((2ull << k) + ((b - 1) % 2 ? 1ull << k : 0)) * 500;
+}
+
 /* Per attached libcuda, in the cu_libs map; summed into the trace (GS_REC_CU_HANDLES). */
 struct cu_handle_stats {
 	__u64 agree;	/* lookups whose name *(handle + 8) confirmed */

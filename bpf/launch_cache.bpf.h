@@ -35,6 +35,8 @@ struct cu_thread {
 	__u32 pad;
 	struct cu_stream_state st[CU_STREAMS];
 	struct cu_slot slot[CU_SETS][CU_WAYS];
+	__u64 last_launch;	    /* when its latest launch was made, 0: none */
+	struct cu_launch_ival ival; /* the times between its launches (cuda.h) */
 };
 
 struct {
@@ -51,6 +53,21 @@ struct {
 	__type(key, struct cu_launch_key);
 	__type(value, __u64);
 } cu_launch_counts SEC(".maps") __weak;
+
+/* The threads' histograms of the time between their launches, by tid: folded at exit and at
+ * the end, read by the recorder with the counts. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CU_MAX_IVAL_THREADS);
+	__type(key, __u32);
+	__type(value, struct cu_launch_ival);
+} cu_launch_ivals SEC(".maps") __weak;
+
+static __always_inline void ival_fold(__u32 tid, struct cu_thread *t)
+{
+	if (t->ival.tgid && bpf_map_update_elem(&cu_launch_ivals, &tid, &t->ival, BPF_ANY))
+		count_loss(GS_LOSS_MAP);
+}
 
 static __always_inline void count_add(const struct cu_launch_key *k, __u64 n)
 {

@@ -127,6 +127,21 @@ static __always_inline struct cu_slot *count_cached(struct cu_thread *t, __u32 f
 	return sl;
 }
 
+/* The time since the thread's previous launch, into its histogram (cuda.h). */
+static __always_inline void count_ival(struct cu_thread *t, __u64 ts)
+{
+	__u64 last = t->last_launch;
+	__u32 b;
+
+	t->last_launch = ts;
+	t->ival.tgid = t->tgid;
+	if (!last || ts <= last)
+		return;
+	b = cu_ival_bucket(ts - last);
+	if (b < CU_IVAL_BUCKETS)
+		t->ival.n[b]++;
+}
+
 /* A launch counted where no cache is. */
 static __always_inline void count_launch(__u32 tgid, __u32 fn, __u32 gen,
 					 const struct launch_id *id)

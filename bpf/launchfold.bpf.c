@@ -47,8 +47,10 @@ int BPF_PROG(cu_thread_exit, struct task_struct *task)
 {
 	struct cu_thread *t = bpf_task_storage_get(&cu_threads, task, 0, 0);
 
-	if (t)
+	if (t) {
 		fold_thread(t);
+		ival_fold(task->pid, t);
+	}
 	return 0;
 }
 
@@ -59,6 +61,7 @@ int BPF_PROG(cu_thread_exec, struct task_struct *p)
 
 	if (t) {
 		fold_thread(t);
+		ival_fold(p->pid, t);
 		bpf_task_storage_delete(&cu_threads, p);
 	}
 	return 0;
@@ -74,8 +77,10 @@ int cu_fold(struct bpf_iter__task *ctx)
 	if (!task)
 		return 0;
 	t = bpf_task_storage_get(&cu_threads, task, 0, 0);
-	if (t)
+	if (t) {
 		fold_thread(t);
+		ival_fold(task->pid, t);
+	}
 	return 0;
 }
 

@@ -98,6 +98,8 @@ static inline size_t gs_rec_min_size(__u32 type)
 		return sizeof(struct gs_rec_launches);
 	case GS_REC_PYCODE:
 		return sizeof(struct gs_rec_pycode);
+	case GS_REC_LAUNCH_IVALS:
+		return sizeof(struct gs_rec_launch_ivals);
 	default:
 		return sizeof(struct gs_hdr); /* unknown: skippable by its size alone */
 	}
@@ -164,6 +166,7 @@ GS_DECODER(gs_nvml, GS_REC_NVML, struct gs_rec_nvml)
 GS_DECODER(gs_launches, GS_REC_LAUNCHES, struct gs_rec_launches)
 GS_DECODER(gs_pystack_hdr, GS_EV_PYSTACK, struct pystack_event)
 GS_DECODER(gs_pycode_hdr, GS_REC_PYCODE, struct gs_rec_pycode)
+GS_DECODER(gs_launch_ivals, GS_REC_LAUNCH_IVALS, struct gs_rec_launch_ivals)
 
 /* Python frames whose count fits in the record: n set to those present. */
 static inline const struct pystack_event *gs_pystack(const struct gs_hdr *h, __u32 *n)

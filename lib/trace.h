@@ -121,6 +121,9 @@ enum gs_rec_type {
 	GS_REC_ARCHIVE,	      /* struct gs_rec_archive: part of a reduced ELF file (v3) */
 	GS_REC_LAUNCHES,      /* struct gs_rec_launches: every launch counted, so far (v4) */
 	GS_REC_PYCODE, /* struct gs_rec_pycode: a Python code object's names and lines (v5) */
+	/* struct gs_rec_launch_ivals: each thread's times between its launches, so far (v5; a
+	 * reader that does not know it skips it) */
+	GS_REC_LAUNCH_IVALS,
 };
 
 struct gs_rec_clock {
@@ -234,6 +237,20 @@ struct gs_rec_launches {
 	__u32 n;     /* entries that follow */
 	__u32 flags; /* GS_LAUNCHES_F_* */
 	struct gs_launch_count e[];
+};
+
+/* A thread's histogram of the time between its launches (cuda.h: CU_IVAL_BUCKETS). */
+struct gs_launch_ival {
+	__u32 tid;
+	__u32 pad;
+	struct cu_launch_ival h;
+};
+
+struct gs_rec_launch_ivals {
+	struct gs_hdr h;
+	__u32 n;       /* entries that follow */
+	__u32 buckets; /* CU_IVAL_BUCKETS when written */
+	struct gs_launch_ival e[];
 };
 
 struct gs_rec_exit {

@@ -324,6 +324,41 @@ out:
 	free(cached);
 }
 
+/*
+ * The threads' histograms of the time between their launches (cuda.h), those folded so far (at
+ * their exit; every thread's at the end): one record, the last counts; none while there are
+ * none.
+ */
+static void write_launch_ivals(struct trace_out *o, struct record_bpf *skel, pid_t tgid)
+{
+	int fd = bpf_map__fd(skel->maps.cu_launch_ivals);
+	struct gs_rec_launch_ivals *r = NULL, *bigger;
+	__u32 tid, *prev = NULL;
+	size_t n = 0, cap = 0;
+
+	while (!bpf_map_get_next_key(fd, prev, &tid)) {
+		prev = &tid;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			bigger = realloc(r, sizeof(*r) + cap * sizeof(r->e[0]));
+			if (!bigger)
+				goto out;
+			r = bigger;
+		}
+		r->e[n] = (struct gs_launch_ival){ .tid = tid };
+		if (!bpf_map_lookup_elem(fd, &tid, &r->e[n].h))
+			n++;
+	}
+	if (!n)
+		goto out;
+	meta__hdr(&r->h, GS_REC_LAUNCH_IVALS, sizeof(*r) + n * sizeof(r->e[0]), tgid);
+	r->n = n;
+	r->buckets = CU_IVAL_BUCKETS;
+	trace_out__append(o, r, r->h.size);
+out:
+	free(r);
+}
+
 void meta__losses(struct trace_out *o, struct record_bpf *skel, pid_t tgid, __u64 attach_failed,
 		  __u32 cuda_libs)
 {
@@ -362,6 +397,7 @@ void meta__losses(struct trace_out *o, struct record_bpf *skel, pid_t tgid, __u6
 	}
 	write_cu_handles(o, skel, tgid, cuda_libs);
 	write_launches(o, skel, tgid);
+	write_launch_ivals(o, skel, tgid);
 out:
 	free(l);
 	free(t);

@@ -178,6 +178,30 @@ void script__print_meta(FILE *o, const struct gs_hdr *h)
 			(l->flags & GS_LAUNCHES_F_ALL) ? " all-launches" : "");
 		break;
 	}
+	case GS_REC_LAUNCH_IVALS: {
+		/* Per thread: the time between its launches, each bucket by its least us. */
+		const struct gs_rec_launch_ivals *l = gs_launch_ivals(h);
+		__u32 n = (h->size - sizeof(*l)) / sizeof(l->e[0]);
+
+		n = l->n < n ? l->n : n;
+		for (__u32 i = 0; i < n; i++) {
+			const struct gs_launch_ival *e = &l->e[i];
+			__u64 sum = 0;
+
+			for (__u32 b = 0; b < CU_IVAL_BUCKETS; b++)
+				sum += e->h.n[b];
+			fprintf(o, "# launch-intervals pid=%u tid=%u n=%llu us>=", e->h.tgid,
+				e->tid, (unsigned long long)sum);
+			for (__u32 b = 0, first = 1; b < CU_IVAL_BUCKETS; b++)
+				if (e->h.n[b]) {
+					fprintf(o, "%s%g:%u", first ? "" : ",",
+						cu_ival_lo_ns(b) / 1000.0, e->h.n[b]);
+					first = 0;
+				}
+			fputc('\n', o);
+		}
+		break;
+	}
 	case GS_REC_PROC_EXIT: {
 		const struct gs_rec_exit *x = gs_proc_exit(h);
 

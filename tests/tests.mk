@@ -58,3 +58,13 @@ all: $(BUILD)/bench/trapcount
 # test_pyoffsets holds loader/pyoffsets.c's table to the structures of the local interpreter's
 # version, from its own headers (python3-dev; the internal ones need Py_BUILD_CORE).
 $(BUILD)/tests/test_pyoffsets: TEST_CFLAGS += $(shell /usr/bin/python3-config --includes 2>/dev/null)
+
+# test_idlesplit names frames itself (names__user, names__kernel below its includes): it links
+# the analysis files it tests, not libreports.a, whose names.o would name them from files.
+IDLESPLIT_SRCS := reports/analysis/idlesplit.c reports/analysis/actionable.c \
+		  reports/analysis/threads.c reports/analysis/stacktab.c reports/analysis/kinds.c \
+		  reports/analysis/folded_parse.c
+$(BUILD)/tests/test_idlesplit: tests/unit/test_idlesplit.c $(IDLESPLIT_SRCS) $(LIBGAPSCOPE) \
+			       | $(BUILD)/tests/
+	$(call msg,CC,tests/test_idlesplit)
+	$(Q)$(CC) $(TEST_CFLAGS) $< $(IDLESPLIT_SRCS) -o $@ $(LDFLAGS) $(LIBGAPSCOPE) $(TEST_LIBS)

@@ -465,9 +465,14 @@ void flight__tick(struct flight *f)
 		const struct analysis *a = f->a;
 		__u64 busy;
 
-		for (__u32 d = 0; d < METRICS_DEVICES; d++)
+		struct idle_split split;
+
+		for (__u32 d = 0; d < METRICS_DEVICES; d++) {
 			if (!analysis__busy_ns(f->a, d, &busy))
 				metrics__device(f->m, d, busy, a->end_ns - a->start_ns);
+			if (!analysis__split(f->a, d, &busy, &split))
+				metrics__split(f->m, d, &split, busy);
+		}
 		metrics__flight(f->m, f->dumps, f->ring_bytes);
 	}
 	if (f->push)
@@ -558,9 +563,12 @@ void flight__stop(struct flight *f)
 	if (f->a && analysis__finish(f->a, err, sizeof(err)))
 		fprintf(stderr, "gapscope: flight: %s\n", err);
 	else if (f->a && f->m)
-		for (size_t d = 0; d < f->a->ndevices; d++)
+		for (size_t d = 0; d < f->a->ndevices; d++) {
 			metrics__device(f->m, f->a->devices[d].id, f->a->devices[d].busy_ns,
 					f->a->devices[d].busy_ns + f->a->devices[d].idle_ns);
+			metrics__split(f->m, f->a->devices[d].id, &f->a->devices[d].split,
+				       f->a->devices[d].busy_ns);
+		}
 	analysis__free(f->a);
 	f->a = NULL;
 	f->rd = NULL;

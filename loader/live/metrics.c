@@ -33,6 +33,9 @@ struct cause_fn {
 struct numbers {
 	__u64 busy_ns[METRICS_DEVICES], seen_ns[METRICS_DEVICES];
 	bool seen[METRICS_DEVICES];
+	bool split[METRICS_DEVICES];
+	struct idle_split parts[METRICS_DEVICES];
+	double active_busy[METRICS_DEVICES];		      /* of the active window, 0..1 */
 	__u64 gap_ns[METRICS_DEVICES][BK_MAX + 1];	      /* by main cause; BK_MAX: none */
 	struct cause_fn cause[BK_MAX][METRICS_FUNCTIONS + 1]; /* the last: "other" */
 	__u64 bucket[NBUCKETS + 1], gaps, gap_sum_ns;
@@ -112,6 +115,20 @@ void metrics__device(struct metrics *m, __u32 device, __u64 busy_ns, __u64 seen_
 	pthread_mutex_unlock(&m->lock);
 }
 
+void metrics__split(struct metrics *m, __u32 device, const struct idle_split *s, __u64 busy_ns)
+{
+	__u64 active = s->active_end - s->active_start;
+
+	if (device >= METRICS_DEVICES)
+		return;
+	pthread_mutex_lock(&m->lock);
+	m->n.split[device] = true;
+	m->n.parts[device] = *s;
+	m->n.active_busy[device] = active ? (busy_ns < active ? busy_ns : active) / (double)active :
+					    0;
+	pthread_mutex_unlock(&m->lock);
+}
+
 void metrics__flight(struct metrics *m, __u64 dumps, __u64 ring_bytes)
 {
 	pthread_mutex_lock(&m->lock);
@@ -160,6 +177,28 @@ static void render(FILE *f, const struct numbers *n)
 				(n->seen_ns[d] > n->busy_ns[d] ? n->seen_ns[d] - n->busy_ns[d] :
 								 0) /
 					1e9);
+	head(f, "gapscope_gpu_idle_split_seconds", "gauge",
+	     "GPU idle time by part: setup (before the first GPU work), gaps (windows of the floor "
+	     "or more), under_floor (only where kernels are timed), tail (after the last work).");
+	for (int d = 0; d < METRICS_DEVICES; d++) {
+		const struct idle_split *s = &n->parts[d];
+		const char *part[] = { "setup", "gaps", "under_floor", "tail" };
+		__u64 ns[] = { s->setup_ns, s->gaps_ns, s->under_floor_ns, s->tail_ns };
+
+		for (int k = 0; k < 4 && n->split[d]; k++)
+			if (k != 2 || s->under_floor_known)
+				fprintf(f,
+					"gapscope_gpu_idle_split_seconds{device=\"%d\",part=\"%s\"} "
+					"%.9f\n",
+					d, part[k], ns[k] / 1e9);
+	}
+	head(f, "gapscope_gpu_active_busy_ratio", "gauge",
+	     "GPU busy time over its active window, first to last GPU work (the report's headline; "
+	     "API-inferred: an upper bound, idle under the floor counted busy).");
+	for (int d = 0; d < METRICS_DEVICES; d++)
+		if (n->split[d])
+			fprintf(f, "gapscope_gpu_active_busy_ratio{device=\"%d\"} %.6f\n", d,
+				n->active_busy[d]);
 	head(f, "gapscope_gap_seconds_total", "counter",
 	     "Time in GPU gaps, by device and the kind of each gap's main root cause.");
 	for (int d = 0; d < METRICS_DEVICES; d++)

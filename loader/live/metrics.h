@@ -44,6 +44,9 @@ void metrics__record(struct metrics *m, const struct gs_hdr *h);
 void metrics__gap(struct metrics *m, const struct gap *g);
 /* The devices' busy time so far, over seen_ns each was seen. */
 void metrics__device(struct metrics *m, __u32 device, __u64 busy_ns, __u64 seen_ns);
+/* A device's idle split so far (analysis.h), and its busy time over the active window. */
+struct idle_split;
+void metrics__split(struct metrics *m, __u32 device, const struct idle_split *s, __u64 busy_ns);
 void metrics__flight(struct metrics *m, __u64 dumps, __u64 ring_bytes);
 /* The recording is over: says so, serves linger_s more seconds, stops and frees. */
 void metrics__free(struct metrics *m, double linger_s);

@@ -15,8 +15,10 @@
 #include "blame.h"
 #include "causes.h"
 #include "cuda.h"
+#include "folded.h"
 #include "futex.h"
 #include "gputime.h"
+#include "idlesplit.h"
 #include "names.h"
 #include "offcpu.h"
 #include "perfmap.h"
@@ -58,6 +60,8 @@ static int complete_gap(struct analysis *a, struct blame *bl, const struct analy
 	causes__gap_kinds(g);
 	g->cause_ns = g->nroots ? g->roots[0].ns : 0;
 	a->gap_ns += g->end_ns - g->start_ns;
+	if (!err)
+		err = idlesplit__gap(p->split, g->start_ns, g->end_ns);
 	a->preempted_outside_ns += g->preempted_outside_ns;
 	a->woken_outside_ns += g->woken_outside_ns;
 	if (!err && o->on_gap)
@@ -189,6 +193,8 @@ static void prune(struct analysis *a, __u64 now)
 		if (VEC_AT(&p->pending, struct gap, i)->start_ns < h)
 			h = VEC_AT(&p->pending, struct gap, i)->start_ns;
 	if (h > LOOKBACK_NS) {
+		/* Out of memory here only leaves the launching thread less watched. */
+		idlesplit__harvest(p->split, p->th, h - LOOKBACK_NS);
 		threads__prune(p->th, h - LOOKBACK_NS);
 		analysis_priv__forget_exited(p, h - LOOKBACK_NS);
 	}
@@ -218,7 +224,7 @@ struct analysis *analysis__open(const char *path, const struct analysis_opts *op
 	a->priv = p;
 	p->opts = *opts;
 	p->next_due = UINT64_MAX;
-	p->min_gap_ns = opts->min_gap_ns;
+	p->min_gap_ns = a->min_gap_ns = opts->min_gap_ns;
 	p->version = TRACE_VERSION;
 	if (path && !(p->tr = trace__open(path, err, errlen))) {
 		analysis__free(a);
@@ -271,18 +277,26 @@ struct analysis *analysis__open(const char *path, const struct analysis_opts *op
 	}
 	p->rd = oreader__new(p->tr, NULL, OREADER_WINDOW_NS);
 	p->launches = launch_counter__new();
+	p->split = idlesplit__new();
 	p->decided_only = opts->decided_only;
 	p->bl = p->th ? blame__new(p->th, p->nm, p->strs, opts->max_hops) : NULL;
 	p->tasks = tasks__new(p->strs, p->stacks);
-	if (!p->th || !p->nm || !p->gt || !p->uw || !p->rd || !p->launches || !p->bl || !p->tasks) {
+	if (!p->th || !p->nm || !p->gt || !p->uw || !p->rd || !p->launches || !p->split || !p->bl ||
+	    !p->tasks) {
 		snprintf(err, errlen, "out of memory");
 		analysis__free(a);
 		return NULL;
 	}
 	blame__set_tasks(p->bl, p->tasks);
 	/* A live analysis (no file) reads this machine's records. */
-	blame__set_arch(p->bl,
-			p->tr ? trace_flags__arch(trace__stats(p->tr)->flags) : gs_arch__host());
+	{
+		enum gs_arch arch = p->tr ? trace_flags__arch(trace__stats(p->tr)->flags) :
+					    gs_arch__host();
+
+		blame__set_arch(p->bl, arch);
+		if (p->split)
+			idlesplit__set_arch(p->split, arch);
+	}
 	if (p->tr)
 		p->version = trace__stats(p->tr)->version;
 	return a;
@@ -294,7 +308,8 @@ int analysis__step(struct analysis *a, const struct gs_hdr *h)
 
 	if (p->decided_only && h->type == GS_EV_CUDA && (h->flags & CU_LF_EXTRA))
 		return 0;
-	if (launch_counter__add(p->launches, h))
+	if (launch_counter__add(p->launches, h) ||
+	    (h->type == GS_REC_LAUNCH_IVALS && idlesplit__ivals(p->split, h)))
 		return -ENOMEM;
 	h = unwinder__feed(p->uw, h);
 	h = pyframes__feed(p->py, h);
@@ -313,6 +328,23 @@ int analysis__step(struct analysis *a, const struct gs_hdr *h)
 int analysis__busy_ns(struct analysis *a, __u32 device, __u64 *busy_ns)
 {
 	return gputime__busy_ns(a->priv->gt, device, a->end_ns, busy_ns);
+}
+
+int analysis__split(struct analysis *a, __u32 device, __u64 *busy_ns, struct idle_split *s)
+{
+	__u64 start, end;
+	int err = gputime__busy_ns(a->priv->gt, device, a->end_ns, busy_ns);
+
+	memset(s, 0, sizeof(*s));
+	if (err || gputime__active(a->priv->gt, device, a->end_ns, &start, &end) || end < start ||
+	    start < a->start_ns)
+		return err ? err : -ENOENT;
+	s->active_start = start;
+	s->active_end = end;
+	s->setup_ns = start - a->start_ns;
+	s->tail_ns = a->end_ns > end ? a->end_ns - end : 0;
+	s->gaps_ns = end - start > *busy_ns ? end - start - *busy_ns : 0;
+	return 0;
 }
 
 struct ordered_reader *analysis__reader(struct analysis *a)
@@ -336,6 +368,8 @@ int analysis__finish(struct analysis *a, char *err, size_t errlen)
 	if (p->tiers &&
 	    (tiers__devices(p->tiers, a->start_ns, a->end_ns, &a->devices, &a->ndevices) ||
 	     tiers__agree(p->tiers, a)))
+		goto oom;
+	if (idlesplit__finish(p->split, p->th, p->nm, p->strs, a))
 		goto oom;
 	tasks__note(p->tasks, p->th, a);
 	a->gaps = p->gaps.data;
@@ -436,9 +470,11 @@ void analysis__free(struct analysis *a)
 	free(a->devices);
 	free(a->agree);
 	free(a->causes);
+	folded__free(a->under.stacks);
 	launch_totals__free(&a->launches);
 	if (p) {
 		launch_counter__free(p->launches);
+		idlesplit__free(p->split);
 		oreader__free(p->rd);
 		gputime__free(p->gt);
 		tiers__free(p->tiers);

@@ -126,11 +126,69 @@ struct busy_interval {
 	__u64 start, end;
 };
 
+/*
+ * A device's idle time, every ns of it in one part (reports/analysis/idlesplit.c): before its first busy
+ * time (setup) and after its last (tail), in windows of min_gap or more between them (the gaps),
+ * and in windows under min_gap (under the floor). The last is measured only where kernels are
+ * timed (CUPTI); the API tier cannot tell them from busy time and counts them busy.
+ */
+struct idle_split {
+	__u64 active_start, active_end; /* first to last busy time; 0, 0 when never busy */
+	__u64 setup_ns, tail_ns, gaps_ns, under_floor_ns;
+	bool under_floor_known;
+};
+
+struct folded;
+
+/* Quantiles of the host's time between a thread's consecutive launches, and of the kernels'
+ * durations (CUPTI's launch and kernel records); n 0 where there were none. */
+struct launch_timing {
+	__u32 tid; /* the thread with the most launch records */
+	__u64 host_n, host_p50_ns, host_p99_ns;
+	__u64 kernel_n, kernel_p50_ns, kernel_p99_ns;
+};
+
 struct device_summary {
 	__u32 id;
 	__u64 busy_ns, idle_ns;	    /* over the recording */
-	struct busy_interval *busy; /* sorted, disjoint */
+	struct busy_interval *busy; /* sorted, disjoint; windows under min_gap inside them */
 	size_t nbusy;
+	struct idle_split split;
+	struct launch_timing timing;
+};
+
+/*
+ * Idle under the floor in aggregate (reports/underfloor.c): the thread that launched most, what
+ * it did between its launches (from its first launch to its last), and the kinds that time
+ * falls into: on CPU (launch-bound: the host launches slower than the GPU runs), in CUDA calls
+ * (copies and the like), or off CPU by the blame kind of its wait. host_ns is that time less
+ * its synchronizes (waits for the GPU's work) and the gaps.
+ */
+#define UNDER_FLOOR_FRAMES 16
+struct under_floor {
+	__u32 tid; /* 0: no launching thread seen */
+	const char *comm;
+	__u64 launches; /* in the trace */
+	/* Its synchronizes after its first launch, and those that returned at once (idlesplit.h):
+	 * the GPU had nothing left to run when the host asked. */
+	__u64 syncs, syncs_quick;
+	__u64 host_ns;
+	__u64 kind_ns[BK_MAX]; /* BK_ON_CPU: on CPU or runnable (launch-bound); BK_CUDA: in CUDA
+				* calls but synchronizes; the others: off CPU, by its wait
+				* (BK_PREEMPTED: 0, in BK_ON_CPU) */
+	__u64 runnable_ns;     /* of kind_ns[BK_ON_CPU]: runnable, not running */
+	const char *function;  /* the hottest function on CPU between launches, NULL: unsampled */
+	__u64 samples, function_samples;
+	const char *frames[UNDER_FLOOR_FRAMES]; /* its most common stack, leaf first */
+	__u32 nframes;
+	/* The time between its launches, every launch counted (BPF, GS_REC_LAUNCH_IVALS; else
+	 * the thread with the most): n intervals, p50 and p99 as the [lo, hi) ns of their bucket
+	 * (hi 0: open). ival_n 0: none recorded (an older trace, or no launch cache). */
+	__u32 ival_tid;
+	__u64 ival_n, ival_p50_ns[2], ival_p99_ns[2];
+	/* Its stacks on CPU between launches (the thread's name first, frames root first), each
+	 * weighted by its share of the launch-bound time: gaps/launches.{folded,svg}. */
+	struct folded *stacks;
 };
 
 /* A cause's breakdown: a leaf function under it, or a line of it; share of the cause's ns. */
@@ -206,6 +264,8 @@ struct analysis {
 	struct launch_totals launches;	   /* launches.h */
 	struct tier_agreement *agree;	   /* per device with a CUPTI tier */
 	size_t nagree;
+	struct under_floor under; /* the launching thread between its launches */
+	__u64 min_gap_ns;	  /* the floor: analysis_opts.min_gap_ns */
 	struct analysis_priv *priv;
 };
 
@@ -249,6 +309,8 @@ int analysis__step(struct analysis *a, const struct gs_hdr *h);
 int analysis__finish(struct analysis *a, char *err, size_t errlen);
 /* Live: a device's busy time so far (gputime__busy_ns); -ENOENT for a device not seen. */
 int analysis__busy_ns(struct analysis *a, __u32 device, __u64 *busy_ns);
+/* Live: a device's busy time and idle split so far (API tier: under the floor not known). */
+int analysis__split(struct analysis *a, __u32 device, __u64 *busy_ns, struct idle_split *s);
 /* One line of what the trace lacked, kept in a->notes (up to 16). */
 void analysis__note(struct analysis *a, const char *s);
 /* record --archive's files, for other readers' names (archived.h); NULL: none. */

@@ -44,6 +44,7 @@ struct analysis_priv {
 	struct vec task_kinds; /* __u32 by probe id: enum rt_fn_kind of task probes, else 0 */
 	struct tasks *tasks;   /* async tasks' polls and wakes (reports/analysis/tasks.h) */
 	struct launch_counter *launches;
+	struct idlesplit *split; /* idle under the floor: the launching thread (idlesplit.h) */
 	/* Live (forget_gaps): processes gone, struct exited_proc, let go of once every gap that
 	 * could reach back to them is analysed. */
 	struct vec exited;

@@ -7,6 +7,7 @@
 #include "actionable.h"
 #include "blame.h"
 #include "blame_int.h"
+#include "idlesplit.h"
 #include "kinds.h"
 #include "offcpu.h"
 #include "tasks.h"

@@ -12,6 +12,7 @@
 #include "tasks.h"
 #include "futex.h"
 #include "gputime.h"
+#include "idlesplit.h"
 #include "losses.h"
 #include "names.h"
 #include "offcpu.h"
@@ -71,6 +72,12 @@ static void note_probe(struct analysis_priv *p, const struct gs_hdr *h)
  * itself, since a driver may wake its waiters before the last operation is done (simcuda does
  * at every operation its stream completes).
  */
+/* A launch: its call ends nothing the host waits for (cuLaunch*, cuGraphLaunch*). */
+static bool is_launch(const char *fn)
+{
+	return !strncmp(fn, "cuLaunch", 8) || !strncmp(fn, "cuGraphLaunch", 13);
+}
+
 static __u64 woken(const struct thread *t, const struct gs_hdr *h, const struct cu_event *e)
 {
 	__u64 end = h->ts + e->dur_ns;
@@ -231,9 +238,14 @@ int analysis_priv__feed(struct analysis *a, const struct gs_hdr *h, __u32 versio
 		t = threads__get(p->th, h->tid, h->tgid);
 		if (!t || gputime__add(p->gt, e, probe_name(p, e->fn), t->comm, woken(t, h, e)))
 			return -ENOMEM;
+		if (!(h->flags & GS_F_RET) && is_launch(probe_name(p, e->fn)) &&
+		    idlesplit__launch(p->split, h->tid, h->ts))
+			return -ENOMEM;
 		if (h->flags & GS_F_RET) {
 			end += e->dur_ns;
-			if (threads__add_call(p->th, h, TC_CUDA, probe_name(p, e->fn), e->dur_ns))
+			if (threads__add_call(p->th, h, TC_CUDA, probe_name(p, e->fn), e->dur_ns) ||
+			    idlesplit__call(p->split, h->tid, h->ts, probe_name(p, e->fn),
+					    e->dur_ns))
 				return -ENOMEM;
 		}
 		break;

@@ -106,6 +106,8 @@ void gpudev__launch(struct gputime *g, struct stream *s, const struct gop *op)
 		return;
 	}
 	d->busy_since = t;
+	if (!d->first_busy)
+		d->first_busy = t;
 	if (d->idle_since && t - d->idle_since >= g->min_gap)
 		open_gap(g, d, s, t);
 }
@@ -278,6 +280,9 @@ int gputime__finish(struct gputime *g, __u64 t0, __u64 t1, struct device_summary
 				ds->busy_ns += b->end - b->start;
 		}
 		ds->busy_ns += d->busy_folded;
+		/* A live analysis let its first intervals go (gputime__busy_ns): where it began. */
+		if (d->first_busy)
+			ds->split.active_start = d->first_busy < t0 ? t0 : d->first_busy;
 		ds->idle_ns = t1 > t0 && t1 - t0 > ds->busy_ns ? t1 - t0 - ds->busy_ns : 0;
 	}
 	*ndevs = nd;
@@ -310,5 +315,16 @@ int gputime__busy_ns(struct gputime *g, __u32 device, __u64 now, __u64 *busy_ns)
 	}
 	if (d->outstanding && now > d->busy_since)
 		*busy_ns += now - d->busy_since;
+	return 0;
+}
+
+int gputime__active(const struct gputime *g, __u32 device, __u64 now, __u64 *start, __u64 *end)
+{
+	const struct gdev *d = device < MAX_DEVICES ? &g->dev[device] : NULL;
+
+	if (!d || !d->seen || !d->first_busy)
+		return -ENOENT;
+	*start = d->first_busy;
+	*end = d->outstanding ? now : d->idle_since;
 	return 0;
 }

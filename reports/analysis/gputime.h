@@ -90,4 +90,8 @@ int gputime__finish(struct gputime *g, __u64 t0, __u64 t1, struct device_summary
  */
 int gputime__busy_ns(struct gputime *g, __u32 device, __u64 now, __u64 *busy_ns);
 
+/* A live analysis: the device's first busy time and its last (now while busy); -ENOENT for a
+ * device never busy. */
+int gputime__active(const struct gputime *g, __u32 device, __u64 now, __u64 *start, __u64 *end);
+
 #endif

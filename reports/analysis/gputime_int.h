@@ -66,6 +66,7 @@ struct gdev {
 	__u64 idle_earliest;
 	struct vec busy;   /* struct busy_interval */
 	__u64 busy_folded; /* of intervals let go by gputime__busy_ns() */
+	__u64 first_busy;  /* the start of its first busy interval, 0: none yet */
 	/* The copy model: when the copies queued so far each way end (0: host to device). */
 	__u64 engine_free[2];
 	/* The latest gap while a launch on another stream may still end it earlier. */

@@ -15,6 +15,14 @@
 struct run {
 	__u64 start, end;
 	__u32 first_corr, first_name, last_name, pad;
+	__u64 busy; /* the time its kernels ran (overlaps once), less than end - start by the
+		     * windows bridged inside it */
+};
+
+/* A launch record's thread and start, for the host's time between launches. */
+struct launch_at {
+	__u32 tid, device;
+	__u64 start;
 };
 
 struct dev {
@@ -22,6 +30,7 @@ struct dev {
 	struct vec runs; /* struct run; sorted and merged at compaction */
 	size_t merged;	 /* runs[0..merged) are sorted and disjoint */
 	__u64 kernels;
+	struct vec durations; /* __u64: each kernel's */
 };
 
 struct api_gap {
@@ -39,7 +48,8 @@ struct tiers {
 	struct vec name_v;	 /* const char * */
 	struct gpu_idle *gaps;	 /* CUPTI gaps of every device, by end */
 	size_t ngaps, taken;
-	struct vec api; /* struct api_gap on owned devices */
+	struct vec api;	      /* struct api_gap on owned devices */
+	struct vec launch_at; /* struct launch_at */
 	struct cupti_info info;
 };
 
@@ -64,6 +74,12 @@ static void compact(struct dev *d, __u64 bridge_ns)
 	for (size_t i = 1; i < d->runs.n; i++) {
 		if (r[i].start <= r[k].end + bridge_ns) {
 			if (r[i].end > r[k].end) {
+				/* Of a run that overlaps, only what reaches past the end is new. */
+				__u64 past = r[i].end - r[k].end;
+
+				r[k].busy += r[i].start >= r[k].end || r[i].busy < past ?
+						     r[i].busy :
+						     past;
 				r[k].end = r[i].end;
 				r[k].last_name = r[i].last_name;
 			}
@@ -96,6 +112,7 @@ static int add_kernel(struct tiers *t, const struct gs_gpu_act *a)
 {
 	struct dev *d;
 	struct run *r;
+	__u64 *dur;
 
 	if (a->end < a->start || !a->start)
 		return 0;      /* CUPTI gives 0 for a kernel it could not time */
@@ -109,8 +126,12 @@ static int add_kernel(struct tiers *t, const struct gs_gpu_act *a)
 	r = vec__push(&d->runs, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	*r = (struct run){ a->start, a->end, a->correlation, a->aux, a->aux, 0 };
+	*r = (struct run){ a->start, a->end, a->correlation, a->aux, a->aux, 0, a->end - a->start };
 	d->kernels++;
+	dur = vec__push(&d->durations, sizeof(*dur));
+	if (!dur)
+		return -ENOMEM;
+	*dur = a->end - a->start;
 	if (d->runs.n - d->merged >= COMPACT_AT)
 		compact(d, t->bridge_ns);
 	return 0;
@@ -158,6 +179,13 @@ static int add(struct tiers *t, const struct gs_gpu_act *a)
 		return 0;
 	case GS_ACT_LAUNCH:
 		t->info.launches++;
+		if (a->tid && a->start) {
+			struct launch_at *l = vec__push(&t->launch_at, sizeof(*l));
+
+			if (!l)
+				return -ENOMEM;
+			*l = (struct launch_at){ a->tid, a->device, a->start };
+		}
 		return a->tid ? idmap__set(&t->launch_tid, a->correlation, a->tid) : 0;
 	case GS_ACT_NAME:
 		return add_name(t, a);
@@ -265,8 +293,11 @@ void tiers__free(struct tiers *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->ndevs; i++)
+	for (size_t i = 0; i < t->ndevs; i++) {
 		vec__free(&t->devs[i].runs);
+		vec__free(&t->devs[i].durations);
+	}
+	vec__free(&t->launch_at);
 	free(t->devs);
 	idmap__free(&t->launch_tid);
 	idmap__free(&t->names);
@@ -354,6 +385,8 @@ static const struct api_gap *best_api(const struct tiers *t, __u32 dev, __u64 s,
 	return best;
 }
 
+static void timing(const struct tiers *t, const struct dev *d, struct launch_timing *lt);
+
 int tiers__devices(const struct tiers *t, __u64 t0, __u64 t1, struct device_summary **devs,
 		   size_t *ndevs)
 {
@@ -382,13 +415,21 @@ int tiers__devices(const struct tiers *t, __u64 t0, __u64 t1, struct device_summ
 		if (!ds->busy)
 			return -ENOMEM;
 		ds->busy_ns = 0;
-		/* Windows under min_gap are busy time, as in the API tier. */
+		/*
+		 * Windows under min_gap join the busy intervals, as in the API tier; busy_ns is
+		 * the kernels' own time, so that the windows under the floor are idle time
+		 * (idlesplit.h), a run cut at the recording's edges counted in proportion.
+		 */
 		for (size_t j = 0; j < d->runs.n; j++) {
 			__u64 s = r[j].start < t0 ? t0 : r[j].start,
 			      e = r[j].end > t1 ? t1 : r[j].end;
 
 			if (e <= s)
 				continue;
+			ds->busy_ns += e - s == r[j].end - r[j].start ?
+					       r[j].busy :
+					       (__u64)((double)r[j].busy * (e - s) /
+						       (r[j].end - r[j].start));
 			if (k && s - ds->busy[k - 1].end < t->min_gap_ns) {
 				ds->busy[k - 1].end = e;
 				continue;
@@ -396,9 +437,9 @@ int tiers__devices(const struct tiers *t, __u64 t0, __u64 t1, struct device_summ
 			ds->busy[k++] = (struct busy_interval){ s, e };
 		}
 		ds->nbusy = k;
-		for (size_t j = 0; j < k; j++)
-			ds->busy_ns += ds->busy[j].end - ds->busy[j].start;
 		ds->idle_ns = t1 - t0 > ds->busy_ns ? t1 - t0 - ds->busy_ns : 0;
+		ds->split.under_floor_known = true;
+		timing(t, d, &ds->timing);
 	}
 	return 0;
 }
@@ -420,6 +461,58 @@ static __u64 quantile(__u64 *v, size_t n, double q)
 	qsort(v, n, sizeof(*v), cmp_u64);
 	i = (size_t)(q * (n - 1) + 0.5);
 	return v[i < n ? i : n - 1];
+}
+
+static int cmp_launch(const void *x, const void *y)
+{
+	const struct launch_at *a = x, *b = y;
+
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/*
+ * The device's kernel durations, and the host's time from one launch to the next of the thread
+ * that launched most on it (CUPTI's launch records): their p50 and p99. Sorts in place.
+ */
+static void timing(const struct tiers *t, const struct dev *d, struct launch_timing *lt)
+{
+	struct launch_at *l = t->launch_at.data;
+	size_t n = t->launch_at.n, best = 0, run = 0, at = 0;
+	__u32 cur = 0;
+	__u64 *iv;
+
+	memset(lt, 0, sizeof(*lt));
+	lt->kernel_n = d->durations.n;
+	lt->kernel_p50_ns = quantile(d->durations.data, d->durations.n, 0.5);
+	lt->kernel_p99_ns = quantile(d->durations.data, d->durations.n, 0.99);
+	if (n > 1)
+		qsort(l, n, sizeof(*l), cmp_launch);
+	for (size_t i = 0; i < n; i++) {
+		if (l[i].device != d->id)
+			continue;
+		run = run && l[i].tid == cur ? run + 1 : 1;
+		cur = l[i].tid;
+		if (run > best) {
+			best = run;
+			lt->tid = l[i].tid;
+		}
+	}
+	iv = best > 1 ? calloc(best, sizeof(*iv)) : NULL;
+	if (!iv)
+		return;
+	for (size_t i = 0, prev = SIZE_MAX; i < n; i++) {
+		if (l[i].device != d->id || l[i].tid != lt->tid)
+			continue;
+		if (prev != SIZE_MAX)
+			iv[at++] = l[i].start - l[prev].start;
+		prev = i;
+	}
+	lt->host_n = at;
+	lt->host_p50_ns = quantile(iv, at, 0.5);
+	lt->host_p99_ns = quantile(iv, at, 0.99);
+	free(iv);
 }
 
 static __u64 absdiff(__u64 a, __u64 b)

@@ -6,7 +6,7 @@ REPORT_ASSETS := $(wildcard reports/render/assets/*)
 # assets.c pulls the files in with .incbin, which -MMD does not see.
 $(BUILD)/reports/render/assets.o: $(REPORT_ASSETS)
 
-RENDER_OBJS := $(patsubst %,$(BUILD)/reports/render/%.o,folded_parse flamegraph speedscope html assets)
+RENDER_OBJS := $(BUILD)/reports/analysis/folded_parse.o $(patsubst %,$(BUILD)/reports/render/%.o,flamegraph speedscope html assets)
 
 $(BUILD)/tests/render/render_gen: tests/render/render_gen.c $(RENDER_OBJS) $(LIBGAPSCOPE) | $(BUILD)/tests/render/
 	$(call msg,CC,tests/render/render_gen)
@@ -15,7 +15,7 @@ $(BUILD)/tests/render/render_gen: tests/render/render_gen.c $(RENDER_OBJS) $(LIB
 all: $(BUILD)/tests/render/render_gen
 
 # Unit test of the folded stack sets, next to the other unit tests so tests/run.sh runs it.
-$(BUILD)/tests/test_render_folded: tests/render/test_folded.c $(BUILD)/reports/render/folded_parse.o \
+$(BUILD)/tests/test_render_folded: tests/render/test_folded.c $(BUILD)/reports/analysis/folded_parse.o \
 				  | $(BUILD)/tests/
 	$(call msg,CC,tests/test_render_folded)
 	$(Q)$(CC) $(CFLAGS) $(GAPSCOPE_INC) $^ -o $@ $(LDFLAGS)

@@ -8,6 +8,7 @@
 
 #include "flamegraph.h"
 #include "folded.h"
+#include "idlesplit.h"
 #include "outfile.h"
 #include "render_out.h"
 #include "speedscope.h"
@@ -124,6 +125,27 @@ static int write_all(struct ro *r)
 	return write_svg(r, "gaps/all.svg", r->sets[0], "All gaps", sub);
 }
 
+/*
+ * gaps/launches.{folded,svg}: the launching thread on CPU between its launches, the cost behind
+ * the idle time under the floor (idlesplit.h). Not a gap: no speedscope profile, no gap id.
+ */
+static int write_launches(struct ro *r)
+{
+	const struct under_floor *u = &r->a->under;
+	char path[PATH_MAX], sub[256], d[32];
+	FILE *out;
+
+	if (!idlesplit__shown(r->a) || !u->stacks || !folded__total(u->stacks))
+		return 0;
+	out = open_out(r->dir, "gaps/launches.folded", path, sizeof(path));
+	if (!out || close_out(out, path, folded__write(out, u->stacks)))
+		return -1;
+	flame__fmt_ns(d, sizeof(d), folded__total(u->stacks));
+	snprintf(sub, sizeof(sub), "%s on CPU or runnable between its launches: %s, %llu samples",
+		 u->comm, d, (unsigned long long)u->samples);
+	return write_svg(r, "gaps/launches.svg", u->stacks, "Host time between launches", sub);
+}
+
 static int write_speedscope(struct ro *r)
 {
 	char path[PATH_MAX], title[PATH_MAX + 32];
@@ -221,7 +243,7 @@ int render_out__write(const char *dir, const char *trace_path, const struct anal
 	for (size_t i = 0; i < a->ngaps; i++)
 		if (write_gap(&r, i))
 			goto out;
-	if (write_all(&r) || write_speedscope(&r))
+	if (write_all(&r) || write_speedscope(&r) || write_launches(&r))
 		goto out;
 	/* The page reads the graphs back from their files, so the sets can go first. */
 	for (size_t i = 0; i < n; i++) {

@@ -6,6 +6,8 @@
 #include "analysis.h"
 #include "archived.h"
 #include "escape.h"
+#include "folded.h"
+#include "idlesplit.h"
 
 static void json_link(FILE *out, const struct chain_link *l)
 {
@@ -56,6 +58,94 @@ static void json_cause(FILE *out, const struct cause *c)
 	if (c->nlines)
 		json_parts(out, "lines", c->lines, c->nlines);
 	fputc('}', out);
+}
+
+/*
+ * busy_pct over the recording; active_busy_pct over the first to the last GPU work (the
+ * headline), a bound where the windows under the floor are not measured (the API tier:
+ * under_floor_ns null); idle_split's parts sum to idle_ns.
+ */
+static void json_device(FILE *out, const struct analysis *a, const struct device_summary *d,
+			size_t i)
+{
+	const struct idle_split *s = &d->split;
+	const struct launch_timing *t = &d->timing;
+
+	fprintf(out,
+		"%s{\"id\":%u,\"busy_ns\":%" PRIu64 ",\"idle_ns\":%" PRIu64
+		",\"busy_pct\":%.2f,\"active_start_ns\":%" PRIu64 ",\"active_end_ns\":%" PRIu64
+		",\"active_busy_pct\":%.2f,\"busy_bound\":%s,\"idle_split\":{\"setup_ns\":%" PRIu64
+		",\"gaps_ns\":%" PRIu64 ",\"under_floor_ns\":",
+		i ? "," : "", d->id, (uint64_t)d->busy_ns, (uint64_t)d->idle_ns,
+		a->duration_ns ? 100.0 * d->busy_ns / a->duration_ns : 0.0,
+		(uint64_t)s->active_start, (uint64_t)s->active_end, idlesplit__busy_pct(d),
+		s->under_floor_known ? "false" : "true", (uint64_t)s->setup_ns,
+		(uint64_t)s->gaps_ns);
+	if (s->under_floor_known)
+		fprintf(out, "%" PRIu64, (uint64_t)s->under_floor_ns);
+	else
+		fputs("null", out);
+	fprintf(out, ",\"tail_ns\":%" PRIu64 ",\"floor_ns\":%" PRIu64 "}", (uint64_t)s->tail_ns,
+		(uint64_t)a->min_gap_ns);
+	if (t->host_n || t->kernel_n)
+		fprintf(out,
+			",\"launch_timing\":{\"tid\":%u,\"host_n\":%" PRIu64
+			",\"host_p50_ns\":%" PRIu64 ",\"host_p99_ns\":%" PRIu64
+			",\"kernel_n\":%" PRIu64 ",\"kernel_p50_ns\":%" PRIu64
+			",\"kernel_p99_ns\":%" PRIu64 "}",
+			t->tid, (uint64_t)t->host_n, (uint64_t)t->host_p50_ns,
+			(uint64_t)t->host_p99_ns, (uint64_t)t->kernel_n, (uint64_t)t->kernel_p50_ns,
+			(uint64_t)t->kernel_p99_ns);
+	fputc('}', out);
+}
+
+/* The launching thread between its launches (idlesplit.h): the cause of idle under the floor. */
+static void json_under_floor(FILE *out, const struct analysis *a)
+{
+	const struct under_floor *u = &a->under;
+	bool first = true;
+
+	if (!u->tid)
+		return;
+	fprintf(out, ",\n\"under_floor\":{\"tid\":%u,\"comm\":", u->tid);
+	esc__json(out, u->comm, false);
+	fprintf(out,
+		",\"launches\":%" PRIu64 ",\"syncs\":%" PRIu64 ",\"syncs_quick\":%" PRIu64
+		",\"host_ns\":%" PRIu64 ",\"function\":",
+		(uint64_t)u->launches, (uint64_t)u->syncs, (uint64_t)u->syncs_quick,
+		(uint64_t)u->host_ns);
+	if (u->function)
+		esc__json(out, u->function, false);
+	else
+		fputs("null", out);
+	fprintf(out, ",\"samples\":%" PRIu64 ",\"function_samples\":%" PRIu64 ",\"frames\":[",
+		(uint64_t)u->samples, (uint64_t)u->function_samples);
+	for (__u32 i = 0; i < u->nframes; i++) {
+		fputs(i ? "," : "", out);
+		esc__json(out, u->frames[i], false);
+	}
+	fprintf(out, "],\"runnable_ns\":%" PRIu64 ",\"shown\":%s", (uint64_t)u->runnable_ns,
+		idlesplit__shown(a) ? "true" : "false");
+	if (idlesplit__shown(a) && u->stacks && folded__total(u->stacks))
+		fputs(",\"folded\":\"gaps/launches.folded\",\"svg\":\"gaps/launches.svg\"", out);
+	if (u->ival_n)
+		fprintf(out,
+			",\"launch_intervals\":{\"tid\":%u,\"n\":%" PRIu64 ",\"p50_ns\":[%" PRIu64
+			",%" PRIu64 "],\"p99_ns\":[%" PRIu64 ",%" PRIu64 "]}",
+			u->ival_tid, (uint64_t)u->ival_n, (uint64_t)u->ival_p50_ns[0],
+			(uint64_t)u->ival_p50_ns[1], (uint64_t)u->ival_p99_ns[0],
+			(uint64_t)u->ival_p99_ns[1]);
+	fputs(",\"kinds\":[", out);
+	for (int k = 0; k < BK_MAX; k++) {
+		if (!u->kind_ns[k])
+			continue;
+		fprintf(out, "%s{\"kind\":\"%s\",\"ns\":%" PRIu64 ",\"share\":%.4f}",
+			first ? "" : ",", k == BK_ON_CPU ? "launch_bound" : blame_kind__name(k),
+			(uint64_t)u->kind_ns[k],
+			u->host_ns ? (double)u->kind_ns[k] / u->host_ns : 0.0);
+		first = false;
+	}
+	fputs("]}", out);
 }
 
 static void json_gap(FILE *out, const struct gap *g)
@@ -207,13 +297,9 @@ int summary_json__write(const struct analysis *a, FILE *out)
 	}
 	fprintf(out, "],\n\"devices\":[");
 	for (size_t d = 0; d < a->ndevices; d++)
-		fprintf(out,
-			"%s{\"id\":%u,\"busy_ns\":%" PRIu64 ",\"idle_ns\":%" PRIu64
-			",\"busy_pct\":%.2f}",
-			d ? "," : "", a->devices[d].id, (uint64_t)a->devices[d].busy_ns,
-			(uint64_t)a->devices[d].idle_ns,
-			a->duration_ns ? 100.0 * a->devices[d].busy_ns / a->duration_ns : 0.0);
+		json_device(out, a, &a->devices[d], d);
 	fprintf(out, "]");
+	json_under_floor(out, a);
 	if (a->copy_gbps > 0)
 		fprintf(out, ",\n\"copy_model\":{\"gbps\":%g,\"latency_us\":%g}", a->copy_gbps,
 			a->copy_latency_us);

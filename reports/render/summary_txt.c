@@ -7,6 +7,7 @@
 #include "analysis.h"
 #include "archived.h"
 #include "escape.h"
+#include "idlesplit.h"
 #include "shortname.h"
 
 static void print_ms(FILE *out, __u64 ns)
@@ -249,6 +250,157 @@ static void print_symbols(FILE *out, const struct symbol_counts *c)
 	fputc('\n', out);
 }
 
+static double share(__u64 part, __u64 whole)
+{
+	return whole ? 100.0 * part / whole : 0.0;
+}
+
+/* ", label 12 ms (3.4%)": a part of the idle time and its share of the run. */
+static void print_part(FILE *out, const char *label, __u64 ns, __u64 run)
+{
+	fprintf(out, ", %s ", label);
+	print_ms(out, ns);
+	fprintf(out, " (%.1f%%)", share(ns, run));
+}
+
+/*
+ * The busy figure over the device's active window (its first work to its last): the time
+ * before and after it is the program's setup and tail, not time the GPU could have been fed.
+ * Then every ns of its idle time in one part. The API tier cannot see windows under the floor
+ * (they count busy): its figure is a bound, and said to be one.
+ */
+static void print_device(FILE *out, const struct analysis *a, const struct device_summary *d)
+{
+	const struct idle_split *s = &d->split;
+	__u64 active = s->active_end - s->active_start, idle = d->idle_ns;
+	__u64 busy_active = d->busy_ns < active ? d->busy_ns : active;
+	bool cupti = agreement(a, d->id) != NULL;
+	const char *bound = s->under_floor_known ? "" : "at most ";
+	char floor[32];
+
+	snprintf(floor, sizeof(floor), "%g ms", a->min_gap_ns / 1e6);
+	fprintf(out,
+		"device %u: busy %s%.1f%% (%.3f s of %.3f s, first to last GPU work, %s); "
+		"%s%.1f%% of the run\n",
+		d->id, bound, idlesplit__busy_pct(d), busy_active / 1e9, active / 1e9,
+		cupti ? "CUPTI" : "API-inferred", bound, share(d->busy_ns, a->duration_ns));
+	fprintf(out, "device %u idle: ", d->id);
+	print_ms(out, idle);
+	fprintf(out, " (%.1f%% of the run)", share(idle, a->duration_ns));
+	print_part(out, "gaps", s->gaps_ns, a->duration_ns);
+	if (s->under_floor_known)
+		print_part(out, "under the floor", s->under_floor_ns, a->duration_ns);
+	/* Said plainly: the API tier has no kernel times, the windows under the floor look busy. */
+	if (!s->under_floor_known)
+		fprintf(out, ", under the %s floor not measured (no kernel times: counted busy)",
+			floor);
+	print_part(out, "setup", s->setup_ns, a->duration_ns);
+	print_part(out, "tail", s->tail_ns, a->duration_ns);
+	fputc('\n', out);
+	if (d->timing.host_n)
+		fprintf(out,
+			"device %u: between launches of tid %u p50 %.3f ms p99 %.3f ms (%" PRIu64
+			" intervals); kernels p50 %.3f ms p99 %.3f ms (%" PRIu64 ")\n",
+			d->id, d->timing.tid, d->timing.host_p50_ns / 1e6,
+			d->timing.host_p99_ns / 1e6, (uint64_t)d->timing.host_n,
+			d->timing.kernel_p50_ns / 1e6, d->timing.kernel_p99_ns / 1e6,
+			(uint64_t)d->timing.kernel_n);
+}
+
+/* A bucket of times between launches, [lo, hi) ns: "128-192 us", "over 524 ms". */
+static void print_range(FILE *out, const __u64 r[2])
+{
+	if (!r[1])
+		fprintf(out, "over %.0f ms", r[0] / 1e6);
+	else if (r[1] <= 10000000)
+		fprintf(out, "%g-%g us", r[0] / 1e3, r[1] / 1e3);
+	else
+		fprintf(out, "%g-%g ms", r[0] / 1e6, r[1] / 1e6);
+}
+
+/*
+ * The cause of the idle time under the floor, in aggregate: the launching thread between its
+ * launches, on CPU (launch-bound: the host launches slower than the GPU runs) or off CPU by the
+ * kind of its waits.
+ */
+static void print_under_floor(FILE *out, const struct analysis *a)
+{
+	const struct under_floor *u = &a->under;
+	__u64 under = 0;
+	bool known = false;
+
+	for (size_t d = 0; d < a->ndevices; d++) {
+		under += a->devices[d].split.under_floor_ns;
+		known |= a->devices[d].split.under_floor_known;
+	}
+	if (!idlesplit__shown(a))
+		return;
+	fputs("under the floor: ", out);
+	if (known) {
+		print_ms(out, under);
+		fputs(" idle in windows under the floor; ", out);
+	}
+	fputs("the launching thread ", out);
+	put(out, u->comm);
+	fprintf(out, " (%" PRIu64 " launches in the trace) between its launches: ",
+		(uint64_t)u->launches);
+	print_ms(out, u->host_ns);
+	fputs(" of host time", out);
+	if (u->syncs)
+		fprintf(out,
+			"; %" PRIu64 " of its %" PRIu64 " synchronizes returned at once (under "
+			"%llu us: the GPU had nothing left to run)",
+			(uint64_t)u->syncs_quick, (uint64_t)u->syncs,
+			IDLESPLIT_SYNC_QUICK_NS / 1000);
+	fputc('\n', out);
+	/* Launch-bound first, then the waits in the kinds' order. */
+	for (int i = -1; i < BK_MAX; i++) {
+		int k = i < 0 ? BK_ON_CPU : i;
+		char fn[SHORTNAME_MAX];
+
+		if ((i >= 0 && k == BK_ON_CPU) || !u->kind_ns[k] ||
+		    100.0 * u->kind_ns[k] / u->host_ns < 0.05)
+			continue;
+		fprintf(out, "  %5.1f%%  %-12s ", share(u->kind_ns[k], u->host_ns),
+			k == BK_ON_CPU ? "launch-bound" : blame_kind__name(k));
+		if (k != BK_ON_CPU) {
+			fputs(k == BK_CUDA ? "in CUDA calls (not synchronizes) " : "off CPU ", out);
+			print_ms(out, u->kind_ns[k]);
+			fputc('\n', out);
+			continue;
+		}
+		put(out, u->function ? shortname(u->function, fn, sizeof(fn)) :
+				       "(no sample between launches)");
+		fputc(' ', out);
+		print_ms(out, u->kind_ns[k]);
+		fprintf(out, " (on CPU or runnable; %" PRIu64 " of %" PRIu64 " samples",
+			(uint64_t)u->function_samples, (uint64_t)u->samples);
+		if (u->runnable_ns) {
+			fputs("; runnable ", out);
+			print_ms(out, u->runnable_ns);
+		}
+		fputs(")\n", out);
+	}
+	if (u->ival_n) {
+		fprintf(out, "  between launches (every launch, counted in BPF, tid %u): p50 ",
+			u->ival_tid);
+		print_range(out, u->ival_p50_ns);
+		fputs(", p99 ", out);
+		print_range(out, u->ival_p99_ns);
+		fprintf(out, " (%" PRIu64 " intervals)\n", (uint64_t)u->ival_n);
+	}
+	if (u->nframes) {
+		fputs("  frames:", out);
+		for (__u32 i = 0; i < u->nframes && i < 6; i++) {
+			char fn[SHORTNAME_MAX];
+
+			fputs(i ? " \u2190 " : " ", out);
+			put(out, shortname(u->frames[i], fn, sizeof(fn)));
+		}
+		fputc('\n', out);
+	}
+}
+
 int summary_txt__write(const struct analysis *a, const struct report_out_opts *o, FILE *out)
 {
 	const struct gap **by_dur;
@@ -268,10 +420,8 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 		fputc('\n', out);
 	}
 	for (size_t d = 0; d < a->ndevices; d++)
-		fprintf(out, "device %u: busy %.1f%% (%.3f s of %.3f s, %s)\n", a->devices[d].id,
-			a->duration_ns ? 100.0 * a->devices[d].busy_ns / a->duration_ns : 0.0,
-			a->devices[d].busy_ns / 1e9, a->duration_ns / 1e9,
-			agreement(a, a->devices[d].id) ? "CUPTI" : "API-inferred");
+		print_device(out, a, &a->devices[d]);
+	print_under_floor(out, a);
 	if (a->copy_gbps > 0)
 		fprintf(out,
 			"API-inferred tier: host<->device async copies modelled at %g GB/s + %g us\n",

@@ -172,7 +172,8 @@ async function checkSvg(browser, url, frame, requests) {
 			return {
 				byKind, want, tiers,
 				swatches: [...document.querySelectorAll('.timeline .legend i.sw')]
-					.map((i) => i.className.replace('sw ', '')).filter((c) => c !== 'busy')
+					.map((i) => i.className.replace('sw ', ''))
+					.filter((c) => c !== 'busy' && c !== 'setup')
 					.map((c) => c.replace('gap-', '')).sort(),
 				searches: document.querySelectorAll('#gap input.search').length +
 					document.querySelectorAll('#gap svg .search').length,
@@ -191,7 +192,7 @@ async function checkSvg(browser, url, frame, requests) {
 		if (page1.searches !== 1)
 			fail(`${page1.searches} search controls on the flame graph`);
 		const order = gaps.filter((g) => String(g.id) !== first).sort((a, b) => b.ns - a.ns);
-		const pick = order.find((g) => g.has) || order[0] || gaps[0];
+		const pick = order.find((g) => g.has) || gaps.find((g) => g.has) || order[0] || gaps[0];
 		// As a person would in a long trace: zoom the timeline to the gap, then click it.
 		const pt = await page.evaluate((id) => {
 			window.gapscope.zoomTo(id);

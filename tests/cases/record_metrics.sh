@@ -70,6 +70,9 @@ curl -sf "http://127.0.0.1:$PPORT/api/v1/query" \
 	>"$TMP/by_row.json" || die "no answer by (kind, function)"
 query 'sum(gapscope_gap_seconds_total)' >"$TMP/total"
 query 'sum(gapscope_gap_duration_seconds_count)' >"$TMP/count"
+query 'sum(gapscope_gpu_idle_split_seconds{device="0"})' >"$TMP/split"
+query 'sum(gapscope_gpu_idle_seconds_total{device="0"})' >"$TMP/idle"
+query 'sum(gapscope_gpu_idle_split_seconds{device="0",part="gaps"})' >"$TMP/split_gaps"
 kill "$REC_PID" 2>/dev/null || true
 t0=$(date +%s)
 wait "$REC_PID" || true
@@ -102,5 +105,16 @@ top = s["causes"][0]
 got = rows.get((top["kind"], top["function"]), 0)
 print("top row %s %s: %.6f s, summary %.6f s" % (top["kind"], top["function"], got, top["ns"] / 1e9))
 assert abs(got - top["ns"] / 1e9) <= 0.01 * top["ns"] / 1e9, "the top row differs"
+PY
+# The idle split (setup, gaps, tail: the API tier has no part under the floor) sums to the idle
+# time, and its gaps are the report's, from the recording's last analysis.
+python3 - "$TMP/rep/summary.json" "$TMP/split" "$TMP/idle" "$TMP/split_gaps" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))["devices"][0]
+split, idle, gaps = (float(open(p).read()) for p in sys.argv[2:5])
+print("idle split %.6f s, idle %.6f s; gaps %.6f s (summary %.6f s)" % (
+    split, idle, gaps, d["idle_split"]["gaps_ns"] / 1e9))
+assert abs(split - idle) <= 0.001 * idle, "the split does not sum to the idle time"
+assert abs(gaps - d["idle_split"]["gaps_ns"] / 1e9) <= 0.01 * gaps, "gaps"
 PY
 echo ok

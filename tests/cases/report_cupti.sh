@@ -3,7 +3,8 @@
 # engine truth (simcuda's exact kernel intervals) is added to a copy of the trace as the CUPTI
 # collector would send it (tests/report/add_cupti.c: late batches, no launch records):
 #   - the gaps are CUPTI's: exactly the truth's idle windows of 1 ms or more, tier "cupti", and
-#     the device's busy time is the truth's kernel time (windows under 1 ms counted busy);
+#     the device's busy time is the truth's kernel time (the windows under 1 ms: idle under the
+#     floor), the idle split's parts summing to its idle time;
 #   - the agreement figures are the ones computed here from the API tier's own report of the
 #     original trace at --min-gap 0.25 (the windows the analysis compares);
 #   - the closers come from the API tier, and the cause is still malloc_trim via the tracker lock.
@@ -32,7 +33,7 @@ cupti_case() { # cupti_case NAME SCENARIO [ENGINE-ARGS...]
 	"$GS" report "$TMP/$sc.gsc" -o "$TMP/$sc.api.rep" --min-gap 0.25 >/dev/null 2>"$TMP/$sc.api.err" ||
 		{ cat "$TMP/$sc.api.err"; die "report of the original trace"; }
 	sed -n '1,/^root causes/p' "$TMP/$sc.c.txt"
-	grep -q '^device 0: busy .*CUPTI)$' "$TMP/$sc.c.txt" || die "summary.txt does not say the busy time is CUPTI's"
+	grep -q '^device 0: busy [0-9.]*% (.*CUPTI); [0-9.]*% of the run$' "$TMP/$sc.c.txt" || die "summary.txt does not say the busy time is CUPTI's"
 	grep -q '^device 0: API-inferred gaps against CUPTI' "$TMP/$sc.c.txt" || die "no agreement line"
 
 	# --api-only: CUPTI's records left aside, the same gaps as the trace without them.

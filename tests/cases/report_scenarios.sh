@@ -3,8 +3,9 @@
 # expected root cause ranks first with its share of gap time (tests/report/report_check.py
 # says how the share is judged), its chain passes through the expected lock; fixed has at most
 # a quarter of tracker-trim's gap time; tracker-trim's blamed holders agree with the engine's
-# own truth file (its gaps against the truth: report_truth.sh). Each check compares within one
-# run: nothing is retried.
+# own truth file (its gaps against the truth: report_truth.sh); each device's idle split sums to
+# its idle time (tests/report/split_check.py). Each check compares within one run: nothing is
+# retried.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_probes
@@ -22,6 +23,9 @@ run() {
 	grep '^gap ' "$TMP/$s.txt" || true
 	[ -s "$TMP/$s.rerr" ] && { cat "$TMP/$s.rerr"; die "report $s warned"; }
 	[ -s "$TMP/$s.rep/gaps/all.folded" ] || [ "$s" = fixed ] || die "$s: no folded stacks"
+	# Every idle ns in one part: setup, gaps, (under the floor,) tail sum to the idle time.
+	python3 "$GAPSCOPE_ROOT/tests/report/split_check.py" sum "$TMP/$s.rep/summary.json" ||
+		die "$s: idle split"
 	return 0
 }
 

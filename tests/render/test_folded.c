@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Folded stack sets (reports/render/folded.h): parsing, adding, merging, walking, writing back. */
+/* Folded stack sets (reports/analysis/folded.h): parsing, adding, merging, walking, writing back. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

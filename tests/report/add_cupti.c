@@ -4,9 +4,12 @@
  * engine's truth file (its gpu_busy intervals: simcuda's exact kernel times) added as the CUPTI
  * collector would have sent them: GS_REC_GPU_ACT kernel records, in batches written LAG_NS after
  * their kernels end, between the trace's own records; the collector's status records; the
- * header marked TRACE_F_GPU_ACT. No launch records: the report must find the closers itself.
+ * header marked TRACE_F_GPU_ACT. No launch records: the report must find the closers itself;
+ * unless LAUNCHES is given: its {"kind":"launch","tid":T,"start_ns":N} lines become launch
+ * records (the calling thread and the call's start; the i-th launch correlated with the i-th
+ * kernel, as on one stream), sent with the kernels.
  *
- *   add_cupti IN.gsc TRUTH OUT.gsc
+ *   add_cupti IN.gsc TRUTH OUT.gsc [LAUNCHES]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,8 +24,15 @@ struct kernel {
 	unsigned long long start, end;
 };
 
+struct launch {
+	unsigned int tid;
+	unsigned long long start;
+};
+
 static struct kernel *kernels;
 static size_t nkernels, sent;
+static struct launch *launches;
+static size_t nlaunches, lsent;
 
 static void die(const char *what)
 {
@@ -56,6 +66,31 @@ static void read_truth(const char *path)
 	fclose(f);
 	if (!nkernels)
 		die("no gpu_busy records in the truth file");
+}
+
+static void read_launches(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[256];
+	size_t cap = 0;
+
+	if (!f)
+		die("cannot open the launches file");
+	while (fgets(line, sizeof(line), f)) {
+		struct launch l;
+
+		if (sscanf(line, "{\"kind\":\"launch\",\"tid\":%u,\"start_ns\":%llu}", &l.tid,
+			   &l.start) != 2)
+			continue;
+		if (nlaunches == cap) {
+			cap = cap ? 2 * cap : 1024;
+			launches = realloc(launches, cap * sizeof(*launches));
+			if (!launches)
+				die("out of memory");
+		}
+		launches[nlaunches++] = l;
+	}
+	fclose(f);
 }
 
 static void put(struct trace_writer *w, const struct gs_gpu_act *a, const char *text, __u64 ts)
@@ -101,6 +136,18 @@ static void send_upto(struct trace_writer *w, __u64 ts)
 
 		put(w, &a, NULL, a.start);
 	}
+	for (; lsent < nlaunches && (ts == ~0ull || launches[lsent].start + LAG_NS <= ts);
+	     lsent++) {
+		struct gs_gpu_act a = {
+			.kind = GS_ACT_LAUNCH,
+			.correlation = lsent + 1,
+			.tid = launches[lsent].tid,
+			.start = launches[lsent].start,
+			.end = launches[lsent].start,
+		};
+
+		put(w, &a, NULL, a.start);
+	}
 }
 
 int main(int argc, char **argv)
@@ -112,9 +159,11 @@ int main(int argc, char **argv)
 	char err[512];
 	bool started = false;
 
-	if (argc != 4)
-		die("usage: add_cupti IN.gsc TRUTH OUT.gsc");
+	if (argc != 4 && argc != 5)
+		die("usage: add_cupti IN.gsc TRUTH OUT.gsc [LAUNCHES]");
 	read_truth(argv[2]);
+	if (argc == 5)
+		read_launches(argv[4]);
 	r = trace__open(argv[1], err, sizeof(err));
 	if (!r)
 		die(err);
@@ -141,6 +190,6 @@ int main(int argc, char **argv)
 	if (trace__finish(w))
 		die("cannot finish the output");
 	trace__close(r);
-	printf("add_cupti: %zu kernel intervals added\n", nkernels);
+	printf("add_cupti: %zu kernel intervals, %zu launches added\n", nkernels, nlaunches);
 	return 0;
 }

@@ -9,10 +9,13 @@ for DEVICE (default 0; the CUPTI block's kernel count is over every device):
 
 The gaps are exactly the truth's idle windows of 1 ms or more (windows under a quarter ms
 merged, as the tier merges them), all of tier "cupti", each with a closer; the device's busy
-time is the truth's kernel time within the report's span (windows under 1 ms counted busy); the
-agreement figures are the ones computed here from the API tier's windows.
+time is the truth's kernel time within the report's span, and the windows under 1 ms between
+its runs its idle time under the floor; the agreement figures are the ones computed here from
+the API tier's windows; the idle split's parts sum to the idle time.
 """
 import json
+import os
+import subprocess
 import sys
 sc, summary, api_summary, truth = sys.argv[1:5]
 dev = int(sys.argv[5]) if len(sys.argv) > 5 else 0
@@ -59,10 +62,16 @@ for a, b in runs:
         merged[-1][1] = b
     else:
         merged.append([a, b])
-want = sum(b - a for a, b in merged)
+coarse = sum(b - a for a, b in merged)
+# busy_ns is the kernels' own time: the windows under 1 ms inside the merged runs are idle, the
+# idle split's part under the floor (a kernel cut at the span's edge counted in proportion).
+want = sum(min(b, t1) - max(a, t0) for a, b in busy if min(b, t1) > max(a, t0))
 ds = [d for d in s["devices"] if d["id"] == dev][0]
-if ds["busy_ns"] != want:
+if abs(ds["busy_ns"] - want) > max(1, want // 10000):
     sys.exit("busy_ns %d, the truth's kernels give %d" % (ds["busy_ns"], want))
+under = ds["idle_split"]["under_floor_ns"]
+if under is None or abs(under - (coarse - ds["busy_ns"])) > 1:
+    sys.exit("under the floor %s, the merged runs give %d" % (under, coarse - ds["busy_ns"]))
 
 # Agreement, from the API tier's windows of a quarter ms or more.
 aw = [(g["start_ns"], g["end_ns"]) for g in api["gaps"] if g["device"] == dev]
@@ -85,5 +94,8 @@ want = {"cupti_gaps": len(truth_gaps), "api_gaps": len(api_gaps), "recalled": re
 got = {k: ag[k] for k in want}
 if got != want:
     sys.exit("agreement %s, expected %s" % (got, want))
+if subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "split_check.py"),
+                   "sum", summary]).returncode:
+    sys.exit("the idle split")
 print(sc + ": device %d: CUPTI tier: %d gaps as the truth's windows, busy %.3f s; agreement %s" %
       (dev, len(gaps), ds["busy_ns"] / 1e9, got))

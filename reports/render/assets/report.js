@@ -27,9 +27,21 @@
 	function header() {
 		var kpis = [
 			['Trace', fmtNs(S.duration_ns || 0)],
+			// The headline figure of summary.txt: busy from the first GPU work to the last
+			// ("at most" where the API tier cannot see idle under the floor).
 			['GPUs', DEVS.map(function (d) {
-				return 'GPU ' + d.id + ' ' + (+d.busy_pct).toFixed(1) + '% busy';
+				var b = d.active_busy_pct !== undefined ? d.active_busy_pct : d.busy_pct;
+				return 'GPU ' + d.id + ' ' + (d.busy_bound ? '\u2264 ' : '') +
+					(+b).toFixed(1) + '% busy';
 			}).join(' \u00b7 ') || 'none seen'],
+			['Idle', DEVS.map(function (d) {
+				var s = d.idle_split, run = S.duration_ns || 1;
+				if (!s)
+					return fmtNs(d.idle_ns || 0);
+				return 'gaps ' + pct(s.gaps_ns / run) + ' \u00b7 under the floor ' +
+					(s.under_floor_ns === null ? 'not measured' : pct(s.under_floor_ns / run)) +
+					' \u00b7 setup ' + pct(s.setup_ns / run) + ' \u00b7 tail ' + pct(s.tail_ns / run);
+			}).join(' | ') || '\u2014'],
 			['Gaps', GAPS.length + ' \u00b7 ' + fmtNs(gapNs) + ' idle'],
 			['Top cause', S.causes && S.causes.length ? causeText(S.causes[0]) + ' \u00b7 ' +
 				pct(S.causes[0].share || 0) : '\u2014'],
@@ -228,6 +240,53 @@
 		]);
 	}
 
+	// Idle time under the floor: no gap of its own, its cause in aggregate (summary.json's
+	// under_floor): the launching thread between its launches, and its flame graph's file.
+	function range(r) {
+		return r[1] ? fmtNs(r[0]) + '\u2013' + fmtNs(r[1]) : 'over ' + fmtNs(r[0]);
+	}
+
+	function underFloor() {
+		var U = S.under_floor;
+		if (!U || !U.shown)
+			return null;
+		var under = DEVS.reduce(function (n, d) {
+			return n + (d.idle_split && d.idle_split.under_floor_ns || 0);
+		}, 0), measured = DEVS.some(function (d) {
+			return d.idle_split && d.idle_split.under_floor_ns !== null;
+		});
+		var rows = (U.kinds || []).slice().sort(function (a, b) { return b.ns - a.ns; })
+			.map(function (k) {
+				return el('tr', {}, [
+					el('td', { text: k.kind === 'launch_bound' ? 'launch-bound' : k.kind }),
+					el('td', {}, [el('code', { text: k.kind === 'launch_bound' ?
+						U.function || '(no sample)' : k.kind === 'cuda' ?
+						'in CUDA calls (not synchronizes)' : 'off CPU' })]),
+					el('td', { class: 'num', text: fmtNs(k.ns) }),
+					el('td', { class: 'num', text: pct(k.share) }),
+				]);
+			});
+		return el('section', { class: 'card under-floor', id: 'under-floor' }, [
+			el('h2', { text: 'Idle under the floor' }),
+			el('p', { text: (measured ? fmtNs(under) + ' of GPU idle time in windows under ' +
+				'the floor, too short for a gap each. ' : 'Windows under the floor are not ' +
+				'measured without kernel times (API-inferred tier): they count busy. ') +
+				'The launching thread ' + U.comm + ' (' + U.launches + ' launches in the trace) ' +
+				'spent ' + fmtNs(U.host_ns) + ' of host time between its launches' +
+				(U.syncs ? '; ' + U.syncs_quick + ' of its ' + U.syncs + ' synchronizes ' +
+					'returned at once (the GPU had nothing left to run)' : '') + ':' }),
+			el('table', {}, [el('tbody', {}, rows)]),
+			U.launch_intervals ? el('p', { text: 'Time between its launches (every launch, ' +
+				'counted in BPF): p50 ' + range(U.launch_intervals.p50_ns) + ', p99 ' +
+				range(U.launch_intervals.p99_ns) + ' over ' + U.launch_intervals.n +
+				' intervals.' }) : null,
+			el('p', { class: 'hint', text: 'Its most common stack there: ' +
+				(U.frames || []).slice(0, 6).join(' \u2190 ') }),
+			U.svg ? el('p', {}, [el('a', { href: U.svg, target: '_blank',
+				text: 'Flame graph of the host time between launches' })]) : null,
+		]);
+	}
+
 	function lossesTable() {
 		var L = S.losses || {}, keys = Object.keys(L);
 		return el('section', { class: 'card losses-card' }, [
@@ -341,6 +400,9 @@
 	panel = el('section', { class: 'card gap', id: 'gap' });
 	app.appendChild(panel);
 	app.appendChild(el('div', { class: 'cols' }, [causesTable(), lossesTable()]));
+	var uf = underFloor();
+	if (uf)
+		app.appendChild(uf);
 	app.appendChild(gapsTable());
 	app.appendChild(glossary());
 	TLV.draw();

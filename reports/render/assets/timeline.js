@@ -118,6 +118,24 @@
 				ctx.fillText('GPU ' + l.id, 6, y + LANE_H / 2 + 4);
 				ctx.fillStyle = '#f4efe9';
 				ctx.fillRect(LABEL_W, y, w, LANE_H);
+				// Before the device's first work and after its last: setup and tail, hatched
+				// grey and named, left out of the headline busy figure.
+				var dv = DEVS.find(function (d) { return d.id === l.id; });
+				if (dv && dv.active_end_ns) {
+					[[view.a, dv.active_start_ns, 'setup'], [dv.active_end_ns, view.b, 'tail']]
+						.forEach(function (p) {
+							var x0 = Math.max(X(p[0]), LABEL_W), x1 = Math.min(X(p[1]), LABEL_W + w);
+							if (x1 - x0 < 1)
+								return;
+							ctx.fillStyle = 'rgba(120,124,135,0.28)';
+							ctx.fillRect(x0, y, x1 - x0, LANE_H);
+							if (x1 - x0 > 40) {
+								ctx.fillStyle = '#556';
+								ctx.font = '11px system-ui, sans-serif';
+								ctx.fillText(p[2], x0 + 4, y + 13);
+							}
+						});
+				}
 				// Busy share per pixel column, as the height of a green bar.
 				ctx.fillStyle = '#2e9d5c';
 				var prev = busyBefore(l, view.a);
@@ -273,7 +291,8 @@
 						el('i', { class: 'sw busy' }), 'busy (bar height: share of the pixel)',
 					].concat(tiers.api ? [el('i', { class: 'sw gap-api' }),
 						'gap, API tier'] : [], tiers.cupti ? [el('i',
-						{ class: 'sw gap-cupti' }), 'gap, CUPTI tier'] : [])),
+						{ class: 'sw gap-cupti' }), 'gap, CUPTI tier'] : [], [el('i', { class: 'sw setup' }),
+						'setup / tail (before the first GPU work, after the last)'])),
 				]),
 				el('div', { class: 'canvas-wrap' }, [canvas, tip]),
 				el('div', { class: 'hint', text: 'Scroll to zoom, drag to pan, click a gap. ' + note }),
