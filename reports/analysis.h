@@ -119,6 +119,15 @@ struct device_summary {
 	__u64 busy_ns, idle_ns;	    /* over the recording */
 	struct busy_interval *busy; /* sorted, disjoint */
 	size_t nbusy;
+	/*
+	 * API tier: of busy_ns, the time no completion signal backs (a launch followed by
+	 * neither another launch nor evidence for at least the gap floor, until a call that
+	 * did not wait, or the end): the device may have been idle then. Busy is a range,
+	 * busy_ns - unconfirmed_ns to busy_ns. unclosed: the streams with work still
+	 * outstanding at the end, none of whose launches since were ever seen done ("" none).
+	 */
+	__u64 unconfirmed_ns;
+	const char *unclosed;
 };
 
 struct cause {

@@ -89,6 +89,47 @@ static __u64 woken(const struct thread *t, const struct gs_hdr *h, const struct 
 	return 0;
 }
 
+/*
+ * Whether an off-CPU interval's wakeup came from a device's interrupt: marked so by the
+ * recorder (GS_F_WAKE_IRQ), or in a trace from before the mark, made by the idle task of
+ * another CPU than the one the thread slept and woke on (a timer expires on the CPU it was set
+ * on, the sleeper's; a device's interrupt goes where it is routed), and not in a futex wait
+ * (whose only wake from an interrupt is its timeout).
+ */
+static bool wake_irq(const struct gs_hdr *h, const struct offcpu_event *e)
+{
+	unsigned int cpu;
+
+	if (h->flags & GS_F_WAKE_SEEN)
+		return h->flags & GS_F_WAKE_IRQ;
+	if (!e->wake_ts || e->waker_tid || (h->flags & GS_F_IN_FUTEX))
+		return false;
+	if (sscanf(e->waker_comm, "swapper/%u", &cpu) != 1)
+		return false;
+	return cpu != h->cpu && cpu != e->on_cpu;
+}
+
+/* An off-CPU interval into the API tier's wake chains (gputime.h). */
+static int gpu_wake(struct analysis_priv *p, const struct gs_hdr *h)
+{
+	const struct offcpu_event *e = (const void *)h;
+	struct thread *t = threads__get(p->th, h->tid, h->tgid);
+	struct gwake w = {
+		.start = h->ts,
+		.end = h->ts + e->dur_ns,
+		.wake = e->wake_ts,
+		.tid = h->tid,
+		.tgid = h->tgid,
+		.waker_tid = e->waker_tid,
+		.waker_tgid = e->waker_tgid,
+		.blocked = e->state == OFFCPU_BLOCKED,
+		.irq = wake_irq(h, e),
+		.comm = t ? t->comm : "?",
+	};
+
+	return p->gt ? gputime__offcpu(p->gt, &w) : 0;
+}
+
 /* One record: metadata, or an event for the timelines. Returns -ENOMEM only. */
 /* A process gone, and its pid given to another (a fork, a mapping): not to be let go of. */
 static void revived(struct analysis_priv *p, __u32 tgid)
@@ -192,7 +233,7 @@ int analysis_priv__feed(struct analysis *a, const struct gs_hdr *h, __u32 versio
 		end += ((const struct offcpu_event *)h)->dur_ns;
 		if (h->flags & GS_F_RESUME_UNSEEN)
 			a->resume_unseen++;
-		if (threads__add_offcpu(p->th, h, version))
+		if (threads__add_offcpu(p->th, h, version) || gpu_wake(p, h))
 			return -ENOMEM;
 		break;
 	case GS_EV_FUTEX:

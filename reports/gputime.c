@@ -46,8 +46,10 @@ void gputime__free(struct gputime *g)
 		g->ctxs = c->next;
 		free(c);
 	}
-	for (int i = 0; i < MAX_DEVICES; i++)
+	for (int i = 0; i < MAX_DEVICES; i++) {
 		vec__free(&g->dev[i].busy);
+		vec__free(&g->dev[i].unsure);
+	}
 	while (g->events) {
 		struct evrec *e = g->events;
 
@@ -123,6 +125,7 @@ static struct stream *stream_of(struct gputime *g, const struct gop *op, bool cr
 		return NULL;
 	s->key_handle = op->stream;
 	s->key_owner = owner;
+	s->tgid = op->tgid;
 	s->device = device_of_ctx(g, ctx, &known) % MAX_DEVICES;
 	s->known_device = known;
 	s->next = g->streams;
@@ -153,6 +156,22 @@ static __u32 device_of_call(struct gputime *g, const struct gop *op)
 	bool known;
 
 	return device_of_ctx(g, op->ctx ? op->ctx : t ? t->ctx : 0, &known) % MAX_DEVICES;
+}
+
+/* The first wakeup from the GPU's interrupt of t's that came inside [t0, t1], 0 none. */
+static __u64 irq_within(const struct tstate *t, __u64 t0, __u64 t1)
+{
+	__u64 irq = 0;
+
+	for (__u32 k = 0; t && k < TSTATE_OFFS && k < t->noff; k++) {
+		const struct toff *o = &t->off[(t->noff - 1 - k) % TSTATE_OFFS];
+
+		if (o->end <= t0)
+			break;
+		if (o->start >= t0 && o->end <= t1 && o->news)
+			irq = o->news;
+	}
+	return irq;
 }
 
 /* A call that returned: its evidence covers the work queued before it began (op->t). */
@@ -200,6 +219,25 @@ static void call_returned(struct gputime *g, const struct gop *op)
 	case CU_K_SYNC_CTX:
 		gpudev__evidence_all(g, device_of_call(g, op), false, op->t, op);
 		break;
+	case CU_K_FREE:
+	case CU_K_HOST_UNREGISTER:
+	case CU_K_UNLOAD:
+		/*
+		 * These wait for the device before they let go of memory or code, and may then
+		 * spend long in the driver (unmapping): where the thread slept inside the call
+		 * and was woken from the GPU's interrupt, that wakeup is the drain, not the return.
+		 */
+		{
+			struct gop w = *op;
+			__u64 irq = irq_within(thread_of(g, op->tid), op->t, op->end);
+
+			if (irq) {
+				w.end = irq;
+				w.verb = "woke from the device's drain in";
+			}
+			gpudev__evidence_all(g, device_of_call(g, op), true, op->t, &w);
+		}
+		break;
 	case CU_K_MEMCPY:
 	case CU_K_MEMSET:
 		gpudev__evidence_all(g, device_of_call(g, op), true, op->t, op);
@@ -232,6 +270,9 @@ int gputime__add(struct gputime *g, const struct cu_event *e, const char *fn, co
 	struct evrec *ev;
 
 	gpudev__flush_due(g, op.end);
+	t = thread_of(g, op.tid);
+	if (t)
+		t->cuda = true;
 	switch (e->kind) {
 	case CU_K_CTX_SET:
 	case CU_K_CTX_PUSH:
@@ -279,6 +320,119 @@ int gputime__add(struct gputime *g, const struct cu_event *e, const char *fn, co
 		/* An entry whose return was not seen: no evidence. */
 		if (ret)
 			call_returned(g, &op);
+	}
+	return 0;
+}
+
+/* t's blocked interval that ended (switched in) last at or before w, if it ran from then to w. */
+static const struct toff *ran_since(const struct tstate *t, __u64 w)
+{
+	for (__u32 k = 0; k < TSTATE_OFFS && k < t->noff; k++) {
+		const struct toff *o = &t->off[(t->noff - 1 - k) % TSTATE_OFFS];
+
+		if (o->end <= w)
+			return o;
+		if (o->start < w)
+			return NULL; /* off-CPU at w */
+	}
+	return NULL;
+}
+
+/* The GPU work of process tgid queued before cut was done at t (op names how it was seen). */
+static void evidence_proc(struct gputime *g, __u32 tgid, __u64 cut, const struct gop *op)
+{
+	for (struct stream *s = g->streams; s; s = s->next)
+		if (s->tgid == tgid)
+			gpudev__evidence(g, s, cut, op);
+}
+
+/* d's latest interrupt wakeup in (t0, t1], 0 none. */
+static __u64 irq_in(const struct tstate *d, __u64 t0, __u64 t1)
+{
+	for (__u32 k = 0; k < TSTATE_IRQS && k < d->nirq; k++) {
+		__u64 t = d->irqs[(d->nirq - 1 - k) % TSTATE_IRQS];
+
+		if (t <= t0)
+			break;
+		if (t <= t1)
+			return t;
+	}
+	return 0;
+}
+
+/*
+ * The driver thread a wakeup came from (o->root) and when it learnt what it passed on
+ * (o->news): the waker itself where it is one (news: when it last began to run, or its
+ * interrupt while this thread waited), else where the waker's own last wakeup came from, if it
+ * ran only briefly before this one (a hop). A chain whose news is older than the wait ends.
+ */
+static void chain_of(struct gputime *g, const struct gwake *w, struct toff *o)
+{
+	struct tstate *x, *d;
+	const struct toff *xo;
+
+	if (w->waker_tgid != w->tgid || w->waker_tid == w->tid || !w->waker_tid)
+		return;
+	x = thread_of(g, w->waker_tid);
+	xo = x ? ran_since(x, w->wake) : NULL;
+	if (!xo)
+		return;
+	if (x->driver) {
+		o->root = x->tid;
+		o->news = xo->end;
+	} else if (w->wake - xo->end <= GPUTIME_HOP_NS && xo->root) {
+		o->root = xo->root;
+		o->news = xo->news;
+	}
+	d = o->root ? thread_of(g, o->root) : NULL;
+	if (d && irq_in(d, w->start, w->wake))
+		o->news = irq_in(d, w->start, w->wake);
+	if (o->news <= w->start)
+		o->root = 0, o->news = 0;
+}
+
+int gputime__offcpu(struct gputime *g, const struct gwake *w)
+{
+	struct tstate *t;
+	struct toff o = { .start = w->start, .end = w->end };
+
+	gpudev__flush_due(g, w->end);
+	if (!w->blocked || !w->wake)
+		return 0; /* preempted: it ran on, its wake chain with it */
+	t = thread_of(g, w->tid);
+	if (!t)
+		return -ENOMEM;
+	if (w->irq) {
+		/* Its own interrupt: a driver thread's (or a thread inside a driver call's). */
+		t->driver = !t->cuda || t->driver;
+		t->irqs[t->nirq++ % TSTATE_IRQS] = w->wake;
+		o.root = w->tid;
+		o.news = w->wake;
+	} else {
+		chain_of(g, w, &o);
+	}
+	t->off[t->noff++ % TSTATE_OFFS] = o;
+	if (!o.news || w->irq || !t->cuda)
+		return 0;
+	/*
+	 * A thread that feeds the GPU, woken through a chain from the driver's thread (the one
+	 * the GPU's interrupt wakes) that learnt its news while this one waited: the work its
+	 * process queued before it began to wait was done then. This is the completion signal
+	 * where no call asks (XLA's host thread waits in a futex; the driver's event thread,
+	 * woken by the interrupt, passes it on through the callback threads).
+	 */
+	{
+		struct gop op = {
+			.t = w->start,
+			.end = o.news,
+			.tid = w->tid,
+			.tgid = w->tgid,
+			.fn = "the GPU's interrupt",
+			.verb = "woke, through its waiters,",
+			.comm = w->comm,
+		};
+
+		evidence_proc(g, w->tgid, op.t, &op);
 	}
 	return 0;
 }

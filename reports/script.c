@@ -326,6 +326,9 @@ static void print_offcpu(const struct script *s, const struct offcpu_event *e)
 		fputs(" waker=", s->out);
 		put(s->out, e->waker_comm, 16);
 		fprintf(s->out, "/%u/%u", e->waker_tid, e->waker_tgid);
+		/* From a device's interrupt handler (GS_F_WAKE_IRQ), whichever task it stopped. */
+		if (h->flags & GS_F_WAKE_IRQ)
+			fputs(" from=irq", s->out);
 	}
 	fprintf(s->out, " cpu=%u->%u\n", h->cpu, e->on_cpu);
 	print_stacks(s, h, 0);

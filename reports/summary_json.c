@@ -184,13 +184,27 @@ int summary_json__write(const struct analysis *a, FILE *out)
 		esc__json(out, a->notes[i], false);
 	}
 	fprintf(out, "],\n\"devices\":[");
-	for (size_t d = 0; d < a->ndevices; d++)
+	for (size_t d = 0; d < a->ndevices; d++) {
+		const struct device_summary *ds = &a->devices[d];
+
 		fprintf(out,
 			"%s{\"id\":%u,\"busy_ns\":%" PRIu64 ",\"idle_ns\":%" PRIu64
-			",\"busy_pct\":%.2f}",
-			d ? "," : "", a->devices[d].id, (uint64_t)a->devices[d].busy_ns,
-			(uint64_t)a->devices[d].idle_ns,
-			a->duration_ns ? 100.0 * a->devices[d].busy_ns / a->duration_ns : 0.0);
+			",\"busy_pct\":%.2f",
+			d ? "," : "", ds->id, (uint64_t)ds->busy_ns, (uint64_t)ds->idle_ns,
+			a->duration_ns ? 100.0 * ds->busy_ns / a->duration_ns : 0.0);
+		/* The API tier's range (analysis.h), where it is one. */
+		if (ds->unconfirmed_ns)
+			fprintf(out, ",\"busy_unconfirmed_ns\":%" PRIu64 ",\"busy_min_pct\":%.2f",
+				(uint64_t)ds->unconfirmed_ns,
+				a->duration_ns ? 100.0 * (ds->busy_ns - ds->unconfirmed_ns) /
+							 a->duration_ns :
+						 0.0);
+		if (ds->unclosed && *ds->unclosed) {
+			fprintf(out, ",\"unclosed\":");
+			esc__json(out, ds->unclosed, false);
+		}
+		fputc('}', out);
+	}
 	fprintf(out, "]");
 	if (a->copy_gbps > 0)
 		fprintf(out, ",\n\"copy_model\":{\"gbps\":%g,\"latency_us\":%g}", a->copy_gbps,

@@ -162,6 +162,33 @@ static void print_symbols(FILE *out, const struct symbol_counts *c)
 	fputc('\n', out);
 }
 
+/*
+ * A device's busy share. The API tier's is a range where some of it no completion signal
+ * backs (analysis.h): never a guess printed as a fact.
+ */
+static void print_device(FILE *out, const struct analysis *a, const struct device_summary *d)
+{
+	double dur = a->duration_ns ? (double)a->duration_ns : 1.0;
+	bool cupti = agreement(a, d->id);
+
+	if (!cupti && 1000.0 * d->unconfirmed_ns >= dur) {
+		fprintf(out,
+			"device %u: busy %.1f-%.1f%% (%.3f s of %.3f s, API-inferred; %.3f s of it "
+			"after launches no completion signal followed: the GPU may have been idle "
+			"then)\n",
+			d->id, 100.0 * (d->busy_ns - d->unconfirmed_ns) / dur,
+			100.0 * d->busy_ns / dur, d->busy_ns / 1e9, a->duration_ns / 1e9,
+			d->unconfirmed_ns / 1e9);
+	} else {
+		fprintf(out, "device %u: busy %.1f%% (%.3f s of %.3f s, %s)\n", d->id,
+			100.0 * d->busy_ns / dur, d->busy_ns / 1e9, a->duration_ns / 1e9,
+			cupti ? "CUPTI" : "API-inferred");
+	}
+	if (!cupti && d->unclosed && *d->unclosed)
+		fprintf(out, "device %u: still busy at the end, never seen done: %s\n", d->id,
+			d->unclosed);
+}
+
 int summary_txt__write(const struct analysis *a, const struct report_out_opts *o, FILE *out)
 {
 	const struct gap **by_dur;
@@ -181,10 +208,7 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 		fputc('\n', out);
 	}
 	for (size_t d = 0; d < a->ndevices; d++)
-		fprintf(out, "device %u: busy %.1f%% (%.3f s of %.3f s, %s)\n", a->devices[d].id,
-			a->duration_ns ? 100.0 * a->devices[d].busy_ns / a->duration_ns : 0.0,
-			a->devices[d].busy_ns / 1e9, a->duration_ns / 1e9,
-			agreement(a, a->devices[d].id) ? "CUPTI" : "API-inferred");
+		print_device(out, a, &a->devices[d]);
 	if (a->copy_gbps > 0)
 		fprintf(out,
 			"API-inferred tier: host<->device async copies modelled at %g GB/s + %g us\n",
