@@ -360,9 +360,12 @@ int gputime__finish(struct gputime *g, __u64 t0, __u64 t1, struct device_summary
 				b->start = d->busy_since;
 				b->end = t1;
 			}
+			/* Named where nothing was heard of them for the gap floor at least: the
+			 * end of a recording cuts every busy program's last launches off. */
+			if (t1 > d->last_signal && t1 - d->last_signal >= g->min_gap)
+				ds->unclosed = unclosed(g, i);
 			unconfirmed_until(g, d, t1);
 			unsure_close(g, d);
-			ds->unclosed = unclosed(g, i);
 		}
 		ds->id = i;
 		ds->busy = d->busy.data;
