@@ -286,6 +286,12 @@ int gputime__add(struct gputime *g, const struct cu_event *e, const char *fn, co
 		if (s && !s->capturing)
 			gpudev__launch(g, s, &op);
 		break;
+	case CU_K_HOST_FUNC:
+		/* It runs on a driver thread once the work before it is done: news from there. */
+		s = stream_of(g, &op, true);
+		if (s && !s->capturing && s->last_launch >= s->done_before)
+			s->host_fn = op.t;
+		break;
 	case CU_K_CAPTURE_BEGIN:
 	case CU_K_CAPTURE_END:
 		s = stream_of(g, &op, true);
@@ -391,6 +397,33 @@ static void chain_of(struct gputime *g, const struct gwake *w, struct toff *o)
 		o->root = 0, o->news = 0;
 }
 
+/*
+ * A thread of the process woken with the driver's news (its interrupt, or a chain from its
+ * thread) after it began to wait: the host functions queued before that wait have run, the
+ * driver's thread calling them once the work before them was done.
+ */
+static void host_fns_ran(struct gputime *g, const struct gwake *w, __u64 news)
+{
+	for (struct stream *s = g->streams; s; s = s->next) {
+		if (s->tgid != w->tgid || !s->host_fn || s->host_fn >= w->start)
+			continue;
+		{
+			struct gop op = {
+				.t = s->host_fn,
+				.end = news,
+				.tid = w->tid,
+				.tgid = w->tgid,
+				.fn = "a host function",
+				.verb = "ran, its driver thread woken, in",
+				.comm = w->comm,
+			};
+
+			s->host_fn = 0;
+			gpudev__evidence(g, s, op.t + 1, &op);
+		}
+	}
+}
+
 int gputime__offcpu(struct gputime *g, const struct gwake *w)
 {
 	struct tstate *t;
@@ -412,6 +445,8 @@ int gputime__offcpu(struct gputime *g, const struct gwake *w)
 		chain_of(g, w, &o);
 	}
 	t->off[t->noff++ % TSTATE_OFFS] = o;
+	if (o.news)
+		host_fns_ran(g, w, o.news);
 	if (!o.news || w->irq || !t->cuda)
 		return 0;
 	/*

@@ -246,6 +246,10 @@ static void print_cuda(const struct script *s, const struct cu_event *e)
 	case CU_K_CTX_CREATE:
 		fprintf(o, " device=%llu", (unsigned long long)e->aux);
 		break;
+	case CU_K_HOST_FUNC:
+		fprintf(o, " fn=0x%llx arg=0x%llx", (unsigned long long)e->handle,
+			(unsigned long long)e->aux);
+		break;
 	case CU_K_UNLOAD: /* the module or library, as the lookups' owner= */
 		fprintf(o, " owner=0x%llx", (unsigned long long)e->handle);
 		break;
@@ -258,7 +262,7 @@ static void print_cuda(const struct script *s, const struct cu_event *e)
 	}
 	if (e->stream || e->kind == CU_K_LAUNCH || e->kind == CU_K_SYNC_STREAM ||
 	    e->kind == CU_K_EVENT_RECORD || e->kind == CU_K_STREAM_QUERY ||
-	    e->kind == CU_K_STREAM_WAIT)
+	    e->kind == CU_K_STREAM_WAIT || e->kind == CU_K_HOST_FUNC)
 		fprintf(o, " stream=0x%llx", (unsigned long long)e->stream);
 	if (e->ctx)
 		fprintf(o, " ctx=0x%llx", (unsigned long long)e->ctx);
