@@ -158,20 +158,25 @@ static __u32 device_of_call(struct gputime *g, const struct gop *op)
 	return device_of_ctx(g, op->ctx ? op->ctx : t ? t->ctx : 0, &known) % MAX_DEVICES;
 }
 
-/* The first wakeup from the GPU's interrupt of t's that came inside [t0, t1], 0 none. */
-static __u64 irq_within(const struct tstate *t, __u64 t0, __u64 t1)
+/*
+ * The first wakeup of t's inside [t0, t1] that can be a drain's: from the GPU's interrupt (or
+ * its chain), or by another thread of the process (a driver's thread that saw the work done);
+ * 0 none. Sleeps woken by a timer (unmapping paced by the kernel, a retry) are not.
+ */
+static __u64 drain_within(const struct tstate *t, __u64 t0, __u64 t1)
 {
-	__u64 irq = 0;
+	__u64 first = 0;
 
 	for (__u32 k = 0; t && k < TSTATE_OFFS && k < t->noff; k++) {
 		const struct toff *o = &t->off[(t->noff - 1 - k) % TSTATE_OFFS];
+		__u64 w = o->news ? o->news : o->peer;
 
 		if (o->end <= t0)
 			break;
-		if (o->start >= t0 && o->end <= t1 && o->news)
-			irq = o->news;
+		if (o->start >= t0 && o->end <= t1 && w)
+			first = w;
 	}
-	return irq;
+	return first;
 }
 
 /* A call that returned: its evidence covers the work queued before it began (op->t). */
@@ -225,17 +230,19 @@ static void call_returned(struct gputime *g, const struct gop *op)
 		/*
 		 * These wait for the device before they let go of memory or code, and may then
 		 * spend long in the driver (unmapping): where the thread slept inside the call
-		 * and was woken from the GPU's interrupt, that wakeup is the drain, not the return.
+		 * and was woken from the GPU's interrupt (or by the driver's thread), that first
+		 * wakeup is the drain, not the return.
 		 */
 		{
 			struct gop w = *op;
-			__u64 irq = irq_within(thread_of(g, op->tid), op->t, op->end);
+			__u64 irq = drain_within(thread_of(g, op->tid), op->t, op->end);
 
 			if (irq) {
 				w.end = irq;
 				w.verb = "woke from the device's drain in";
 			}
-			gpudev__evidence_all(g, device_of_call(g, op), true, op->t, &w);
+			/* The device's, every stream's: non-blocking ones too. */
+			gpudev__evidence_all(g, device_of_call(g, op), false, op->t, &w);
 		}
 		break;
 	case CU_K_MEMCPY:
@@ -428,6 +435,9 @@ int gputime__offcpu(struct gputime *g, const struct gwake *w)
 {
 	struct tstate *t;
 	struct toff o = { .start = w->start, .end = w->end };
+
+	if (w->waker_tgid == w->tgid && w->waker_tid && w->waker_tid != w->tid)
+		o.peer = w->wake;
 
 	gpudev__flush_due(g, w->end);
 	if (!w->blocked || !w->wake)

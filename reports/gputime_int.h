@@ -60,6 +60,7 @@ struct toff {
 	__u32 root;	  /* the driver thread its wake chain came from, 0 none */
 	__u64 news;	  /* when the chain's news arose: that thread's interrupt while this one
 			   * waited, or where it had none, when that thread ran; 0 none */
+	__u64 peer;	  /* woken then by another thread of its process (not a timer), 0 not */
 };
 
 struct tstate {

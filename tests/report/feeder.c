@@ -23,6 +23,10 @@
  *           idle; then both synchronized, PERIOD ms of CPU work,
  *           and ITER ms more as before                              expected: one gap,
  *           on_cpu in compute_input
+ *   free    allocates 64 MiB, launches and frees it: no
+ *           synchronize but cuMemFree's own drain, after which it
+ *           unmaps for ~4 ms; then PERIOD ms of CPU work            expected: a gap per
+ *           iteration, from the drain (tests/cases/report_api_free.sh)
  *
  * usage: feeder LIBCUDA MODE ITER PERIOD_MS [FILE]
  */
@@ -151,7 +155,7 @@ int main(int argc, char **argv)
 
 	if (argc < 5) {
 		fprintf(stderr,
-			"usage: feeder LIBCUDA sleep|file|graph|helper|deep|busy ITER PERIOD_MS [FILE]\n");
+			"usage: feeder LIBCUDA sleep|file|graph|helper|deep|busy|free ITER PERIOD_MS [FILE]\n");
 		return 2;
 	}
 	mode = argv[2];
@@ -184,6 +188,19 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "helper"))
 		pthread_create(&helper, NULL, helper_main, NULL);
+	if (!strcmp(mode, "free")) {
+		for (int i = 0; i < iter; i++) {
+			void *big;
+
+			CU(cuMemAlloc_v2, &big, (size_t)64 << 20);
+			for (int k = 0; k < 4; k++)
+				launch();
+			CU(cuMemFree_v2, big);
+			compute_input(period);
+		}
+		printf("feeder: free %d iterations at %llu\n", iter, (unsigned long long)now_ns());
+		return 0;
+	}
 	if (!strcmp(mode, "busy")) {
 		CU(cuStreamCreate, &stream2, 1);
 		busy_for(iter);
