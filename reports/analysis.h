@@ -128,6 +128,7 @@ struct device_summary {
 	 */
 	__u64 unconfirmed_ns;
 	const char *unclosed;
+	bool busy_unknown; /* launches, and no completion signal ever: busy_ns is only a bound */
 };
 
 struct cause {

@@ -142,7 +142,7 @@ void gpudev__launch(struct gputime *g, struct stream *s, const struct gop *op)
 	d->seen = true;
 	unconfirmed_until(g, d, op->t);
 	s->last_launch = op->t;
-	s->nlaunch++;
+	s->launches++;
 	s->tail_ns = 0; /* the copies queued before the launch run before its kernel */
 	d->launch_ts[d->nlaunch % GPUTIME_LAUNCHES] = op->t;
 	d->launch_tid[d->nlaunch++ % GPUTIME_LAUNCHES] = op->tid;
@@ -155,6 +155,7 @@ void gpudev__launch(struct gputime *g, struct stream *s, const struct gop *op)
 		t = s->copy_free;
 	}
 	s->copy_free = 0;
+	s->open_since = op->t;
 	s->start_eff = t;
 	s->start_how = strtab__internf(g->strs, "%s by %s%s", op->fn, op->comm, behind);
 	s->start_tid = op->tid;
@@ -212,7 +213,7 @@ void gpudev__evidence(struct gputime *g, struct stream *s, __u64 cut, const stru
 			d->last_signal = op->end;
 	}
 	if (!outstanding(s))
-		s->nlaunch = 0;
+		s->ever_done |= was;
 	if (s->copy_free && s->copy_free <= op->end)
 		s->copy_free = 0;
 	if (!was || outstanding(s))
@@ -316,8 +317,23 @@ __u32 gputime__launcher(const struct gputime *g, __u32 device, __u64 t)
 	return 0;
 }
 
-/* The device's streams still outstanding, and their launches since their last evidence. */
-static const char *unclosed(struct gputime *g, __u32 device)
+/* Whether the device had launches and no completion signal ever closed any of them. */
+static bool busy_unknown(const struct gputime *g, __u32 device)
+{
+	bool launched = false;
+
+	for (const struct stream *s = g->streams; s; s = s->next) {
+		if (s->device != device)
+			continue;
+		if (s->ever_done)
+			return false;
+		launched |= s->launches > 0;
+	}
+	return launched;
+}
+
+/* The device's streams still outstanding at t1, and for how long no evidence closed them. */
+static const char *unclosed(struct gputime *g, __u32 device, __u64 t1)
 {
 	char buf[256];
 	size_t n = 0, k = 0;
@@ -327,9 +343,11 @@ static const char *unclosed(struct gputime *g, __u32 device)
 		if (s->device != device || !outstanding(s))
 			continue;
 		if (k++ < 4 && n < sizeof(buf))
-			n += snprintf(buf + n, sizeof(buf) - n, "%sstream 0x%llx (%llu launch%s)",
+			n += snprintf(buf + n, sizeof(buf) - n,
+				      "%sstream 0x%llx (work queued %.3f s "
+				      "before the end)",
 				      n ? ", " : "", (unsigned long long)s->key_handle,
-				      (unsigned long long)s->nlaunch, s->nlaunch == 1 ? "" : "es");
+				      t1 > s->open_since ? (t1 - s->open_since) / 1e9 : 0.0);
 	}
 	if (k > 4 && n < sizeof(buf))
 		snprintf(buf + n, sizeof(buf) - n, " and %zu more", k - 4);
@@ -353,6 +371,7 @@ int gputime__finish(struct gputime *g, __u64 t0, __u64 t1, struct device_summary
 		struct gdev *d = &g->dev[i];
 		struct device_summary *ds = &(*devs)[i];
 
+		ds->busy_unknown = busy_unknown(g, i);
 		if (d->outstanding) { /* still busy when the recording stopped */
 			struct busy_interval *b = vec__push(&d->busy, sizeof(*b));
 
@@ -362,8 +381,9 @@ int gputime__finish(struct gputime *g, __u64 t0, __u64 t1, struct device_summary
 			}
 			/* Named where nothing was heard of them for the gap floor at least: the
 			 * end of a recording cuts every busy program's last launches off. */
-			if (t1 > d->last_signal && t1 - d->last_signal >= g->min_gap)
-				ds->unclosed = unclosed(g, i);
+			if (ds->busy_unknown ||
+			    (t1 > d->last_signal && t1 - d->last_signal >= g->min_gap))
+				ds->unclosed = unclosed(g, i, t1);
 			unconfirmed_until(g, d, t1);
 			unsure_close(g, d);
 		}

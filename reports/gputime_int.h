@@ -34,8 +34,10 @@ struct stream {
 	__u32 tgid; /* the process that named it first */
 	__u8 non_blocking, capturing, known_device;
 	__u64 last_launch; /* ts of the last launch, 0 none */
-	__u64 nlaunch;	   /* launches since its last evidence */
+	__u64 open_since;  /* its first launch since its last evidence */
 	__u64 host_fn;	   /* the latest host function queued after outstanding work, 0 none */
+	__u64 launches;	   /* all its launches */
+	bool ever_done;	   /* some completion evidence closed its work once */
 	__u64 done_before; /* launches before this are complete */
 	/* The copy model (gputime__copy_model): where the stream's own copies hold its kernels. */
 	__u64 copy_free; /* the copies queued while no kernel was outstanding end then, 0 none */

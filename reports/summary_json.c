@@ -199,6 +199,8 @@ int summary_json__write(const struct analysis *a, FILE *out)
 				a->duration_ns ? 100.0 * (ds->busy_ns - ds->unconfirmed_ns) /
 							 a->duration_ns :
 						 0.0);
+		if (ds->busy_unknown)
+			fprintf(out, ",\"busy_unknown\":true");
 		if (ds->unclosed && *ds->unclosed) {
 			fprintf(out, ",\"unclosed\":");
 			esc__json(out, ds->unclosed, false);

@@ -171,7 +171,12 @@ static void print_device(FILE *out, const struct analysis *a, const struct devic
 	double dur = a->duration_ns ? (double)a->duration_ns : 1.0;
 	bool cupti = agreement(a, d->id);
 
-	if (!cupti && 1000.0 * d->unconfirmed_ns >= dur) {
+	if (!cupti && d->busy_unknown) {
+		fprintf(out,
+			"device %u: busy unknown (API-inferred: launches, and no completion signal "
+			"ever; busy at most %.1f%%, %.3f s of %.3f s)\n",
+			d->id, 100.0 * d->busy_ns / dur, d->busy_ns / 1e9, a->duration_ns / 1e9);
+	} else if (!cupti && 1000.0 * d->unconfirmed_ns >= dur) {
 		fprintf(out,
 			"device %u: busy %.1f-%.1f%% (%.3f s of %.3f s, API-inferred; %.3f s of it "
 			"after launches no completion signal followed: the GPU may have been idle "

@@ -23,6 +23,11 @@
  *           idle; then both synchronized, PERIOD ms of CPU work,
  *           and ITER ms more as before                              expected: one gap,
  *           on_cpu in compute_input
+ *   poll    launches a kernel that doubles an element of device
+ *           memory (simcuda's is host memory: a host-mapped flag the
+ *           GPU writes) and spins reading it until it changes; then
+ *           PERIOD ms of CPU work; never a synchronize               expected: busy unknown
+ *           (tests/cases/report_api_unknown.sh)
  *   free    allocates 64 MiB, launches and frees it: no
  *           synchronize but cuMemFree's own drain, after which it
  *           unmaps for ~4 ms; then PERIOD ms of CPU work            expected: a gap per
@@ -155,7 +160,7 @@ int main(int argc, char **argv)
 
 	if (argc < 5) {
 		fprintf(stderr,
-			"usage: feeder LIBCUDA sleep|file|graph|helper|deep|busy|free ITER PERIOD_MS [FILE]\n");
+			"usage: feeder LIBCUDA sleep|file|graph|helper|deep|busy|poll|free ITER PERIOD_MS [FILE]\n");
 		return 2;
 	}
 	mode = argv[2];
@@ -188,6 +193,22 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "helper"))
 		pthread_create(&helper, NULL, helper_main, NULL);
+	if (!strcmp(mode, "poll")) {
+		volatile uint64_t *flag = (volatile uint64_t *)args.data;
+
+		args.c = fr_add(fr_one(), fr_one());
+		args.data[0] = fr_one();
+		for (int i = 0; i < iter; i++) {
+			uint64_t was = flag[0];
+
+			launch();
+			while (flag[0] == was)
+				; /* the GPU's write, seen by polling: no call tells the driver */
+			compute_input(period);
+		}
+		printf("feeder: poll %d iterations at %llu\n", iter, (unsigned long long)now_ns());
+		return 0;
+	}
 	if (!strcmp(mode, "free")) {
 		for (int i = 0; i < iter; i++) {
 			void *big;

@@ -326,6 +326,7 @@ static void unconfirmed(int how)
 	CHECK_EQ_U64(nd, 1);
 	CHECK_EQ_U64(d[0].unconfirmed_ns, how == 0 ? 21 * MS : how == 1 ? 20 * MS : 0);
 	CHECK(!strcmp(d[0].unclosed, ""), "unclosed %s", d[0].unclosed);
+	CHECK(!d[0].busy_unknown, "evidence seen, yet busy unknown");
 	free(d[0].busy);
 	free(d);
 	gputime__free(g);
@@ -343,7 +344,9 @@ static void unclosed_stream(void)
 	CHECK(!gputime__finish(g, 0, 100 * MS, &d, &nd), "finish");
 	CHECK_EQ_U64(d[0].busy_ns, 90 * MS);
 	CHECK_EQ_U64(d[0].unconfirmed_ns, 90 * MS);
-	CHECK(!strcmp(d[0].unclosed, "stream 0xa0 (2 launches)"), "unclosed %s", d[0].unclosed);
+	CHECK(!strcmp(d[0].unclosed, "stream 0xa0 (work queued 0.090 s before the end)"),
+	      "unclosed %s", d[0].unclosed);
+	CHECK(d[0].busy_unknown, "no evidence ever, yet busy is known");
 	free(d[0].busy);
 	free(d);
 	gputime__free(g);
