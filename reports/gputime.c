@@ -57,7 +57,16 @@ void gputime__free(struct gputime *g)
 		free(e);
 	}
 	vec__free(&g->idle);
+	vec__free(&g->cuda_tgids);
 	free(g);
+}
+
+static bool cuda_proc(const struct gputime *g, __u32 tgid)
+{
+	for (size_t i = 0; i < g->cuda_tgids.n; i++)
+		if (*VEC_AT(&g->cuda_tgids, __u32, i) == tgid)
+			return true;
+	return false;
 }
 
 static struct tstate *thread_of(struct gputime *g, __u32 tid)
@@ -278,8 +287,15 @@ int gputime__add(struct gputime *g, const struct cu_event *e, const char *fn, co
 
 	gpudev__flush_due(g, op.end);
 	t = thread_of(g, op.tid);
-	if (t)
+	if (t && !t->cuda) {
 		t->cuda = true;
+		if (!cuda_proc(g, op.tgid)) {
+			__u32 *p = vec__push(&g->cuda_tgids, sizeof(*p));
+
+			if (p)
+				*p = op.tgid;
+		}
+	}
 	switch (e->kind) {
 	case CU_K_CTX_SET:
 	case CU_K_CTX_PUSH:
@@ -440,8 +456,8 @@ int gputime__offcpu(struct gputime *g, const struct gwake *w)
 		o.peer = w->wake;
 
 	gpudev__flush_due(g, w->end);
-	if (!w->blocked || !w->wake)
-		return 0; /* preempted: it ran on, its wake chain with it */
+	if (!w->blocked || !w->wake || !cuda_proc(g, w->tgid))
+		return 0; /* preempted: it ran on, its wake chain with it; or no GPU's process */
 	t = thread_of(g, w->tid);
 	if (!t)
 		return -ENOMEM;

@@ -133,6 +133,8 @@ struct gputime {
 	struct gdev dev[MAX_DEVICES];
 	struct vec idle; /* struct gpu_idle */
 	__u64 min_gap;
+	/* The processes that made CUDA calls: only their threads' wake chains are followed. */
+	struct vec cuda_tgids;	  /* __u32 */
 	double copy_bytes_per_ns; /* 0: copies are not modelled */
 	__u64 copy_latency_ns;
 };
