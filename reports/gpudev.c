@@ -193,6 +193,30 @@ static void busy_until(struct gputime *g, struct gdev *d, __u64 end, const char 
 	d->idle_less = less;
 }
 
+/*
+ * s's work queued before cut is done: so were the other streams' works before the events its
+ * waits before cut waited for (cuStreamWaitEvent), by then. Each wait is taken once.
+ */
+static void waits_done(struct gputime *g, struct stream *s, __u64 cut, const struct gop *op)
+{
+	struct stream *src[STREAM_WAITS];
+	__u64 rec[STREAM_WAITS];
+	__u32 k = 0, n = 0;
+
+	/* Taken off s before following them: a cycle of waits ends. */
+	for (__u32 i = 0; i < s->nwaits; i++) {
+		if (s->waits[i].at < cut) {
+			src[n] = s->waits[i].src;
+			rec[n++] = s->waits[i].rec;
+		} else {
+			s->waits[k++] = s->waits[i];
+		}
+	}
+	s->nwaits = k;
+	for (__u32 i = 0; i < n; i++)
+		gpudev__evidence(g, src[i], rec[i] + 1, op);
+}
+
 void gpudev__evidence(struct gputime *g, struct stream *s, __u64 cut, const struct gop *op)
 {
 	struct gdev *d = &g->dev[s->device];
@@ -203,6 +227,7 @@ void gpudev__evidence(struct gputime *g, struct stream *s, __u64 cut, const stru
 
 	if (cut > s->done_before)
 		s->done_before = cut;
+	waits_done(g, s, cut, op);
 	if (was) {
 		/* The work was not done when the call began to wait (op->t), if it waited: the
 		 * time before that, back to the last signal, nothing backs. */

@@ -309,6 +309,26 @@ int gputime__add(struct gputime *g, const struct cu_event *e, const char *fn, co
 		if (s && !s->capturing)
 			gpudev__launch(g, s, &op);
 		break;
+	case CU_K_STREAM_WAIT:
+		ev = event_of(g, op.handle, op.tgid, false);
+		s = stream_of(g, &op, true);
+		if (ev && s && ev->rec[0].stream && ev->rec[0].stream != s &&
+		    ev->rec[0].ts < op.t) {
+			__u32 k = s->nwaits;
+
+			if (k ==
+			    STREAM_WAITS) { /* the oldest let go of: its source's news is old */
+				memmove(&s->waits[0], &s->waits[1],
+					(STREAM_WAITS - 1) * sizeof(s->waits[0]));
+				k--;
+			} else {
+				s->nwaits++;
+			}
+			s->waits[k].src = ev->rec[0].stream;
+			s->waits[k].rec = ev->rec[0].ts;
+			s->waits[k].at = op.t;
+		}
+		break;
 	case CU_K_HOST_FUNC:
 		/* It runs on a driver thread once the work before it is done: news from there. */
 		s = stream_of(g, &op, true);

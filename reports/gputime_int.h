@@ -14,6 +14,7 @@
 #define MAX_DEVICES	    64
 #define NULL_STREAM_MAX	    2 /* 0: legacy NULL stream, 1: CU_STREAM_LEGACY, 2: per-thread */
 #define STREAM_NON_BLOCKING 1
+#define STREAM_WAITS	    4 /* a stream's waits for other streams' events, kept */
 
 /* What gputime needs of one call. */
 struct gop {
@@ -37,6 +38,13 @@ struct stream {
 	__u64 open_since;  /* its first launch since its last evidence */
 	__u64 host_fn;	   /* the latest host function queued after outstanding work, 0 none */
 	__u64 launches;	   /* all its launches */
+	/* Its waits for events recorded on other streams (cuStreamWaitEvent): work queued after
+	 * one seen done means the other stream's work before the record was done too. */
+	struct {
+		struct stream *src;
+		__u64 rec, at; /* the record's time, the wait's */
+	} waits[STREAM_WAITS];
+	__u32 nwaits;
 	bool ever_done;	   /* some completion evidence closed its work once */
 	__u64 done_before; /* launches before this are complete */
 	/* The copy model (gputime__copy_model): where the stream's own copies hold its kernels. */

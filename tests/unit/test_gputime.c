@@ -17,7 +17,9 @@
  *     the wakeup, not the return;
  *   - a host function: the driver thread woken after it was queued ends the work before it;
  *   - busy time after launches that nothing followed for the gap floor is unconfirmed, unless
- *     a call waited through it.
+ *     a call waited through it;
+ *   - a stream made to wait for another's event, seen done: the other's work before the
+ *     event's record was done too.
  */
 #include <string.h>
 
@@ -48,6 +50,21 @@ static void call(__u64 t, __u64 dur, __u32 kind, __u64 stream, __u64 bytes, cons
 	e.bytes = bytes;
 	CHECK(!gputime__add(g, &e, fn, "feeder", woken_at), "add %s", fn);
 	woken_at = 0;
+}
+
+/* An event call (record, wait) of event ev on stream at t. */
+static void event_call(__u64 t, __u32 kind, __u64 ev, __u64 stream, const char *fn)
+{
+	struct cu_event e = {};
+
+	e.h.type = GS_EV_CUDA;
+	e.h.size = sizeof(e);
+	e.h.ts = t;
+	e.h.tid = e.h.tgid = 100;
+	e.kind = kind;
+	e.stream = stream;
+	e.handle = ev;
+	CHECK(!gputime__add(g, &e, fn, "feeder", 0), "add %s", fn);
 }
 
 static void launch(__u64 t, __u64 stream)
@@ -352,6 +369,34 @@ static void unclosed_stream(void)
 	gputime__free(g);
 }
 
+/*
+ * Stream a's kernel at 10 ms, an event recorded after it, stream b made to wait for the event
+ * and given a kernel; b's synchronize (11-20 ms) says a's kernel was done too, by 20 ms: the
+ * device is idle from there to a's next launch at 40 ms. Without the wait, nothing closes a.
+ */
+static void wait_chain(bool wait)
+{
+	struct gpu_idle *i;
+	size_t n;
+
+	g = gputime__new(strtab__new(), MS);
+	launch(10 * MS, 0xa0);
+	event_call(10 * MS + MS / 10, CU_K_EVENT_RECORD, 0xe1, 0xa0, "cuEventRecord");
+	if (wait)
+		event_call(10 * MS + MS / 5, CU_K_STREAM_WAIT, 0xe1, 0xb0, "cuStreamWaitEvent");
+	launch(10 * MS + MS * 3 / 10, 0xb0);
+	sync_stream(11 * MS, 20 * MS, 0xb0);
+	launch(40 * MS, 0xa0);
+	i = gaps(&n);
+	CHECK_EQ_U64(n, wait ? 1 : 0);
+	if (n) {
+		CHECK_EQ_U64(i[0].start, 20 * MS);
+		CHECK_EQ_U64(i[0].end, 40 * MS);
+	}
+	free(i);
+	gputime__free(g);
+}
+
 int main(void)
 {
 	one_stream(false);
@@ -371,5 +416,7 @@ int main(void)
 	unconfirmed(1);
 	unconfirmed(2);
 	unclosed_stream();
+	wait_chain(false);
+	wait_chain(true);
 	TEST_PASS();
 }
