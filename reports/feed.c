@@ -100,6 +100,17 @@ static bool wake_irq(const struct gs_hdr *h, const struct offcpu_event *e)
 {
 	unsigned int cpu;
 
+	/* A socket's, a pipe's, a file's wait is a network card's, a disk's or a timer's news,
+	 * never the GPU's (whose driver thread polls the driver's own files). */
+	switch ((h->flags & OFFCPU_FD_MASK) >> OFFCPU_FD_SHIFT) {
+	case OFFCPU_FD_PIPE:
+	case OFFCPU_FD_SOCKET:
+	case OFFCPU_FD_FILE:
+	case OFFCPU_FD_EPOLL:
+	case OFFCPU_FD_TIMERFD:
+	case OFFCPU_FD_SIGNALFD:
+		return false;
+	}
 	if (h->flags & GS_F_WAKE_SEEN)
 		return h->flags & GS_F_WAKE_IRQ;
 	if (!e->wake_ts || e->waker_tid || (h->flags & GS_F_IN_FUTEX))
