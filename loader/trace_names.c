@@ -87,6 +87,8 @@ const char *trace__probe_family_name(__u32 family)
 		return "lock";
 	case GS_PROBE_TASK:
 		return "task";
+	case GS_PROBE_HOST_FN:
+		return "host_fn";
 	default:
 		return "user";
 	}

@@ -62,7 +62,9 @@ static void note_probe(struct analysis_priv *p, const struct gs_hdr *h)
 	while (p->task_kinds.n <= r->id)
 		if (!vec__push(&p->task_kinds, sizeof(__u32)))
 			return;
-	*VEC_AT(&p->task_kinds, __u32, r->id) = r->family == GS_PROBE_TASK ? r->kind : 0;
+	*VEC_AT(&p->task_kinds, __u32, r->id) = r->family == GS_PROBE_TASK    ? r->kind :
+						r->family == GS_PROBE_HOST_FN ? PROBE_HOST_FN :
+										0;
 }
 
 /*
@@ -263,8 +265,18 @@ int analysis_priv__feed(struct analysis *a, const struct gs_hdr *h, __u32 versio
 							      NULL;
 
 			end += e->dur_ns;
-			if (tk &&
-			    *tk) { /* an async task's poll or wake: not a call of the thread */
+			if (tk && *tk == PROBE_HOST_FN) {
+				/* The driver calling a host function: its stream's news. */
+				struct thread *t = threads__get(p->th, h->tid, h->tgid);
+
+				if (p->gt && gputime__host_fn(p->gt, h->tgid, h->tid, e->arg0,
+							      h->ts, t ? t->comm : "?"))
+					return -ENOMEM;
+				if (threads__add_call(p->th, h, TC_PROBE, probe_name(p, e->id),
+						      e->dur_ns))
+					return -ENOMEM;
+			} else if (tk &&
+				   *tk) { /* an async task's poll or wake: not a call of the thread */
 				if (tasks__add(p->tasks, h, *tk, e->arg0, e->dur_ns))
 					return -ENOMEM;
 			} else if (threads__add_call(p->th, h, TC_PROBE, probe_name(p, e->id),

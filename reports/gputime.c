@@ -332,8 +332,10 @@ int gputime__add(struct gputime *g, const struct cu_event *e, const char *fn, co
 	case CU_K_HOST_FUNC:
 		/* It runs on a driver thread once the work before it is done: news from there. */
 		s = stream_of(g, &op, true);
-		if (s && !s->capturing && s->last_launch >= s->done_before)
+		if (s && !s->capturing && s->last_launch >= s->done_before) {
 			s->host_fn = op.t;
+			s->host_arg = op.aux;
+		}
 		break;
 	case CU_K_CAPTURE_BEGIN:
 	case CU_K_CAPTURE_END:
@@ -514,6 +516,30 @@ int gputime__offcpu(struct gputime *g, const struct gwake *w)
 		};
 
 		evidence_proc(g, w->tgid, op.t, &op);
+	}
+	return 0;
+}
+
+int gputime__host_fn(struct gputime *g, __u32 tgid, __u32 tid, __u64 arg, __u64 t, const char *comm)
+{
+	gpudev__flush_due(g, t);
+	for (struct stream *s = g->streams; s; s = s->next) {
+		if (s->tgid != tgid || !s->host_fn || s->host_arg != arg || s->host_fn >= t)
+			continue;
+		{
+			struct gop op = {
+				.t = s->host_fn,
+				.end = t,
+				.tid = tid,
+				.tgid = tgid,
+				.fn = "a host function",
+				.verb = "was called, the work before it done, in",
+				.comm = comm,
+			};
+
+			s->host_fn = 0;
+			gpudev__evidence(g, s, op.t + 1, &op);
+		}
 	}
 	return 0;
 }

@@ -81,6 +81,13 @@ struct gwake {
 };
 int gputime__offcpu(struct gputime *g, const struct gwake *w);
 
+/*
+ * A host function (cuLaunchHostFunc's, probed once seen queued) called at t with argument arg
+ * on thread tid: the work queued on its stream before it was done by then.
+ */
+int gputime__host_fn(struct gputime *g, __u32 tgid, __u32 tid, __u64 arg, __u64 t,
+		     const char *comm);
+
 void gputime__flush(struct gputime *g);
 struct gpu_idle *gputime__take_idle(struct gputime *g, size_t *n);
 

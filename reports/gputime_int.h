@@ -37,6 +37,7 @@ struct stream {
 	__u64 last_launch; /* ts of the last launch, 0 none */
 	__u64 open_since;  /* its first launch since its last evidence */
 	__u64 host_fn;	   /* the latest host function queued after outstanding work, 0 none */
+	__u64 host_arg;	   /* its argument, which its call (a probe's arg0) carries */
 	__u64 launches;	   /* all its launches */
 	/* Its waits for events recorded on other streams (cuStreamWaitEvent): work queued after
 	 * one seen done means the other stream's work before the record was done too. */
