@@ -39,6 +39,8 @@ enum cu_kind {
 	CU_K_CAPTURE_BEGIN,   /* stream: launches into it are recorded into a graph, not run */
 	CU_K_CAPTURE_END,     /* stream */
 	CU_K_UNLOAD,	      /* handle = CUmodule / CUlibrary freed, with its kernel handles */
+	CU_K_HOST_FUNC,	      /* stream, handle = the host function, aux = its argument: it runs
+			       * on a driver thread once the work queued before it is done */
 	CU_K_MAX
 };
 

@@ -56,6 +56,14 @@ enum gs_event_type {
  * (bpf/offcpu.bpf.h).
  */
 #define GS_F_RESUME_UNSEEN (1u << 5)
+/*
+ * A blocked off-CPU interval's wakeup: GS_F_WAKE_SEEN where the recorder tells where wakeups
+ * came from (traces before it do not), GS_F_WAKE_IRQ where this one came from a hard interrupt
+ * handler other than a timer's (a device: the GPU's completion interrupt), whichever task it
+ * interrupted.
+ */
+#define GS_F_WAKE_SEEN	   (1u << 6)
+#define GS_F_WAKE_IRQ	   (1u << 7)
 
 /*
  * Every BPF event and every trace record starts with type and size, so a reader can skip what it

@@ -189,6 +189,96 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	return 0;
 }
 
+/*
+ * Per CPU: inside a hard interrupt's handler (irq_handler_entry/exit: a device's, never the
+ * local timer's on x86), a tasklet (where drivers finish their interrupts), a timer's expiry.
+ * A wakeup made in a device's handler (and no timer's: on arm64 the timer is an interrupt
+ * like others) is the device's news, the GPU's completion interrupt among them: sched_waking
+ * tells it (GS_F_WAKE_IRQ) whichever task the interrupt stopped, not only the idle one.
+ * Flags, not depths: hard handlers do not nest, and a program attached while a handler runs
+ * (between entry's and exit's) must not leave a count behind.
+ */
+struct irq_ctx {
+	__u32 hard, tasklet, timer, pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct irq_ctx);
+} irq_ctxs SEC(".maps");
+
+static __always_inline struct irq_ctx *irq_ctx(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&irq_ctxs, &zero);
+}
+
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(irq_enter)
+{
+	struct irq_ctx *c = irq_ctx();
+
+	if (c)
+		c->hard = 1;
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_exit")
+int BPF_PROG(irq_exit)
+{
+	struct irq_ctx *c = irq_ctx();
+
+	if (c)
+		c->hard = 0;
+	return 0;
+}
+
+#define HI_SOFTIRQ	0
+#define TASKLET_SOFTIRQ 6
+
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(softirq_enter, unsigned int vec)
+{
+	struct irq_ctx *c = irq_ctx();
+
+	if (c)
+		c->tasklet = vec == HI_SOFTIRQ || vec == TASKLET_SOFTIRQ;
+	return 0;
+}
+
+SEC("tp_btf/softirq_exit")
+int BPF_PROG(softirq_exit, unsigned int vec)
+{
+	struct irq_ctx *c = irq_ctx();
+
+	if (c)
+		c->tasklet = 0;
+	return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(irq_timer_enter)
+{
+	struct irq_ctx *c = irq_ctx();
+
+	if (c)
+		c->timer = 1;
+	return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_exit")
+int BPF_PROG(irq_timer_exit)
+{
+	struct irq_ctx *c = irq_ctx();
+
+	if (c)
+		c->timer = 0;
+	return 0;
+}
+
 /* Runs in the waker's context: current is who made the sleeper runnable. */
 SEC("tp_btf/sched_waking")
 int BPF_PROG(sched_waking, struct task_struct *p)
@@ -205,6 +295,12 @@ int BPF_PROG(sched_waking, struct task_struct *p)
 	w.tid = (__u32)id;
 	w.tgid = id >> 32;
 	bpf_get_current_comm(w.comm, sizeof(w.comm));
+	{
+		struct irq_ctx *c = irq_ctx();
+
+		w.irq = c && (c->hard || c->tasklet) && !c->timer;
+		w.pad = 0;
+	}
 	if (bpf_map_update_elem(&wakers, &tid, &w, BPF_ANY))
 		count_loss(GS_LOSS_MAP);
 	return 0;

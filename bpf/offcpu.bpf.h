@@ -37,6 +37,8 @@ struct wake_state {
 	__u32 tid;
 	__u32 tgid;
 	char comm[GS_COMM_LEN];
+	__u32 irq; /* made from a device's interrupt handler (offcpu.bpf.c's irq_ctx) */
+	__u32 pad;
 };
 
 struct {
@@ -76,7 +78,10 @@ static __always_inline void offcpu_fill(struct offcpu_event *ev, const struct of
 	ev->wake_ts = 0;
 	__builtin_memset(ev->waker_comm, 0, sizeof(ev->waker_comm));
 	/* A wakeup recorded before this thread went off-CPU belongs to an earlier sleep. */
+	ev->h.flags |= GS_F_WAKE_SEEN;
 	if (w && w->ts >= s->ts) {
+		if (w->irq)
+			ev->h.flags |= GS_F_WAKE_IRQ;
 		ev->waker_tid = w->tid;
 		ev->waker_tgid = w->tgid;
 		ev->wake_ts = w->ts;

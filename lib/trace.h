@@ -149,12 +149,15 @@ struct gs_rec_target {
 
 enum gs_probe_family {
 	GS_PROBE_CUDA = 1,
-	GS_PROBE_LIBC,	 /* malloc_trim */
-	GS_PROBE_USER,	 /* --probe LIB:SYM */
-	GS_PROBE_LOCK,	 /* --lock-holds: pthread_mutex_lock/unlock */
-	GS_PROBE_KERNEL, /* tracepoints and the sampler: names = "kernel", section */
-	GS_PROBE_TASK,	 /* an async runtime's task poll or wake (lib/runtimes.h): kind =
+	GS_PROBE_LIBC,	  /* malloc_trim */
+	GS_PROBE_USER,	  /* --probe LIB:SYM */
+	GS_PROBE_LOCK,	  /* --lock-holds: pthread_mutex_lock/unlock */
+	GS_PROBE_KERNEL,  /* tracepoints and the sampler: names = "kernel", section */
+	GS_PROBE_TASK,	  /* an async runtime's task poll or wake (lib/runtimes.h): kind =
 			  * enum rt_fn_kind, arg0 = the task */
+	GS_PROBE_HOST_FN, /* a function given to cuLaunchHostFunc/cuStreamAddCallback, probed
+			   * once seen: arg0 = its argument (cuLaunchHostFunc's userData; a
+			   * callback's is its third, not kept) */
 };
 
 #define GS_PROBE_F_RET	   (1u << 0) /* has a return probe */

@@ -34,6 +34,7 @@ const char *trace__cu_kind_name(__u32 kind)
 		[CU_K_CAPTURE_BEGIN] = "capture_begin",
 		[CU_K_CAPTURE_END] = "capture_end",
 		[CU_K_UNLOAD] = "unload",
+		[CU_K_HOST_FUNC] = "host_func",
 	};
 
 	return kind < CU_K_MAX && names[kind] ? names[kind] : "cuda";
@@ -86,6 +87,8 @@ const char *trace__probe_family_name(__u32 family)
 		return "lock";
 	case GS_PROBE_TASK:
 		return "task";
+	case GS_PROBE_HOST_FN:
+		return "host_fn";
 	default:
 		return "user";
 	}

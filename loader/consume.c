@@ -208,6 +208,11 @@ static int on_event(void *ctx, void *data, size_t size)
 						       true));
 		break;
 	}
+	/* A host function queued: probed from now on, its calls the driver's completion news. */
+	if (h->type == GS_EV_CUDA && h->size >= sizeof(struct cu_event) &&
+	    ((struct cu_event *)data)->kind == CU_K_HOST_FUNC && c->up)
+		uprobes__host_fn(c->up, h->tgid, pidns__local(c->out->ns, h->tgid, true),
+				 ((struct cu_event *)data)->handle);
 	if (h->type == GS_EV_PYSTACK) {
 		trace_out__append(c->out, data, h->size);
 		if (c->maps->py)

@@ -172,6 +172,12 @@ static const struct cu_fn fns[] = {
 	{ "cuEventQuery", { .kind = CU_K_EVENT_QUERY, RET, .a_handle = 1 } },
 	{ "cuStreamQuery", { .kind = CU_K_STREAM_QUERY, RET, .a_stream = 1 } },
 	{ "cuStreamWaitEvent", { .kind = CU_K_STREAM_WAIT, .a_stream = 1, .a_handle = 2 } },
+	/* Host functions and callbacks: entry only; the driver runs them on its own thread when
+	 * the work before them is done, a completion signal (reports/analysis/gputime.c). */
+	{ "cuLaunchHostFunc",
+	  { .kind = CU_K_HOST_FUNC, .a_stream = 1, .a_handle = 2, .a_aux = 3 } },
+	{ "cuStreamAddCallback",
+	  { .kind = CU_K_HOST_FUNC, .a_stream = 1, .a_handle = 2, .a_aux = 3 } },
 
 	/* Allocation and host registration: can synchronize or pin for long; handle at return. */
 	{ "cuMemAlloc", { .kind = CU_K_ALLOC, RET, .a_out = 1, .a_bytes = 2 } },

@@ -448,6 +448,82 @@ mark:
 	return 0;
 }
 
+struct host_fn {
+	pid_t tgid;
+	__u64 fn;
+};
+
+/* One function's entry or return, through the generic probe programs, as they were loaded. */
+static int attach_generic(struct uprobes *u, bool ret, const char *path, __u64 off, __u32 id)
+{
+	struct bpf_program *prog = ret ? u->skel->progs.probe_return : u->skel->progs.probe_entry;
+	__u64 cookie = id;
+	int fd;
+
+	if (!u->umulti)
+		return attach_one(u, prog, ret, path, off, id);
+	fd = umulti__attach(bpf_program__fd(prog), path, &off, &cookie, 1, ret, u->pid);
+	if (fd >= 0 && links__add_fd(u->links, fd))
+		fd = -ENOMEM;
+	return fd < 0 ? fd : 0;
+}
+
+void uprobes__host_fn(struct uprobes *u, pid_t tgid, pid_t pid, __u64 fn)
+{
+	char path[2 * PATH_MAX + 64], dir[PATH_MAX], sym[64];
+	struct procmaps_entry e = {};
+	struct procmaps it;
+	struct host_fn *n;
+	bool found = false;
+	__u64 off = 0;
+	int err;
+
+	for (size_t i = 0; i < u->nhost_fns; i++)
+		if (u->host_fns[i].tgid == tgid && u->host_fns[i].fn == fn)
+			return;
+	if (u->nhost_fns >= HOST_FNS_MAX || !fn)
+		return;
+	n = realloc(u->host_fns, (u->nhost_fns + 1) * sizeof(*n));
+	if (!n)
+		return;
+	u->host_fns = n;
+	u->host_fns[u->nhost_fns++] = (struct host_fn){ tgid, fn }; /* tried once */
+	if (procmaps__open(&it, pid))
+		return;
+	procmaps__dir(pid, dir, sizeof(dir));
+	while (procmaps__next(&it, &e))
+		if (fn >= e.start && fn < e.end && (e.prot & PROCMAPS_X) && e.path[0] == '/') {
+			/* Through the process's root: right also for a process in a container. */
+			snprintf(path, sizeof(path), "%s/root%s", dir, e.path);
+			off = fn - e.start + e.pgoff;
+			found = true;
+			break;
+		}
+	{
+		struct meta_probe mp = {
+			.id = u->out->next_probe_id++,
+			.family = GS_PROBE_HOST_FN,
+			.offset = off,
+			.flags = GS_PROBE_F_RET,
+			.tgid = u->tgid,
+			.pid = u->pid,
+			.lib = found ? e.path : "?",
+			.sym = sym,
+		};
+
+		snprintf(sym, sizeof(sym), "host function 0x%llx", (unsigned long long)fn);
+		err = found ? attach_generic(u, false, path, off, mp.id) : -ENOENT;
+		if (!err)
+			err = attach_generic(u, true, path, off, mp.id);
+		mp.err = err;
+		mp.live_ns = err ? 0 : clock__mono_ns();
+		meta__probe(u->out, &mp);
+		if (err)
+			u->attach_failed++;
+	}
+	procmaps__close(&it);
+}
+
 void uprobes__attach_predicted(struct uprobes *u, const char *exe)
 {
 	char lib[PATH_MAX];
@@ -515,6 +591,7 @@ __u32 uprobes__cuda_libs(const struct uprobes *u)
 
 void uprobes__free(struct uprobes *u)
 {
+	free(u->host_fns);
 	for (size_t i = 0; i < u->nfiles; i++)
 		free(u->files[i].path);
 	free(u->files);

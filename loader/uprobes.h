@@ -40,6 +40,8 @@ struct uprobes {
 	size_t no_symtab; /* files without a symbol table, no async runtime's mark in them */
 	struct lookup_probe *lookups; /* hot kernel-handle lookups, retired once names agree */
 	size_t nlookups;
+	struct host_fn *host_fns; /* host functions probed (uprobes__host_fn) */
+	size_t nhost_fns;
 };
 
 /*
@@ -65,6 +67,14 @@ void uprobes__watch(struct uprobes *u);
  */
 #define LOOKUP_TRUST 8 /* a PyTorch 2.11 process on driver 580 checked 11 lookups, all agreed */
 void uprobes__retire_lookups(struct uprobes *u);
+/*
+ * A host function (cuLaunchHostFunc, cuStreamAddCallback) of process TGID (PID in the
+ * recorder's namespace) at address FN, seen queued: probed from now on, entry and return, once
+ * per function (GS_PROBE_HOST_FN). The driver calls it on its own thread once the work queued
+ * before it is done: the report's completion evidence. At most HOST_FNS_MAX functions.
+ */
+#define HOST_FNS_MAX 64
+void uprobes__host_fn(struct uprobes *u, pid_t tgid, pid_t pid, __u64 fn);
 /* The libcuda files probed. */
 __u32 uprobes__cuda_libs(const struct uprobes *u);
 void uprobes__free(struct uprobes *u);

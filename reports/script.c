@@ -259,6 +259,10 @@ static void print_cuda(const struct script *s, const struct cu_event *e)
 	case CU_K_CTX_CREATE:
 		fprintf(o, " device=%llu", (unsigned long long)e->aux);
 		break;
+	case CU_K_HOST_FUNC:
+		fprintf(o, " fn=0x%llx arg=0x%llx", (unsigned long long)e->handle,
+			(unsigned long long)e->aux);
+		break;
 	case CU_K_UNLOAD: /* the module or library, as the lookups' owner= */
 		fprintf(o, " owner=0x%llx", (unsigned long long)e->handle);
 		break;
@@ -271,7 +275,7 @@ static void print_cuda(const struct script *s, const struct cu_event *e)
 	}
 	if (e->stream || e->kind == CU_K_LAUNCH || e->kind == CU_K_SYNC_STREAM ||
 	    e->kind == CU_K_EVENT_RECORD || e->kind == CU_K_STREAM_QUERY ||
-	    e->kind == CU_K_STREAM_WAIT)
+	    e->kind == CU_K_STREAM_WAIT || e->kind == CU_K_HOST_FUNC)
 		fprintf(o, " stream=0x%llx", (unsigned long long)e->stream);
 	if (e->ctx)
 		fprintf(o, " ctx=0x%llx", (unsigned long long)e->ctx);
@@ -339,6 +343,9 @@ static void print_offcpu(const struct script *s, const struct offcpu_event *e)
 		fputs(" waker=", s->out);
 		put(s->out, e->waker_comm, 16);
 		fprintf(s->out, "/%u/%u", e->waker_tid, e->waker_tgid);
+		/* From a device's interrupt handler (GS_F_WAKE_IRQ), whichever task it stopped. */
+		if (h->flags & GS_F_WAKE_IRQ)
+			fputs(" from=irq", s->out);
 	}
 	fprintf(s->out, " cpu=%u->%u\n", h->cpu, e->on_cpu);
 	print_stacks(s, h, 0);

@@ -70,6 +70,13 @@
 #define SIM_COPY_NS	    50000ull
 #define SIM_COPY_NS_PER_KB  60000ull
 #define SIM_STAGED_FACTOR   26 /* pageable (staged) against pinned: 2 GB/s against 52 on an H200 */
+/*
+ * Freeing device memory: after the drain, the driver unmaps it from the device's page tables
+ * and the process's, which takes time in the call (on an H200, emptying PyTorch's cache of a
+ * 256 MiB block: ~4 ms). Host time, in the calling thread, scaled as device time is.
+ */
+#define SIM_UNMAP_NS	    50000ull
+#define SIM_UNMAP_NS_PER_MB 60000ull
 
 #define SIM_FATBIN_MAGIC  0xBA55ED50u /* fatBinaryHeader, the image `nvcc --fatbin` writes */
 #define SIM_FATBINC_MAGIC 0x466243B1u /* __fatBinC_Wrapper_t, an embedded fatbin wrapper */
@@ -113,7 +120,15 @@ struct CUctx_st {
 
 #define SIM_ARGS_MAX 128 /* every engine kernel takes one by-value struct of at most this */
 
-enum op_kind { OP_KERNEL, OP_COPY, OP_MEMSET, OP_RECORD, OP_WAIT_STREAM, OP_WAIT_EVENT };
+enum op_kind {
+	OP_KERNEL,
+	OP_COPY,
+	OP_MEMSET,
+	OP_RECORD,
+	OP_WAIT_STREAM,
+	OP_WAIT_EVENT,
+	OP_HOST_FUNC
+};
 
 struct op {
 	struct op *next;
@@ -146,6 +161,12 @@ struct op {
 			struct CUstream_st *s;
 			uint64_t seq;
 		} wait;
+		struct {
+			CUhostFn fn;		/* cuLaunchHostFunc's */
+			CUstreamCallback cb;	/* or cuStreamAddCallback's */
+			struct CUstream_st *on; /* the callback's stream argument */
+			void *arg;
+		} host;
 	};
 };
 
@@ -275,6 +296,21 @@ static bool range_del(struct range **list, void *p)
 			break;
 		}
 	}
+	pthread_mutex_unlock(&sim.mu);
+	return found;
+}
+
+/* The size of the range starting exactly at p; false if there is none. */
+static bool range_size(struct range **list, const void *p, size_t *size)
+{
+	bool found = false;
+	pthread_mutex_lock(&sim.mu);
+	for (struct range *r = *list; r; r = r->next)
+		if (r->base == (uintptr_t)p) {
+			*size = r->size;
+			found = true;
+			break;
+		}
 	pthread_mutex_unlock(&sim.mu);
 	return found;
 }
@@ -468,6 +504,65 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
 }
 
 /*
+ * Host functions and stream callbacks run on one thread of the driver's (the real one's
+ * cuda-EvtHandlr), in the order their streams reach them, and a stream's later work waits for
+ * its function to return. The stream's worker hands one over and waits for it.
+ */
+static struct {
+	pthread_mutex_t serial; /* one hand-over at a time */
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	bool started, pending;
+	struct op *op;
+} cbs = { .serial = PTHREAD_MUTEX_INITIALIZER,
+	  .mu = PTHREAD_MUTEX_INITIALIZER,
+	  .cond = PTHREAD_COND_INITIALIZER };
+
+static void *callback_thread(void *arg)
+{
+	pthread_setname_np(pthread_self(), "simcuda-cb");
+	pthread_mutex_lock(&cbs.mu);
+	for (;;) {
+		while (!cbs.pending)
+			pthread_cond_wait(&cbs.cond, &cbs.mu);
+		struct op *op = cbs.op;
+		pthread_mutex_unlock(&cbs.mu);
+		if (op->host.fn)
+			op->host.fn(op->host.arg);
+		else
+			op->host.cb(op->host.on, CUDA_SUCCESS, op->host.arg);
+		pthread_mutex_lock(&cbs.mu);
+		cbs.pending = false;
+		pthread_cond_broadcast(&cbs.cond);
+	}
+	return arg;
+}
+
+static void run_host_func(struct op *op)
+{
+	pthread_mutex_lock(&cbs.serial);
+	pthread_mutex_lock(&cbs.mu);
+	if (!cbs.started) {
+		pthread_t t;
+		pthread_attr_t attr;
+
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		cbs.started = !pthread_create(&t, &attr, callback_thread, NULL);
+		pthread_attr_destroy(&attr);
+	}
+	if (cbs.started) {
+		cbs.op = op;
+		cbs.pending = true;
+		pthread_cond_broadcast(&cbs.cond);
+		while (cbs.pending)
+			pthread_cond_wait(&cbs.cond, &cbs.mu);
+	}
+	pthread_mutex_unlock(&cbs.mu);
+	pthread_mutex_unlock(&cbs.serial);
+}
+
+/*
  * Run op, the next operation of s, and return when it completed in device time.  A device
  * starts queued work when it is free, not when the thread standing in for it next gets a CPU:
  * an operation begins at the latest of its submission, the completion of the stream's previous
@@ -540,6 +635,11 @@ static uint64_t run_op(struct CUstream_st *s, struct op *op, uint64_t start)
 		event_put(e);
 		return max_u64(start, t);
 	}
+	case OP_HOST_FUNC:
+		/* it runs once the work before it is done: on a device, not before that time */
+		device_time(start, 0);
+		run_host_func(op);
+		return max_u64(start, now_ns());
 	case OP_WAIT_STREAM: {
 		struct CUstream_st *t = op->wait.s;
 		pthread_mutex_lock(&t->mu);
@@ -1110,16 +1210,18 @@ API CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytes)
 }
 
 /* Freeing waits for the context's outstanding work, as cuMemFree does when the memory might
- * still be in use; a kernel never reads freed memory. */
+ * still be in use (a kernel never reads freed memory), then unmaps it (SIM_UNMAP_NS). */
 API CUresult cuMemFree(CUdeviceptr dptr)
 {
 	CHECK_CTX();
 	if (!dptr)
 		return CUDA_SUCCESS;
 	void *p = (void *)(uintptr_t)dptr;
-	if (!range_has(&sim.device_mem, p, 0))
+	size_t bytes = 0;
+	if (!range_size(&sim.device_mem, p, &bytes))
 		return CUDA_ERROR_INVALID_VALUE;
 	ctx_drain(tls_ctx);
+	device_time(now_ns(), SIM_UNMAP_NS + SIM_UNMAP_NS_PER_MB * (bytes >> 20));
 	if (!range_del(&sim.device_mem, p))
 		return CUDA_ERROR_INVALID_VALUE;
 	free(p);
@@ -1494,6 +1596,43 @@ API CUresult cuStreamWaitEvent(CUstream h, CUevent e, unsigned int flags)
 	op->event.gen = gen;
 	enqueue(s, op);
 	return CUDA_SUCCESS;
+}
+
+/* A host function or stream callback: run on the driver's callback thread after the work queued
+ * before it on the stream, which waits for it. Not capturable here. */
+static CUresult host_func(CUstream h, CUhostFn fn, CUstreamCallback cb, void *arg)
+{
+	CHECK_INIT();
+	if (!fn && !cb)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct CUstream_st *s;
+	CUresult rc = resolve_stream(h, &s);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (capturing(s))
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	struct op *op = op_new(OP_HOST_FUNC);
+	if (!op)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	op->host.fn = fn;
+	op->host.cb = cb;
+	op->host.on = h;
+	op->host.arg = arg;
+	enqueue(s, op);
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuLaunchHostFunc(CUstream h, CUhostFn fn, void *userData)
+{
+	return host_func(h, fn, NULL, userData);
+}
+
+API CUresult cuStreamAddCallback(CUstream h, CUstreamCallback cb, void *userData,
+				 unsigned int flags)
+{
+	if (flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	return host_func(h, NULL, cb, userData);
 }
 
 /* ---- modules and launches ---------------------------------------------------------------- */

@@ -155,6 +155,16 @@ struct device_summary {
 	size_t nbusy;
 	struct idle_split split;
 	struct launch_timing timing;
+	/*
+	 * API tier: of busy_ns, the time no completion signal backs (a launch followed by
+	 * neither another launch nor evidence for at least the gap floor, until a call that
+	 * did not wait, or the end): the device may have been idle then. Busy is a range,
+	 * busy_ns - unconfirmed_ns to busy_ns. unclosed: the streams with work still
+	 * outstanding at the end, none of whose launches since were ever seen done ("" none).
+	 */
+	__u64 unconfirmed_ns;
+	const char *unclosed;
+	bool busy_unknown; /* launches, and no completion signal ever: busy_ns is only a bound */
 };
 
 /*

@@ -21,6 +21,8 @@ struct exited_proc {
 	__u64 ts; /* its last thread's exit */
 };
 
+#define PROBE_HOST_FN 0x80000000u /* task_kinds: a cuLaunchHostFunc function's probe */
+
 struct analysis_priv {
 	struct strtab *strs;
 	struct stacktab *stacks;
@@ -41,8 +43,9 @@ struct analysis_priv {
 	struct pyframes *py;	   /* Python frames in stacks (pyframes.h) */
 	struct report_archive *archive; /* record --archive's files, read first where marked */
 	struct vec probes;		/* const char *, by probe id */
-	struct vec task_kinds; /* __u32 by probe id: enum rt_fn_kind of task probes, else 0 */
-	struct tasks *tasks;   /* async tasks' polls and wakes (reports/analysis/tasks.h) */
+	struct vec task_kinds;		/* __u32 by probe id: enum rt_fn_kind of task probes,
+				* PROBE_HOST_FN for a host function's, else 0 */
+	struct tasks *tasks; /* async tasks' polls and wakes (reports/analysis/tasks.h) */
 	struct launch_counter *launches;
 	struct idlesplit *split; /* idle under the floor: the launching thread (idlesplit.h) */
 	/* Live (forget_gaps): processes gone, struct exited_proc, let go of once every gap that

@@ -63,7 +63,9 @@ static void note_probe(struct analysis_priv *p, const struct gs_hdr *h)
 	while (p->task_kinds.n <= r->id)
 		if (!vec__push(&p->task_kinds, sizeof(__u32)))
 			return;
-	*VEC_AT(&p->task_kinds, __u32, r->id) = r->family == GS_PROBE_TASK ? r->kind : 0;
+	*VEC_AT(&p->task_kinds, __u32, r->id) = r->family == GS_PROBE_TASK    ? r->kind :
+						r->family == GS_PROBE_HOST_FN ? PROBE_HOST_FN :
+										0;
 }
 
 /*
@@ -94,6 +96,58 @@ static __u64 woken(const struct thread *t, const struct gs_hdr *h, const struct 
 			return o->wake;
 	}
 	return 0;
+}
+
+/*
+ * Whether an off-CPU interval's wakeup came from a device's interrupt: marked so by the
+ * recorder (GS_F_WAKE_IRQ), or in a trace from before the mark, made by the idle task of
+ * another CPU than the one the thread slept and woke on (a timer expires on the CPU it was set
+ * on, the sleeper's; a device's interrupt goes where it is routed), and not in a futex wait
+ * (whose only wake from an interrupt is its timeout).
+ */
+static bool wake_irq(const struct gs_hdr *h, const struct offcpu_event *e)
+{
+	unsigned int cpu;
+
+	/* A socket's, a pipe's, a file's wait is a network card's, a disk's or a timer's news,
+	 * never the GPU's (whose driver thread polls the driver's own files). */
+	switch ((h->flags & OFFCPU_FD_MASK) >> OFFCPU_FD_SHIFT) {
+	case OFFCPU_FD_PIPE:
+	case OFFCPU_FD_SOCKET:
+	case OFFCPU_FD_FILE:
+	case OFFCPU_FD_EPOLL:
+	case OFFCPU_FD_TIMERFD:
+	case OFFCPU_FD_SIGNALFD:
+		return false;
+	}
+	if (h->flags & GS_F_WAKE_SEEN)
+		return h->flags & GS_F_WAKE_IRQ;
+	if (!e->wake_ts || e->waker_tid || (h->flags & GS_F_IN_FUTEX))
+		return false;
+	if (sscanf(e->waker_comm, "swapper/%u", &cpu) != 1)
+		return false;
+	return cpu != h->cpu && cpu != e->on_cpu;
+}
+
+/* An off-CPU interval into the API tier's wake chains (gputime.h). */
+static int gpu_wake(struct analysis_priv *p, const struct gs_hdr *h)
+{
+	const struct offcpu_event *e = (const void *)h;
+	struct thread *t = threads__get(p->th, h->tid, h->tgid);
+	struct gwake w = {
+		.start = h->ts,
+		.end = h->ts + e->dur_ns,
+		.wake = e->wake_ts,
+		.tid = h->tid,
+		.tgid = h->tgid,
+		.waker_tid = e->waker_tid,
+		.waker_tgid = e->waker_tgid,
+		.blocked = e->state == OFFCPU_BLOCKED,
+		.irq = wake_irq(h, e),
+		.comm = t ? t->comm : "?",
+	};
+
+	return p->gt ? gputime__offcpu(p->gt, &w) : 0;
 }
 
 /* One record: metadata, or an event for the timelines. Returns -ENOMEM only. */
@@ -199,7 +253,7 @@ int analysis_priv__feed(struct analysis *a, const struct gs_hdr *h, __u32 versio
 		end += ((const struct offcpu_event *)h)->dur_ns;
 		if (h->flags & GS_F_RESUME_UNSEEN)
 			a->resume_unseen++;
-		if (threads__add_offcpu(p->th, h, version))
+		if (threads__add_offcpu(p->th, h, version) || gpu_wake(p, h))
 			return -ENOMEM;
 		break;
 	case GS_EV_FUTEX:
@@ -218,8 +272,18 @@ int analysis_priv__feed(struct analysis *a, const struct gs_hdr *h, __u32 versio
 							      NULL;
 
 			end += e->dur_ns;
-			if (tk &&
-			    *tk) { /* an async task's poll or wake: not a call of the thread */
+			if (tk && *tk == PROBE_HOST_FN) {
+				/* The driver calling a host function: its stream's news. */
+				struct thread *t = threads__get(p->th, h->tid, h->tgid);
+
+				if (p->gt && gputime__host_fn(p->gt, h->tgid, h->tid, e->arg0,
+							      h->ts, t ? t->comm : "?"))
+					return -ENOMEM;
+				if (threads__add_call(p->th, h, TC_PROBE, probe_name(p, e->id),
+						      e->dur_ns))
+					return -ENOMEM;
+			} else if (tk &&
+				   *tk) { /* an async task's poll or wake: not a call of the thread */
 				if (tasks__add(p->tasks, h, *tk, e->arg0, e->dur_ns))
 					return -ENOMEM;
 			} else if (threads__add_call(p->th, h, TC_PROBE, probe_name(p, e->id),

@@ -2,9 +2,13 @@
 /* A device's busy intervals and gaps, from its streams' launches and evidence (gputime_int.h). */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gputime_int.h"
+
+#define UNSURE_MAX 1024 /* windows kept open per busy interval */
 
 static bool outstanding(const struct stream *s)
 {
@@ -41,7 +45,7 @@ static void open_gap(struct gputime *g, struct gdev *d, const struct stream *s, 
 		.start = d->idle_since,
 		.start_earliest = d->idle_earliest,
 		.end = t,
-		.start_how = strtab__internf(g->strs, "%s returned in %s%s", d->idle_fn,
+		.start_how = strtab__internf(g->strs, "%s %s %s%s", d->idle_fn, d->idle_verb,
 					     d->idle_comm, d->idle_less),
 		.end_how = s->start_how,
 		.closer_tid = s->start_tid,
@@ -71,6 +75,63 @@ static void busy_from(struct gputime *g, struct gdev *d, const struct stream *s,
 		d->busy_since = t < d->idle_since ? d->idle_since : t;
 }
 
+/*
+ * Busy since the device's last signal (a launch, or evidence for a stream) with none until t:
+ * where that is at least the gap floor, nothing says the GPU was working then.
+ */
+static void unconfirmed_until(struct gputime *g, struct gdev *d, __u64 t)
+{
+	__u64 from = d->last_signal > d->busy_since ? d->last_signal : d->busy_since;
+
+	if (d->outstanding && d->last_signal && t > from && t - d->last_signal >= g->min_gap) {
+		struct busy_interval *w;
+
+		if (d->unsure.n >= UNSURE_MAX) { /* the oldest stay unconfirmed */
+			w = d->unsure.data;
+			d->unconfirmed += w->end - w->start;
+			memmove(w, w + 1, (d->unsure.n - 1) * sizeof(*w));
+			d->unsure.n--;
+		}
+		w = vec__push(&d->unsure, sizeof(*w));
+		if (w)
+			*w = (struct busy_interval){ from, t };
+		else
+			d->unconfirmed += t - from;
+	}
+	if (t > d->last_signal)
+		d->last_signal = t;
+}
+
+/* A call waited for the device through [t0, t1]: it was working then. */
+static void confirmed(struct gdev *d, __u64 t0, __u64 t1)
+{
+	for (size_t i = 0; i < d->unsure.n; i++) {
+		struct busy_interval *w = VEC_AT(&d->unsure, struct busy_interval, i);
+
+		if (t0 <= w->start && t1 >= w->end)
+			w->end = w->start;
+		else if (t0 <= w->start && t1 > w->start)
+			w->start = t1;
+		else if (t0 > w->start && t0 < w->end)
+			w->end = t0; /* what it did not wait through stays unsure */
+	}
+}
+
+/*
+ * The busy interval ends: its windows no call waited through were unconfirmed, those still at
+ * least the gap floor (what is left of one is as short an idle time as the gaps leave out).
+ */
+static void unsure_close(struct gputime *g, struct gdev *d)
+{
+	for (size_t i = 0; i < d->unsure.n; i++) {
+		struct busy_interval *w = VEC_AT(&d->unsure, struct busy_interval, i);
+
+		if (w->end - w->start >= g->min_gap)
+			d->unconfirmed += w->end - w->start;
+	}
+	d->unsure.n = 0;
+}
+
 void gpudev__launch(struct gputime *g, struct stream *s, const struct gop *op)
 {
 	struct gdev *d = &g->dev[s->device];
@@ -79,7 +140,9 @@ void gpudev__launch(struct gputime *g, struct stream *s, const struct gop *op)
 	const char *behind = "";
 
 	d->seen = true;
+	unconfirmed_until(g, d, op->t);
 	s->last_launch = op->t;
+	s->launches++;
 	s->tail_ns = 0; /* the copies queued before the launch run before its kernel */
 	d->launch_ts[d->nlaunch % GPUTIME_LAUNCHES] = op->t;
 	d->launch_tid[d->nlaunch++ % GPUTIME_LAUNCHES] = op->tid;
@@ -92,6 +155,7 @@ void gpudev__launch(struct gputime *g, struct stream *s, const struct gop *op)
 		t = s->copy_free;
 	}
 	s->copy_free = 0;
+	s->open_since = op->t;
 	s->start_eff = t;
 	s->start_how = strtab__internf(g->strs, "%s by %s%s", op->fn, op->comm, behind);
 	s->start_tid = op->tid;
@@ -118,6 +182,7 @@ static void busy_until(struct gputime *g, struct gdev *d, __u64 end, const char 
 {
 	struct busy_interval *b = vec__push(&d->busy, sizeof(*b));
 
+	unsure_close(g, d);
 	if (b) {
 		b->start = d->busy_since;
 		b->end = end;
@@ -126,7 +191,32 @@ static void busy_until(struct gputime *g, struct gdev *d, __u64 end, const char 
 	d->idle_earliest = op->woken && op->woken < end ? op->woken : end;
 	d->idle_fn = op->fn; /* named only if the idle time becomes a gap */
 	d->idle_comm = op->comm;
+	d->idle_verb = op->verb ? op->verb : "returned in";
 	d->idle_less = less;
+}
+
+/*
+ * s's work queued before cut is done: so were the other streams' works before the events its
+ * waits before cut waited for (cuStreamWaitEvent), by then. Each wait is taken once.
+ */
+static void waits_done(struct gputime *g, struct stream *s, __u64 cut, const struct gop *op)
+{
+	struct stream *src[STREAM_WAITS];
+	__u64 rec[STREAM_WAITS];
+	__u32 k = 0, n = 0;
+
+	/* Taken off s before following them: a cycle of waits ends. */
+	for (__u32 i = 0; i < s->nwaits; i++) {
+		if (s->waits[i].at < cut) {
+			src[n] = s->waits[i].src;
+			rec[n++] = s->waits[i].rec;
+		} else {
+			s->waits[k++] = s->waits[i];
+		}
+	}
+	s->nwaits = k;
+	for (__u32 i = 0; i < n; i++)
+		gpudev__evidence(g, src[i], rec[i] + 1, op);
 }
 
 void gpudev__evidence(struct gputime *g, struct stream *s, __u64 cut, const struct gop *op)
@@ -139,6 +229,18 @@ void gpudev__evidence(struct gputime *g, struct stream *s, __u64 cut, const stru
 
 	if (cut > s->done_before)
 		s->done_before = cut;
+	waits_done(g, s, cut, op);
+	if (was) {
+		/* The work was not done when the call began to wait (op->t), if it waited: the
+		 * time before that, back to the last signal, nothing backs. */
+		unconfirmed_until(g, d, op->t < op->end ? op->t : op->end);
+		if (op->t < op->end)
+			confirmed(d, op->t, op->end);
+		if (op->end > d->last_signal)
+			d->last_signal = op->end;
+	}
+	if (!outstanding(s))
+		s->ever_done |= was;
 	if (s->copy_free && s->copy_free <= op->end)
 		s->copy_free = 0;
 	if (!was || outstanding(s))
@@ -242,6 +344,43 @@ __u32 gputime__launcher(const struct gputime *g, __u32 device, __u64 t)
 	return 0;
 }
 
+/* Whether the device had launches and no completion signal ever closed any of them. */
+static bool busy_unknown(const struct gputime *g, __u32 device)
+{
+	bool launched = false;
+
+	for (const struct stream *s = g->streams; s; s = s->next) {
+		if (s->device != device)
+			continue;
+		if (s->ever_done)
+			return false;
+		launched |= s->launches > 0;
+	}
+	return launched;
+}
+
+/* The device's streams still outstanding at t1, and for how long no evidence closed them. */
+static const char *unclosed(struct gputime *g, __u32 device, __u64 t1)
+{
+	char buf[256];
+	size_t n = 0, k = 0;
+
+	buf[0] = 0;
+	for (const struct stream *s = g->streams; s; s = s->next) {
+		if (s->device != device || !outstanding(s))
+			continue;
+		if (k++ < 4 && n < sizeof(buf))
+			n += snprintf(buf + n, sizeof(buf) - n,
+				      "%sstream 0x%llx (work queued %.3f s "
+				      "before the end)",
+				      n ? ", " : "", (unsigned long long)s->key_handle,
+				      t1 > s->open_since ? (t1 - s->open_since) / 1e9 : 0.0);
+	}
+	if (k > 4 && n < sizeof(buf))
+		snprintf(buf + n, sizeof(buf) - n, " and %zu more", k - 4);
+	return strtab__intern(g->strs, buf);
+}
+
 int gputime__finish(struct gputime *g, __u64 t0, __u64 t1, struct device_summary **devs,
 		    size_t *ndevs)
 {
@@ -259,6 +398,7 @@ int gputime__finish(struct gputime *g, __u64 t0, __u64 t1, struct device_summary
 		struct gdev *d = &g->dev[i];
 		struct device_summary *ds = &(*devs)[i];
 
+		ds->busy_unknown = busy_unknown(g, i);
 		if (d->outstanding) { /* still busy when the recording stopped */
 			struct busy_interval *b = vec__push(&d->busy, sizeof(*b));
 
@@ -266,6 +406,13 @@ int gputime__finish(struct gputime *g, __u64 t0, __u64 t1, struct device_summary
 				b->start = d->busy_since;
 				b->end = t1;
 			}
+			/* Named where nothing was heard of them for the gap floor at least: the
+			 * end of a recording cuts every busy program's last launches off. */
+			if (ds->busy_unknown ||
+			    (t1 > d->last_signal && t1 - d->last_signal >= g->min_gap))
+				ds->unclosed = unclosed(g, i, t1);
+			unconfirmed_until(g, d, t1);
+			unsure_close(g, d);
 		}
 		ds->id = i;
 		ds->busy = d->busy.data;
@@ -283,6 +430,9 @@ int gputime__finish(struct gputime *g, __u64 t0, __u64 t1, struct device_summary
 		/* A live analysis let its first intervals go (gputime__busy_ns): where it began. */
 		if (d->first_busy)
 			ds->split.active_start = d->first_busy < t0 ? t0 : d->first_busy;
+		ds->unconfirmed_ns = d->unconfirmed < ds->busy_ns ? d->unconfirmed : ds->busy_ns;
+		if (!ds->unclosed)
+			ds->unclosed = "";
 		ds->idle_ns = t1 > t0 && t1 - t0 > ds->busy_ns ? t1 - t0 - ds->busy_ns : 0;
 	}
 	*ndevs = nd;

@@ -14,6 +14,7 @@
 #ifndef GAPSCOPE_GPUTIME_H
 #define GAPSCOPE_GPUTIME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -61,6 +62,32 @@ int gputime__add(struct gputime *g, const struct cu_event *e, const char *fn, co
  * window is handed out once the calls fed have passed its end (a launch on another stream may
  * still end it earlier until then), or after gputime__flush() at the trace's end.
  */
+/*
+ * A thread's off-CPU interval, switched out at start, in at end; for a blocked one, woken at
+ * wake (0 unknown) by waker_tid, and whether that wakeup came from an interrupt (irq). A thread
+ * woken from an interrupt starts a wake chain; a thread it woke within GPUTIME_HOP_NS of running
+ * carries it on, up to GPUTIME_CHAIN_NS from the interrupt. A thread that made CUDA calls, woken
+ * through such a chain, is completion evidence for the work its process queued before it began
+ * to wait: the driver passing the GPU's interrupt on to a waiter, where no call asks for it.
+ * 0 or -ENOMEM.
+ */
+#define GPUTIME_HOP_NS	 1000000ull
+#define GPUTIME_CHAIN_NS 5000000ull
+struct gwake {
+	__u64 start, end, wake;
+	__u32 tid, tgid, waker_tid, waker_tgid;
+	bool blocked, irq;
+	const char *comm;
+};
+int gputime__offcpu(struct gputime *g, const struct gwake *w);
+
+/*
+ * A host function (cuLaunchHostFunc's, probed once seen queued) called at t with argument arg
+ * on thread tid: the work queued on its stream before it was done by then.
+ */
+int gputime__host_fn(struct gputime *g, __u32 tgid, __u32 tid, __u64 arg, __u64 t,
+		     const char *comm);
+
 void gputime__flush(struct gputime *g);
 struct gpu_idle *gputime__take_idle(struct gputime *g, size_t *n);
 

@@ -14,6 +14,7 @@
 #define MAX_DEVICES	    64
 #define NULL_STREAM_MAX	    2 /* 0: legacy NULL stream, 1: CU_STREAM_LEGACY, 2: per-thread */
 #define STREAM_NON_BLOCKING 1
+#define STREAM_WAITS	    4 /* a stream's waits for other streams' events, kept */
 
 /* What gputime needs of one call. */
 struct gop {
@@ -25,13 +26,27 @@ struct gop {
 	__s32 ret;
 	__u64 stream, ctx, handle, aux, bytes;
 	const char *fn, *comm;
+	const char *verb; /* how the evidence came, for a gap's start: NULL "returned in" */
 };
 
 struct stream {
 	__u64 key_handle, key_owner; /* handle, and the tgid (real streams) or ctx (NULL) */
 	__u32 device;
+	__u32 tgid; /* the process that named it first */
 	__u8 non_blocking, capturing, known_device;
 	__u64 last_launch; /* ts of the last launch, 0 none */
+	__u64 open_since;  /* its first launch since its last evidence */
+	__u64 host_fn;	   /* the latest host function queued after outstanding work, 0 none */
+	__u64 host_arg;	   /* its argument, which its call (a probe's arg0) carries */
+	__u64 launches;	   /* all its launches */
+	/* Its waits for events recorded on other streams (cuStreamWaitEvent): work queued after
+	 * one seen done means the other stream's work before the record was done too. */
+	struct {
+		struct stream *src;
+		__u64 rec, at; /* the record's time, the wait's */
+	} waits[STREAM_WAITS];
+	__u32 nwaits;
+	bool ever_done;	   /* some completion evidence closed its work once */
 	__u64 done_before; /* launches before this are complete */
 	/* The copy model (gputime__copy_model): where the stream's own copies hold its kernels. */
 	__u64 copy_free; /* the copies queued while no kernel was outstanding end then, 0 none */
@@ -44,9 +59,29 @@ struct stream {
 	struct stream *next; /* all streams */
 };
 
+/*
+ * A thread's latest blocked intervals, for the wake chains from the GPU's driver: the driver
+ * thread its wakeup came from (through threads that each ran only briefly before passing it
+ * on), and when that thread learnt what it passed on.
+ */
+#define TSTATE_OFFS 4
+#define TSTATE_IRQS 8
+struct toff {
+	__u64 start, end; /* switched out, switched in */
+	__u32 root;	  /* the driver thread its wake chain came from, 0 none */
+	__u64 news;	  /* when the chain's news arose: that thread's interrupt while this one
+			   * waited, or where it had none, when that thread ran; 0 none */
+	__u64 peer;	  /* woken then by another thread of its process (not a timer), 0 not */
+};
+
 struct tstate {
 	__u32 tid;
-	__u64 ctx; /* current context */
+	bool cuda;   /* made a CUDA call: a host thread that feeds the GPU and may wait for it */
+	bool driver; /* woken from a device's interrupt: a driver's thread (cuda-EvtHandlr) */
+	__u64 ctx;   /* current context */
+	struct toff off[TSTATE_OFFS]; /* a ring, off[noff % TSTATE_OFFS] the next */
+	__u32 noff, nirq;
+	__u64 irqs[TSTATE_IRQS]; /* a driver thread's latest interrupt wakeups, a ring */
 	struct tstate *next;
 };
 
@@ -62,11 +97,19 @@ struct gdev {
 	__u64 busy_since;
 	__u64 idle_since; /* when the last evidence made it idle, 0: never busy yet */
 	const char *idle_fn, *idle_comm; /* the call that made it idle */
-	const char *idle_less;		 /* "" or how much earlier the copy model put it */
+	const char *idle_verb;
+	const char *idle_less; /* "" or how much earlier the copy model put it */
 	__u64 idle_earliest;
 	struct vec busy;   /* struct busy_interval */
 	__u64 busy_folded; /* of intervals let go by gputime__busy_ns() */
 	__u64 first_busy;  /* the start of its first busy interval, 0: none yet */
+	/*
+	 * The last launch or evidence while busy, and busy time no signal backs (gpudev.c):
+	 * summed, and the windows of the busy interval still open (struct busy_interval), which
+	 * a call that turns out to have waited through them still confirms.
+	 */
+	__u64 last_signal, unconfirmed;
+	struct vec unsure;
 	/* The copy model: when the copies queued so far each way end (0: host to device). */
 	__u64 engine_free[2];
 	/* The latest gap while a launch on another stream may still end it earlier. */
@@ -100,6 +143,8 @@ struct gputime {
 	struct gdev dev[MAX_DEVICES];
 	struct vec idle; /* struct gpu_idle */
 	__u64 min_gap;
+	/* The processes that made CUDA calls: only their threads' wake chains are followed. */
+	struct vec cuda_tgids;	  /* __u32 */
 	double copy_bytes_per_ns; /* 0: copies are not modelled */
 	__u64 copy_latency_ns;
 };

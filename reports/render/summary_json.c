@@ -96,6 +96,18 @@ static void json_device(FILE *out, const struct analysis *a, const struct device
 			t->tid, (uint64_t)t->host_n, (uint64_t)t->host_p50_ns,
 			(uint64_t)t->host_p99_ns, (uint64_t)t->kernel_n, (uint64_t)t->kernel_p50_ns,
 			(uint64_t)t->kernel_p99_ns);
+	/* The API tier's range (analysis.h), where it is one. */
+	if (d->unconfirmed_ns)
+		fprintf(out, ",\"busy_unconfirmed_ns\":%" PRIu64 ",\"busy_min_pct\":%.2f",
+			(uint64_t)d->unconfirmed_ns,
+			a->duration_ns ? 100.0 * (d->busy_ns - d->unconfirmed_ns) / a->duration_ns :
+					 0.0);
+	if (d->busy_unknown)
+		fprintf(out, ",\"busy_unknown\":true");
+	if (d->unclosed && *d->unclosed) {
+		fprintf(out, ",\"unclosed\":");
+		esc__json(out, d->unclosed, false);
+	}
 	fputc('}', out);
 }
 

@@ -279,11 +279,32 @@ static void print_device(FILE *out, const struct analysis *a, const struct devic
 	char floor[32];
 
 	snprintf(floor, sizeof(floor), "%g ms", a->min_gap_ns / 1e6);
-	fprintf(out,
-		"device %u: busy %s%.1f%% (%.3f s of %.3f s, first to last GPU work, %s); "
-		"%s%.1f%% of the run\n",
-		d->id, bound, idlesplit__busy_pct(d), busy_active / 1e9, active / 1e9,
-		cupti ? "CUPTI" : "API-inferred", bound, share(d->busy_ns, a->duration_ns));
+	if (!cupti && d->busy_unknown) {
+		/* Launches and never a completion signal: no figure is printed as a fact. */
+		fprintf(out,
+			"device %u: busy unknown (API-inferred: launches, and no completion signal "
+			"ever; busy at most %.1f%%, %.3f s of %.3f s first to last GPU work)\n",
+			d->id, idlesplit__busy_pct(d), busy_active / 1e9, active / 1e9);
+	} else if (!cupti && 1000.0 * d->unconfirmed_ns >= (active ? active : 1)) {
+		/* Some busy time no completion signal backs: a range, never a guess. */
+		__u64 lo = busy_active > d->unconfirmed_ns ? busy_active - d->unconfirmed_ns : 0;
+
+		fprintf(out,
+			"device %u: busy %.1f-%.1f%% (%.3f s of %.3f s, first to last GPU work, "
+			"API-inferred; %.3f s of it after launches no completion signal followed: "
+			"the GPU may have been idle then); at most %.1f%% of the run\n",
+			d->id, share(lo, active), idlesplit__busy_pct(d), busy_active / 1e9,
+			active / 1e9, d->unconfirmed_ns / 1e9, share(d->busy_ns, a->duration_ns));
+	} else {
+		fprintf(out,
+			"device %u: busy %s%.1f%% (%.3f s of %.3f s, first to last GPU work, %s); "
+			"%s%.1f%% of the run\n",
+			d->id, bound, idlesplit__busy_pct(d), busy_active / 1e9, active / 1e9,
+			cupti ? "CUPTI" : "API-inferred", bound, share(d->busy_ns, a->duration_ns));
+	}
+	if (!cupti && d->unclosed && *d->unclosed)
+		fprintf(out, "device %u: still busy at the end, never seen done: %s\n", d->id,
+			d->unclosed);
 	fprintf(out, "device %u idle: ", d->id);
 	print_ms(out, idle);
 	fprintf(out, " (%.1f%% of the run)", share(idle, a->duration_ns));

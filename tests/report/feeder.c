@@ -23,6 +23,24 @@
  *           idle; then both synchronized, PERIOD ms of CPU work,
  *           and ITER ms more as before                              expected: one gap,
  *           on_cpu in compute_input
+ *   xla     driven as XLA drives the driver: PERIOD ms of CPU work
+ *           (the batch), a captured graph of 12 kernels replayed on one
+ *           stream, an event recorded after it that a second stream
+ *           waits for, a kernel and a host function on the second;
+ *           the host thread waits on a condition variable that the
+ *           host function (the driver's callback thread) signals:
+ *           no synchronize. With hold: waits for a line on stdin
+ *           first (a recorder attaches)                              expected: a gap per
+ *           iteration (tests/cases/report_api_xla.sh)
+ *   poll    launches a kernel that doubles an element of device
+ *           memory (simcuda's is host memory: a host-mapped flag the
+ *           GPU writes) and spins reading it until it changes; then
+ *           PERIOD ms of CPU work; never a synchronize               expected: busy unknown
+ *           (tests/cases/report_api_unknown.sh)
+ *   free    allocates 64 MiB, launches and frees it: no
+ *           synchronize but cuMemFree's own drain, after which it
+ *           unmaps for ~4 ms; then PERIOD ms of CPU work            expected: a gap per
+ *           iteration, from the drain (tests/cases/report_api_free.sh)
  *
  * usage: feeder LIBCUDA MODE ITER PERIOD_MS [FILE]
  */
@@ -119,6 +137,16 @@ static void busy_for(unsigned int ms)
 /* helper mode: one input at a time through a condition variable. */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int step_done; /* xla mode: set by the host function */
+
+static void step_finished(void *arg)
+{
+	pthread_mutex_lock(&mu);
+	*(int *)arg = 1;
+	pthread_cond_broadcast(&cv);
+	pthread_mutex_unlock(&mu);
+}
+
 static int ready, done, period;
 
 static void *helper_main(void *arg)
@@ -151,7 +179,7 @@ int main(int argc, char **argv)
 
 	if (argc < 5) {
 		fprintf(stderr,
-			"usage: feeder LIBCUDA sleep|file|graph|helper|deep|busy ITER PERIOD_MS [FILE]\n");
+			"usage: feeder LIBCUDA sleep|file|graph|helper|deep|busy|xla|poll|free ITER PERIOD_MS [FILE]\n");
 		return 2;
 	}
 	mode = argv[2];
@@ -184,6 +212,68 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "helper"))
 		pthread_create(&helper, NULL, helper_main, NULL);
+	if (!strcmp(mode, "xla")) {
+		void *stream_b, *ev;
+
+		cuda_dl_sym("cuLaunchHostFunc"); /* skip where the driver cannot */
+		CU(cuStreamCreate, &stream_b, 1);
+		CU(cuEventCreate, &ev, 2); /* CU_EVENT_DISABLE_TIMING, as XLA's */
+		CU(cuStreamBeginCapture_v2, stream, 0);
+		for (int k = 0; k < 12; k++) /* ~3.4 ms: longer than the host's next calls */
+			launch();
+		CU(cuStreamEndCapture, stream, &graph);
+		CU(cuGraphInstantiateWithFlags, &exec, graph, 0ull);
+		if (argc > 5 && !strcmp(argv[5], "hold")) {
+			printf("ready %d\n", getpid());
+			fflush(stdout);
+			if (!fgets(buf, sizeof(buf), stdin))
+				return 1;
+		}
+		for (int i = 0; i < iter; i++) {
+			compute_input(period);
+			CU(cuGraphLaunch, exec, stream);
+			CU(cuEventRecord, ev, stream);
+			CU(cuStreamWaitEvent, stream_b, ev, 0);
+			launch_on(stream_b);
+			step_done = 0;
+			CU(cuLaunchHostFunc, stream_b, step_finished, &step_done);
+			pthread_mutex_lock(&mu);
+			while (!step_done)
+				pthread_cond_wait(&cv, &mu);
+			pthread_mutex_unlock(&mu);
+		}
+		printf("feeder: xla %d iterations at %llu\n", iter, (unsigned long long)now_ns());
+		return 0;
+	}
+	if (!strcmp(mode, "poll")) {
+		volatile uint64_t *flag = (volatile uint64_t *)args.data;
+
+		args.c = fr_add(fr_one(), fr_one());
+		args.data[0] = fr_one();
+		for (int i = 0; i < iter; i++) {
+			uint64_t was = flag[0];
+
+			launch();
+			while (flag[0] == was)
+				; /* the GPU's write, seen by polling: no call tells the driver */
+			compute_input(period);
+		}
+		printf("feeder: poll %d iterations at %llu\n", iter, (unsigned long long)now_ns());
+		return 0;
+	}
+	if (!strcmp(mode, "free")) {
+		for (int i = 0; i < iter; i++) {
+			void *big;
+
+			CU(cuMemAlloc_v2, &big, (size_t)64 << 20);
+			for (int k = 0; k < 4; k++)
+				launch();
+			CU(cuMemFree_v2, big);
+			compute_input(period);
+		}
+		printf("feeder: free %d iterations at %llu\n", iter, (unsigned long long)now_ns());
+		return 0;
+	}
 	if (!strcmp(mode, "busy")) {
 		CU(cuStreamCreate, &stream2, 1);
 		busy_for(iter);

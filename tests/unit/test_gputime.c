@@ -9,7 +9,17 @@
  *     earlier; a launch that comes after the gap's end leaves it as it was;
  *   - two streams' uploads one after the other on the device's link;
  *   - a synchronize's wakeup, long before its return, bounds its stream's end where another
- *     stream launched in between.
+ *     stream launched in between;
+ *   - a wake chain from the GPU's interrupt (a driver thread, a helper, the host thread that
+ *     launched and waits) ends the busy interval at the interrupt; a helper that ran too long
+ *     before passing it on breaks the chain;
+ *   - a cuMemFree whose thread slept and was woken from the interrupt inside it: the drain at
+ *     the wakeup, not the return;
+ *   - a host function: the driver thread woken after it was queued ends the work before it;
+ *   - busy time after launches that nothing followed for the gap floor is unconfirmed, unless
+ *     a call waited through it;
+ *   - a stream made to wait for another's event, seen done: the other's work before the
+ *     event's record was done too.
  */
 #include <string.h>
 
@@ -38,6 +48,21 @@ static void call(__u64 t, __u64 dur, __u32 kind, __u64 stream, __u64 bytes, cons
 	e.bytes = bytes;
 	CHECK(!gputime__add(g, &e, fn, "feeder", woken_at), "add %s", fn);
 	woken_at = 0;
+}
+
+/* An event call (record, wait) of event ev on stream at t. */
+static void event_call(__u64 t, __u32 kind, __u64 ev, __u64 stream, const char *fn)
+{
+	struct cu_event e = {};
+
+	e.h.type = GS_EV_CUDA;
+	e.h.size = sizeof(e);
+	e.h.ts = t;
+	e.h.tid = e.h.tgid = 100;
+	e.kind = kind;
+	e.stream = stream;
+	e.handle = ev;
+	CHECK(!gputime__add(g, &e, fn, "feeder", 0), "add %s", fn);
 }
 
 static void launch(__u64 t, __u64 stream)
@@ -197,6 +222,179 @@ static void late_return(bool woken)
 	gputime__free(g);
 }
 
+/* An off-CPU interval of tid (process 100) from a to b (ms), woken at w by waker (0: irq). */
+static void offcpu(__u32 tid, double a, double b, double w, __u32 waker)
+{
+	struct gwake x = {
+		.start = (__u64)(a * MS),
+		.end = (__u64)(b * MS),
+		.wake = (__u64)(w * MS),
+		.tid = tid,
+		.tgid = 100,
+		.waker_tid = waker,
+		.waker_tgid = waker ? 100 : 0,
+		.blocked = true,
+		.irq = !waker,
+		.comm = tid == 100 ? "feeder" : "helper",
+	};
+
+	CHECK(!gputime__offcpu(g, &x), "offcpu %u", tid);
+}
+
+/*
+ * The graph launched at 10 ms; the host thread (100) waits from 10.2; the driver's thread (200)
+ * is woken by the interrupt at 10.9, wakes a helper (300) at 11.0, which wakes the host thread
+ * at 11.1 (or, hop_ms later, too late to be passing the news on). The next launch at 50 ms.
+ */
+static void wake_chain(double hop_ms)
+{
+	struct gpu_idle *i;
+	size_t n;
+
+	g = gputime__new(strtab__new(), MS);
+	call(10 * MS, 0, CU_K_GRAPH_LAUNCH, 0xa0, 0, "cuGraphLaunch");
+	offcpu(200, 5, 10.95, 10.9, 0);
+	offcpu(300, 9, 11.02, 11.0, 200);
+	offcpu(100, 10.2, 11.2 + hop_ms, 11.1 + hop_ms, 300);
+	launch(50 * MS, 0xa0);
+	i = gaps(&n);
+	CHECK_EQ_U64(n, hop_ms > 1 ? 0 : 1);
+	if (n) {
+		CHECK_EQ_U64(i[0].start, (__u64)(10.9 * MS));
+		CHECK_EQ_U64(i[0].end, 50 * MS);
+		CHECK(!strcmp(i[0].start_how,
+			      "the GPU's interrupt woke, through its waiters, feeder"),
+		      "%s", i[0].start_how);
+	}
+	free(i);
+	gputime__free(g);
+}
+
+/* A launch at 10 ms; cuMemFree from 12 to 20 ms, its thread asleep 12.5-15, woken at 14.8. */
+static void free_drain(bool irq)
+{
+	struct gpu_idle *i;
+	size_t n;
+
+	g = gputime__new(strtab__new(), MS);
+	launch(10 * MS, 0xa0);
+	if (irq)
+		offcpu(100, 12.5, 15, 14.8, 0);
+	call(12 * MS, 8 * MS, CU_K_FREE, 0, 0, "cuMemFree_v2");
+	launch(40 * MS, 0xa0);
+	i = gaps(&n);
+	CHECK_EQ_U64(n, 1);
+	CHECK_EQ_U64(i[0].start, irq ? (__u64)(14.8 * MS) : 20 * MS);
+	CHECK(!strcmp(i[0].start_how, irq ? "cuMemFree_v2 woke from the device's drain in feeder" :
+					    "cuMemFree_v2 returned in feeder"),
+	      "%s", i[0].start_how);
+	free(i);
+	gputime__free(g);
+}
+
+/* A launch at 10 ms and a host function at 10.1; the driver thread, asleep from 10.5, woken
+ * at 11.9 by the interrupt. */
+static void host_fn(void)
+{
+	struct gpu_idle *i;
+	size_t n;
+
+	g = gputime__new(strtab__new(), MS);
+	launch(10 * MS, 0xa0);
+	call(10 * MS + MS / 10, 0, CU_K_HOST_FUNC, 0xa0, 0, "cuLaunchHostFunc");
+	offcpu(200, 10.5, 12, 11.9, 0);
+	launch(30 * MS, 0xa0);
+	i = gaps(&n);
+	CHECK_EQ_U64(n, 1);
+	CHECK_EQ_U64(i[0].start, (__u64)(11.9 * MS));
+	free(i);
+	gputime__free(g);
+}
+
+/*
+ * Launches at 10 and 30 ms on one stream, then a synchronize at 31 ms that does not wait
+ * (21 ms unconfirmed: nothing said the GPU worked after either launch), or from 30.2 to 40 ms
+ * (20: the wait backs the end). Two streams: a's synchronize waits from 10.1 to 20 ms, through
+ * b's launch at 15, which left 10-15 ms unsure until a's return confirmed it.
+ */
+static void unconfirmed(int how)
+{
+	struct device_summary *d;
+	size_t nd, n;
+
+	g = gputime__new(strtab__new(), MS);
+	launch(10 * MS, 0xa0);
+	if (how == 2) {
+		sync_stream(10 * MS + MS / 10, 20 * MS, 0xa0);
+		launch(15 * MS, 0xb0);
+		sync_stream(16 * MS, 25 * MS, 0xb0);
+	} else {
+		launch(30 * MS, 0xa0);
+		if (how == 0)
+			sync_stream(31 * MS, 31 * MS + MS / 20, 0xa0);
+		else
+			sync_stream(30 * MS + MS / 5, 40 * MS, 0xa0);
+	}
+	gputime__flush(g);
+	free(gputime__take_idle(g, &n));
+	CHECK(!gputime__finish(g, 0, 100 * MS, &d, &nd), "finish");
+	CHECK_EQ_U64(nd, 1);
+	CHECK_EQ_U64(d[0].unconfirmed_ns, how == 0 ? 21 * MS : how == 1 ? 20 * MS : 0);
+	CHECK(!strcmp(d[0].unclosed, ""), "unclosed %s", d[0].unclosed);
+	CHECK(!d[0].busy_unknown, "evidence seen, yet busy unknown");
+	free(d[0].busy);
+	free(d);
+	gputime__free(g);
+}
+
+/* A launch never seen done: busy to the end, unconfirmed from the launch, the stream named. */
+static void unclosed_stream(void)
+{
+	struct device_summary *d;
+	size_t nd;
+
+	g = gputime__new(strtab__new(), MS);
+	launch(10 * MS, 0xa0);
+	launch(11 * MS, 0xa0);
+	CHECK(!gputime__finish(g, 0, 100 * MS, &d, &nd), "finish");
+	CHECK_EQ_U64(d[0].busy_ns, 90 * MS);
+	CHECK_EQ_U64(d[0].unconfirmed_ns, 90 * MS);
+	CHECK(!strcmp(d[0].unclosed, "stream 0xa0 (work queued 0.090 s before the end)"),
+	      "unclosed %s", d[0].unclosed);
+	CHECK(d[0].busy_unknown, "no evidence ever, yet busy is known");
+	free(d[0].busy);
+	free(d);
+	gputime__free(g);
+}
+
+/*
+ * Stream a's kernel at 10 ms, an event recorded after it, stream b made to wait for the event
+ * and given a kernel; b's synchronize (11-20 ms) says a's kernel was done too, by 20 ms: the
+ * device is idle from there to a's next launch at 40 ms. Without the wait, nothing closes a.
+ */
+static void wait_chain(bool wait)
+{
+	struct gpu_idle *i;
+	size_t n;
+
+	g = gputime__new(strtab__new(), MS);
+	launch(10 * MS, 0xa0);
+	event_call(10 * MS + MS / 10, CU_K_EVENT_RECORD, 0xe1, 0xa0, "cuEventRecord");
+	if (wait)
+		event_call(10 * MS + MS / 5, CU_K_STREAM_WAIT, 0xe1, 0xb0, "cuStreamWaitEvent");
+	launch(10 * MS + MS * 3 / 10, 0xb0);
+	sync_stream(11 * MS, 20 * MS, 0xb0);
+	launch(40 * MS, 0xa0);
+	i = gaps(&n);
+	CHECK_EQ_U64(n, wait ? 1 : 0);
+	if (n) {
+		CHECK_EQ_U64(i[0].start, 20 * MS);
+		CHECK_EQ_U64(i[0].end, 40 * MS);
+	}
+	free(i);
+	gputime__free(g);
+}
+
 int main(void)
 {
 	one_stream(false);
@@ -207,5 +405,16 @@ int main(void)
 	shared_link();
 	late_return(false);
 	late_return(true);
+	wake_chain(0);
+	wake_chain(1.5);
+	free_drain(false);
+	free_drain(true);
+	host_fn();
+	unconfirmed(0);
+	unconfirmed(1);
+	unconfirmed(2);
+	unclosed_stream();
+	wait_chain(false);
+	wait_chain(true);
 	TEST_PASS();
 }

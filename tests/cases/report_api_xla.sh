@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The API tier on a program driven the way XLA drives the driver (tests/report/feeder.c's xla
+# mode on simcuda, real probes): each step prepares its batch on the CPU (10 ms), replays a
+# captured graph on one stream, records an event that a second stream waits for, queues a
+# kernel and a host function there, and waits on a condition variable that the host function
+# signals from the driver's callback thread: no synchronize. The recorder probes the host
+# function once it sees it queued; its calls close the second stream's work, and through the
+# event the graph's. Against simcuda's own kernel intervals (SIMCUDA_TRACE), from the probe's
+# start: recall and precision of the gaps >= 95%, busy within 3 points. Launched, then the same
+# program attached with -p. The feeder runs at nice -19: a host thread kept off its CPU between
+# two launches of a step leaves the simulated device idle where no call can tell (the tier
+# counts such time unconfirmed), and the test is about the steps' gaps.
+set -eu
+. "$GAPSCOPE_ROOT/tests/lib.sh"
+need_probes
+need_built "$LIBCUDA"
+${CC:-cc} -O2 -g -fno-omit-frame-pointer -Iengine -pthread -o "$TMP/feeder" \
+	tests/report/feeder.c -ldl || die "cannot build the feeder"
+
+check() { # check NAME: NAME.gsc against NAME.jsonl
+	"$GS" report "$TMP/$1.gsc" -o "$TMP/$1.rep" --top 2 >"$TMP/$1.txt" || die "$1: report"
+	"$GS" script "$TMP/$1.gsc" >"$TMP/$1.script" 2>/dev/null || die "$1: script"
+	live=$(sed -n 's/^# probe .* host_fn .*host function .* live-since=\([0-9.]*\) .*/\1/p' \
+		"$TMP/$1.script" | head -1)
+	[ -n "$live" ] || die "$1: the host function was not probed: $(grep 'host' "$TMP/$1.script" | head -3)"
+	echo "== $1 (host function probed from $live s)"
+	cat "$TMP/$1.txt"
+	python3 - "$TMP/$1.jsonl" "$TMP/$1.rep/summary.json" "$live" "$1" <<'PY' || die "$1: the API tier against simcuda's truth"
+import json, sys
+live = int(float(sys.argv[3]) * 1e9)
+kernels = sorted((k["start_ns"], k["end_ns"]) for k in map(json.loads, open(sys.argv[1])))
+runs = []
+for a, b in kernels:
+    if runs and a - runs[-1][1] < 1000000:
+        runs[-1][1] = max(runs[-1][1], b)
+    else:
+        runs.append([a, b])
+runs = [r for r in runs if r[0] > live]
+t0, t1 = runs[0][0], runs[-1][1]
+truth = [(a[1], b[0]) for a, b in zip(runs, runs[1:])]
+s = json.load(open(sys.argv[2]))
+api = [(g["start_ns"], g["end_ns"]) for g in s["gaps"] if g["end_ns"] > t0 and g["start_ns"] < t1]
+hit = lambda g, gs: any(x[0] < g[1] and x[1] > g[0] for x in gs)
+recall = sum(hit(g, api) for g in truth) / len(truth)
+precision = sum(hit(g, truth) for g in api) / len(api) if api else 0
+clip = lambda g: max(0, min(g[1], t1) - max(g[0], t0))
+busy_truth = sum(b - a for a, b in runs) / (t1 - t0) * 100
+busy_api = (1 - sum(clip(g) for g in api) / (t1 - t0)) * 100
+print("%s: %d truth gaps, %d api gaps: recall %.3f precision %.3f; busy %.1f%% (truth %.1f%%)"
+      % (sys.argv[4], len(truth), len(api), recall, precision, busy_api, busy_truth))
+ok = len(truth) >= 20 and recall >= 0.95 and precision >= 0.95 and abs(busy_api - busy_truth) <= 3
+sys.exit(0 if ok else 1)
+PY
+}
+
+SIMCUDA_TRACE=$TMP/launch.jsonl timeout 120 "$GS" record -o "$TMP/launch.gsc" -- \
+	nice -n -19 "$TMP/feeder" \
+	"$LIBCUDA" xla 40 10 >"$TMP/launch.out" 2>"$TMP/launch.err" || {
+	cat "$TMP/launch.out" "$TMP/launch.err"
+	grep -q 'feeder: cu.*: undefined symbol' "$TMP/launch.err" && skip "the driver has no cuLaunchHostFunc"
+	die "record"
+}
+check launch
+
+# Attached: the program waits for a line once it is ready; the recorder attaches first.
+coproc P { SIMCUDA_TRACE=$TMP/attach.jsonl exec nice -n -19 "$TMP/feeder" "$LIBCUDA" xla 40 10 hold; }
+fpid=$P_PID
+read -r -t 60 line <&"${P[0]}" || die "the feeder did not start"
+pid=${line##* }
+mkfifo "$TMP/err.fifo"
+timeout 120 "$GS" record -o "$TMP/attach.gsc" -p "$pid" 2>"$TMP/err.fifo" &
+rp=$!
+exec {fd}<"$TMP/err.fifo"
+read_until "$fd" "$TMP/attach.err" "*recording pid $pid *" ||
+	{ cat "$TMP/attach.err"; die "no attach to the feeder"; }
+cat <&$fd >>"$TMP/attach.err" &
+echo go >&"${P[1]}"
+cat <&"${P[0]}" >"$TMP/attach.out"
+wait "$fpid" || die "the feeder failed"
+wait "$rp" || { cat "$TMP/attach.err"; die "record -p failed"; }
+check attach
