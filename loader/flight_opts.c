@@ -22,6 +22,7 @@ enum {
 	OPT_PUSH,
 	OPT_PPROF_DIR,
 	OPT_PUSH_INTERVAL,
+	OPT_REPLAY,
 };
 
 void flight_opts__defaults(struct flight_opts *o)
@@ -76,6 +77,11 @@ static const struct argp_option opts[] = {
 	{ "pprof-dir", OPT_PPROF_DIR, "DIR", 0,
 	  "Write that profile every interval to DIR too (gapscope-gaps-TIME.pb.gz)", 1 },
 	{ "push-interval", OPT_PUSH_INTERVAL, "S", 0, "Seconds a profile covers (default 60)", 1 },
+	{ "replay", OPT_REPLAY, "TRACE", 0,
+	  "No target: feed TRACE's records through the flight recorder as it would have had "
+	  "them live, its timestamps the clock, as fast as it reads (to try the options on a "
+	  "recording)",
+	  1 },
 	{},
 };
 
@@ -162,6 +168,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->push_interval_s = seconds(state, "--push-interval", arg, 86400);
 		if (o->push_interval_s < 1)
 			argp_error(state, "--push-interval: at least 1 second, not %s", arg);
+		o->dump_opts = true;
+		break;
+	case OPT_REPLAY:
+		o->replay = arg;
 		o->dump_opts = true;
 		break;
 	case ARGP_KEY_END:

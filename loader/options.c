@@ -270,7 +270,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_END:
-		if (!o->cmd && !o->pid && !o->cgroup)
+		if (o->flight.replay && (o->cmd || o->pid || o->cgroup))
+			argp_error(state,
+				   "--replay TRACE records no target: no -p, --cgroup or command");
+		if (!o->cmd && !o->pid && !o->cgroup && !o->flight.replay)
 			argp_error(state, "need -p PID, --cgroup PATH or a command after --");
 		if (o->cmd && (o->pid || o->cgroup))
 			argp_error(state, "-p PID or --cgroup and a command exclude each other");

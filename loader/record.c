@@ -183,6 +183,8 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "gapscope: --dump-dir %s: %s\n", o.flight.dir, strerror(errno));
 		return 1;
 	}
+	if (o.flight.replay)
+		return flight__replay(&o.flight, o.flight.replay);
 	/* lstat: a link at the path exists too, even one that points nowhere. */
 	if (!o.force && (!o.flight.seconds || o.output_given) && !lstat(o.output, &st)) {
 		fprintf(stderr, "gapscope: %s exists (use -f to overwrite)\n", o.output);
