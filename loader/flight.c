@@ -28,6 +28,7 @@
 #include "metrics.h"
 #include "push.h"
 #include "reader.h"
+#include "symbols.h"
 
 #define ALIGN8(x)      (((x) + 7) & ~(size_t)7)
 #define FLIGHT_PENDING 4
@@ -551,6 +552,8 @@ struct flight *flight__new(const struct flight_opts *o)
 		return NULL;
 	}
 	f->o = *o;
+	/* The live analysis runs on the recording's thread: it must not wait on a network. */
+	symbols__offline();
 	f->keep_ns = o->seconds * NS;
 	f->cap_bytes = (__u64)o->mem_mb << 20;
 	f->real_off = clock__real_ns() - clock__mono_ns();
