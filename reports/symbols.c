@@ -42,8 +42,8 @@ void symbols__offline(void)
 	__atomic_store_n(&offline, true, __ATOMIC_RELEASE);
 }
 
-int symbols__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
-			    Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+int symbols__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			    const char *file_name, const char *debuglink_file,
 			    GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
 	char path[PATH_MAX], *at;

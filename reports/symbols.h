@@ -108,8 +108,8 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts);
  * own, still ask. symbols__find_debuginfo: every Dwfl_Callbacks' find_debuginfo, which obeys it.
  */
 void symbols__offline(void);
-int symbols__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
-			    Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+int symbols__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			    const char *file_name, const char *debuglink_file,
 			    GElf_Word debuglink_crc, char **debuginfo_file_name);
 
 /*
