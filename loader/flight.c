@@ -49,6 +49,9 @@ struct flight {
 	struct flight_chunk *head, *last; /* oldest, newest */
 	struct flight_chunk *tail;	  /* the one being filled (== last), NULL: none */
 	__u64 ring_bytes, let_go_early, dropped;
+	/* The ring's chunks and those it let go of that a dump still writes (atomically: the dump's
+	 * thread lets go of its own): what --flight-mb bounds. */
+	__u64 alive;
 	/* What every dump needs (flight__sticky), each a malloc'd record. */
 	struct gs_hdr **sticky;
 	size_t nsticky, cap_sticky, sticky_bytes;
@@ -80,7 +83,7 @@ struct flight {
 	/* Replayed (flight__replay): the clock is the records' own, set by flight__set_clock. */
 	bool replay;
 	__u64 replay_ns;
-	__u64 ring_max; /* the most ring_bytes ever held */
+	__u64 ring_max; /* the most alive ever */
 };
 
 /* Now: CLOCK_MONOTONIC, the records' clock; in a replay, how far the records have come. */
@@ -259,10 +262,16 @@ static bool analysed(const struct flight *f, const struct flight_chunk *c)
 	return !f->rd || c->key_max + OREADER_WINDOW_NS <= oreader__watermark(f->rd);
 }
 
+static __u64 alive_bytes(struct flight *f)
+{
+	return __atomic_load_n(&f->alive, __ATOMIC_ACQUIRE);
+}
+
 /*
  * Lets go of the chunks whose records all ended more than SECONDS ago, and of the oldest while
- * the ring and need more bytes (a chunk to come) would pass the bound; never the newest, nor one
- * the live analysis still holds records of.
+ * what is alive and need more bytes (a chunk to come) would pass the bound; never the newest, nor
+ * one the live analysis still holds records of. A chunk a dump is writing stays alive until the
+ * dump has it written (tens of milliseconds): the ring is that much shorter meanwhile.
  */
 static void let_go(struct flight *f, __u64 now, size_t need)
 {
@@ -276,7 +285,7 @@ static void let_go(struct flight *f, __u64 now, size_t need)
 		bool old = c->max_end + f->keep_ns < now && c->max_end < pin;
 
 		if (!c->closed_ns || !analysed(f, c) ||
-		    (!old && f->ring_bytes + need <= f->cap_bytes))
+		    (!old && alive_bytes(f) + need <= f->cap_bytes))
 			break;
 		if (!old)
 			f->let_go_early++;
@@ -300,6 +309,7 @@ static struct flight_chunk *new_chunk(struct flight *f, size_t need)
 	}
 	c->cap = cap;
 	c->refs = 1;
+	c->alive = &f->alive;
 	c->min_end = ~0ull;
 	if (f->last)
 		f->last->next = c;
@@ -307,8 +317,8 @@ static struct flight_chunk *new_chunk(struct flight *f, size_t need)
 		f->head = c;
 	f->last = f->tail = c;
 	f->ring_bytes += cap;
-	if (f->ring_bytes > f->ring_max)
-		f->ring_max = f->ring_bytes;
+	if (__atomic_add_fetch(&f->alive, cap, __ATOMIC_ACQ_REL) > f->ring_max)
+		f->ring_max = alive_bytes(f);
 	return c;
 }
 
@@ -336,7 +346,7 @@ void flight__append(struct flight *f, const void *rec, size_t size)
 
 		close_tail(f, now);
 		let_go(f, now, cap);
-		if (f->ring_bytes + cap > f->cap_bytes && f->head) {
+		if (alive_bytes(f) + cap > f->cap_bytes && f->head) {
 			f->dropped++; /* past the bound, and every chunk still held */
 			return;
 		}
@@ -539,7 +549,7 @@ void flight__on_signal(struct flight *f)
 	}
 }
 
-struct flight *flight__new(const struct flight_opts *o)
+struct flight *flight__new(const struct flight_opts *o, unsigned int ringbuf_mb)
 {
 	struct flight *f = calloc(1, sizeof(*f));
 	struct analysis_opts ao = { .min_gap_ns = 1000000, .max_hops = 8, .forget_gaps = true };
@@ -577,13 +587,20 @@ struct flight *flight__new(const struct flight_opts *o)
 		return NULL;
 	}
 	fprintf(stderr,
-		"gapscope: flight: the last %g s of trace kept in at most %u MiB (%u MiB while a dump "
-		"is written) and %u MiB for what every dump needs; ",
-		o->seconds, o->mem_mb, 2 * o->mem_mb, FLIGHT_STICKY_MAX >> 20);
+		"gapscope: flight: the last %g s of trace kept in at most %u MiB (the dumps being "
+		"written included) and %u MiB for what every dump needs; ",
+		o->seconds, o->mem_mb, FLIGHT_STICKY_MAX >> 20);
 	if (o->trigger_gap_ms)
 		fprintf(stderr, "a gap of %g ms or ", o->trigger_gap_ms);
 	fprintf(stderr, "SIGUSR1 writes %g s before and %g s after it into %s\n", o->before_s,
 		o->after_s, o->dir);
+	if (ringbuf_mb)
+		fprintf(stderr,
+			"gapscope: flight: memory: about %llu MiB in all (%d MiB, the ring buffer's "
+			"%u MiB, the ring's %u, %d for what every dump needs, %d for the live "
+			"analysis)\n",
+			memlimit__need_mb(ringbuf_mb, o->mem_mb), MEMLIMIT_FLOOR_MB, ringbuf_mb,
+			o->mem_mb, MEMLIMIT_STICKY_MB, MEMLIMIT_ANALYSIS_MB);
 	return f;
 }
 
@@ -624,7 +641,7 @@ void flight__stop(struct flight *f)
 			"gapscope: flight: %llu dump(s) written (%.1f MB), %llu not written for the "
 			"limits, %llu inside another's window; %llu chunk(s) let go early for "
 			"--flight-mb, %llu record(s) dropped, %llu not kept for every dump; the ring "
-			"held at most %.1f MiB\n",
+			"held at most %.1f MiB (dumps being written included)\n",
 			(unsigned long long)f->dumps, f->dumped_bytes / 1e6,
 			(unsigned long long)f->suppressed, (unsigned long long)f->covered,
 			(unsigned long long)f->let_go_early, (unsigned long long)f->dropped,

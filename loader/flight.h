@@ -29,10 +29,11 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#include "memlimit.h"
 #include "trace.h"
 
 #define FLIGHT_CHUNK	  (256u << 10)
-#define FLIGHT_STICKY_MAX (16u << 20)
+#define FLIGHT_STICKY_MAX ((unsigned int)MEMLIMIT_STICKY_MB << 20)
 /* The live analysis puts records in order this long after the recorder read them. */
 #define FLIGHT_LAG_NS	  (500ull * 1000 * 1000)
 /* A dump is written once the recording has gone this far past its window's end. */
@@ -65,9 +66,9 @@ struct flight;
 /*
  * Sets up the ring, the live analysis and SIGUSR1 (blocked, read through a signalfd: call it
  * after signals__block, so that a launched target gets SIGUSR1 as it was). Prints the memory
- * bound. NULL with the reason printed.
+ * bound, memlimit__need_mb's for ringbuf_mb. NULL with the reason printed.
  */
-struct flight *flight__new(const struct flight_opts *o);
+struct flight *flight__new(const struct flight_opts *o, unsigned int ringbuf_mb);
 /* One record of the recording (trace_out__append). */
 void flight__append(struct flight *f, const void *rec, size_t size);
 /* The signalfd that reads SIGUSR1 (a dump of the window around now), and reading it. */
@@ -92,7 +93,8 @@ struct flight_chunk {
 	__u64 closed_ns;	   /* when it stopped being filled, 0: not yet */
 	__u64 key_max;		   /* where the live analysis orders its last record (reader.h) */
 	size_t len, cap;
-	int refs; /* the ring's, and each dump's that is writing it */
+	int refs;     /* the ring's, and each dump's that is writing it */
+	__u64 *alive; /* the flight's bytes of chunks not yet unmapped, less cap when this one is */
 	bool gpu_act;
 	unsigned char *data;
 };

@@ -30,6 +30,7 @@ void flight_chunk__put(struct flight_chunk *c)
 {
 	if (!c || __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL))
 		return;
+	__atomic_sub_fetch(c->alive, c->cap, __ATOMIC_ACQ_REL);
 	munmap(c->data, c->cap);
 	free(c);
 }

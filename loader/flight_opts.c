@@ -43,10 +43,10 @@ static const struct argp_option opts[] = {
 	{ NULL, 0, NULL, 0,
 	  "Flight recorder: runs until stopped, keeps the last SECONDS in memory, analyses "
 	  "as it goes and writes the window around a trigger as a trace with its report. "
-	  "Memory: at most --flight-mb of trace (twice that while a dump is being written), "
-	  "16 MiB for what every dump needs, the ring buffer (twice --ringbuf-mb) and the "
-	  "live analysis: with the defaults 64 + 64 + 16 + 64 MiB and the analysis's tens of "
-	  "MiB. SIGUSR1 is kept by the recorder in flight mode (a dump of now), "
+	  "Memory: at most --flight-mb of trace (the dumps being written included), 16 MiB "
+	  "for what every dump needs, 48 MiB for the live analysis, the ring buffer and 64 "
+	  "MiB for the rest: 224 MiB with the defaults (said at the start; a memory cgroup "
+	  "allowing less refuses to start). SIGUSR1 is kept by the recorder in flight mode (a dump of now), "
 	  "not passed on to the command. -o FILE also writes the whole recording.",
 	  1 },
 	{ "flight", OPT_FLIGHT, "SECONDS", 0, "Keep only the last SECONDS of trace, in memory", 1 },

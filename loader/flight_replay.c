@@ -41,7 +41,7 @@ int flight__replay(const struct flight_opts *o, const char *path)
 		fprintf(stderr, "gapscope: %s\n", err);
 		return 1;
 	}
-	f = flight__new(o);
+	f = flight__new(o, 0); /* no ring buffer */
 	if (!f) {
 		trace__close(tr);
 		return 1;

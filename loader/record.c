@@ -218,7 +218,8 @@ int cmd_record(int argc, char **argv)
 			proc_tree__free(&tree);
 			return 1;
 		}
-	if (!bpf_setup__check() || !memlimit__check(o.ringbuf_mb)) {
+	if (!bpf_setup__check() ||
+	    !memlimit__check(o.ringbuf_mb, o.flight.seconds ? o.flight.mem_mb : 0)) {
 		proc_tree__free(&tree);
 		return 1;
 	}
@@ -238,7 +239,8 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "gapscope: %s\n", strerror(-err));
 		goto cleanup;
 	}
-	if (o.flight.seconds && !(flight = out.flight = c.flight = flight__new(&o.flight))) {
+	if (o.flight.seconds &&
+	    !(flight = out.flight = c.flight = flight__new(&o.flight, o.ringbuf_mb))) {
 		err = -EINVAL;
 		goto cleanup;
 	}

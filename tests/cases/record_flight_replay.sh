@@ -27,7 +27,7 @@ replay() {
 
 # summary NAME: "dumps let_go dropped sticky_dropped ring_max_mib" of the replay's last line.
 summary() {
-	sed -n 's/^gapscope: flight: \([0-9]*\) dump(s) written .*; \([0-9]*\) chunk(s) let go early for --flight-mb, \([0-9]*\) record(s) dropped, \([0-9]*\) not kept for every dump; the ring held at most \([0-9.]*\) MiB$/\1 \2 \3 \4 \5/p' \
+	sed -n 's/^gapscope: flight: \([0-9]*\) dump(s) written .*; \([0-9]*\) chunk(s) let go early for --flight-mb, \([0-9]*\) record(s) dropped, \([0-9]*\) not kept for every dump; the ring held at most \([0-9.]*\) MiB (dumps being written included)$/\1 \2 \3 \4 \5/p' \
 		"$TMP/$1/err"
 }
 
