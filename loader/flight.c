@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -475,6 +476,10 @@ static void start_dump(struct flight *f, const struct flight_req *r)
 		return;
 	}
 	f->cur = d;
+	/* A replay runs faster than the clock it replays: it waits the milliseconds a dump takes to
+	 * write its file (its chunks held meanwhile), which the recording would not have outrun. */
+	while (f->replay && !__atomic_load_n(&d->written, __ATOMIC_ACQUIRE))
+		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
 }
 
 /*
