@@ -59,6 +59,13 @@ sample "$STEADY"
 kill -USR1 $RPID
 sample 10
 curl -s "http://127.0.0.1:$PORT/metrics" >"$OUT/metrics.after.txt"
+# Where the recorder's resident memory is, by mapping (the largest first): the ring buffer shows
+# as an anon_inode:bpf-map mapped twice, the ring as 256 KiB anonymous chunks.
+awk '/^[0-9a-f]+-[0-9a-f]+ / { name = ($6 == "" ? "[anon]" : $6) } /^Rss:/ { rss[name] += $2 }
+	END { for (n in rss) if (rss[n] >= 512) printf "%8d KiB %s\n", rss[n], n }' \
+	"/proc/$RPID/smaps" | sort -rn >"$OUT/smaps.txt"
+grep -E '^(Rss|Pss_Anon|Pss_File)' "/proc/$RPID/smaps_rollup" >>"$OUT/smaps.txt"
+say "recorder memory by mapping (KiB, the largest): $(head -6 "$OUT/smaps.txt" | awk '{ printf "%s %s; ", $1, $3 }')"
 kill -INT $RPID
 wait $RPID
 kill $TPID 2>/dev/null
