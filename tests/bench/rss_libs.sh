@@ -22,17 +22,20 @@ trap '[ -n "$Z" ] && kill $Z 2>/dev/null; rm -rf "$TMP"' EXIT
 libdir=/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 : >"$TMP/libs"
 n=0
+# shellcheck disable=SC2045 # ls -S: by size, largest first; library paths have no spaces
 for f in $(ls -S "$libdir"/*.so "$libdir"/*.so.* 2>/dev/null); do
 	case $(basename "$f") in
 	libc.so* | libpthread* | lib?san* | libhwasan* | libmemusage* | libpcprofile* | libSegFault* | \
 		libjemalloc* | libtcmalloc* | libfakeroot* | libeatmydata*) continue ;;
 	esac
-	[ -f "$f" ] && [ -z "$(LD_PRELOAD=$f /bin/true 2>&1)" ] || continue
+	if [ ! -f "$f" ] || [ -n "$(LD_PRELOAD=$f /bin/true 2>&1)" ]; then
+		continue
+	fi
 	echo "$f" >>"$TMP/libs"
 	n=$((n + 1))
 	[ "$n" -ge "$NLIBS" ] && break
 done
-mb=$(du -cmL $(cat "$TMP/libs") | tail -1 | cut -f1)
+mb=$(xargs du -cmL <"$TMP/libs" | tail -1 | cut -f1)
 echo "# $n libraries preloaded, $mb MB of files"
 
 # peak NAME ARGS...: the recorder's VmHWM (KiB) attached to a fresh engine for SECS seconds.

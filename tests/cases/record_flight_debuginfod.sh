@@ -8,7 +8,8 @@ set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "loads BPF programs and attaches uprobes"
 need_built "$GS" "$ZK" "$LIBCUDA"
-SRV_PID= REC_PID=
+SRV_PID=
+REC_PID=
 stop() {
 	[ -n "$REC_PID" ] && kill -KILL "$REC_PID" 2>/dev/null
 	[ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null

@@ -10,7 +10,8 @@ need_root "loads BPF programs and makes memory cgroups"
 need_built "$GS"
 STORM=$TMP/storm
 $CC -O2 -pthread -o "$STORM" "$GAPSCOPE_ROOT/tests/bench/storm.c" || die "cannot build storm"
-S= cg=
+S=
+cg=
 stop() {
 	[ -n "$S" ] && kill "$S" 2>/dev/null
 	[ -n "$cg" ] && [ -d "$cg" ] && rmdir "$cg" 2>/dev/null
