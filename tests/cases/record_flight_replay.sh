@@ -49,6 +49,18 @@ sys.exit(1)
 PY
 }
 
+# Bad input: one line, a non-zero exit.
+rc=0
+"$GS" record --flight 5 --replay "$TMP/none.gsc" 2>"$TMP/bad.err" || rc=$?
+[ "$rc" -ne 0 ] && [ "$(wc -l <"$TMP/bad.err")" -eq 1 ] || die "a missing trace: exit $rc, $(cat "$TMP/bad.err")"
+echo garbage >"$TMP/bad.gsc"
+rc=0
+"$GS" record --flight 5 --replay "$TMP/bad.gsc" --dump-dir "$TMP" 2>"$TMP/bad.err" || rc=$?
+[ "$rc" -ne 0 ] && grep -q 'not a gapscope trace' "$TMP/bad.err" || die "a bad trace: exit $rc"
+rc=0
+"$GS" record --flight 5 --replay "$TMP/bad.gsc" -p 1 2>/dev/null || rc=$?
+assert_eq "$rc" 64 "--replay with -p"
+
 if [ -r "$TRACES/stall_attach.gsc" ]; then
 	T=$TRACES/stall_attach.gsc
 	replay stall "$T" --flight 30 --trigger-gap 50
