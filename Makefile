@@ -117,6 +117,7 @@ bench: deps
 	$(Q)tests/bench/launch_cost.sh $(BUILD)
 	$(Q)tests/bench/pyframes_cost.sh $(BUILD)
 	$(Q)tests/bench/flight_soak.sh $(BUILD)
+	$(Q)tests/bench/rss_libs.sh $(BUILD)
 	$(Q)tests/report/bench.sh $(BUILD)
 
 stress-scenarios: deps

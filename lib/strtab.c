@@ -69,6 +69,14 @@ const char *strtab__intern(struct strtab *t, const char *s)
 	return t->slots[i];
 }
 
+const char *strtab__find(const struct strtab *t, const char *s)
+{
+	for (size_t i = hash__str(s) & (t->cap - 1); t->slots[i]; i = (i + 1) & (t->cap - 1))
+		if (!strcmp(t->slots[i], s))
+			return t->slots[i];
+	return NULL;
+}
+
 const char *strtab__internf(struct strtab *t, const char *fmt, ...)
 {
 	char buf[4096];

@@ -15,6 +15,8 @@ struct strtab;
 struct strtab *strtab__new(void);
 /* The interned copy of s (NULL only when out of memory). */
 const char *strtab__intern(struct strtab *t, const char *s);
+/* The interned copy of s if there is one, else NULL: nothing is added. */
+const char *strtab__find(const struct strtab *t, const char *s);
 const char *strtab__internf(struct strtab *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 size_t strtab__bytes(const struct strtab *t);

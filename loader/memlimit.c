@@ -76,15 +76,23 @@ static unsigned long long cgroup_limit(void)
 	return min;
 }
 
-bool memlimit__check(unsigned int ringbuf_mb)
+bool memlimit__check(unsigned int ringbuf_mb, unsigned int flight_mb)
 {
-	unsigned long long limit = cgroup_limit(), need = memlimit__need_mb(ringbuf_mb);
+	unsigned long long limit = cgroup_limit(), need = memlimit__need_mb(ringbuf_mb, flight_mb);
 
 	if (limit == ULLONG_MAX || limit >= need << 20)
 		return true;
-	fprintf(stderr,
-		"gapscope: the memory cgroup allows %llu MiB, a recording needs about %llu MiB "
-		"(%d MiB and --ringbuf-mb %u): not started\n",
-		limit >> 20, need, MEMLIMIT_FLOOR_MB, ringbuf_mb);
+	if (flight_mb)
+		fprintf(stderr,
+			"gapscope: the memory cgroup allows %llu MiB, a flight recording needs about "
+			"%llu MiB (%d MiB, --ringbuf-mb %u, --flight-mb %u, %d MiB for what every "
+			"dump needs, %d MiB for the live analysis): not started\n",
+			limit >> 20, need, MEMLIMIT_FLOOR_MB, ringbuf_mb, flight_mb,
+			MEMLIMIT_STICKY_MB, MEMLIMIT_ANALYSIS_MB);
+	else
+		fprintf(stderr,
+			"gapscope: the memory cgroup allows %llu MiB, a recording needs about %llu "
+			"MiB (%d MiB and --ringbuf-mb %u): not started\n",
+			limit >> 20, need, MEMLIMIT_FLOOR_MB, ringbuf_mb);
 	return false;
 }

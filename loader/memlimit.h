@@ -13,17 +13,28 @@
  * and the ring buffer's pages (measured: 63 MB of cgroup usage with a 1 MiB ring buffer, 95 MB
  * with 32).
  */
-#define MEMLIMIT_FLOOR_MB 64
-static inline unsigned long long memlimit__need_mb(unsigned int ringbuf_mb)
+#define MEMLIMIT_FLOOR_MB    64
+/*
+ * record --flight adds the ring (--flight-mb: the dumps being written are inside it), what every
+ * dump needs (FLIGHT_STICKY_MAX) and the live analysis: its threads, timelines, open gaps and
+ * stack table, and the mapped files' unwind tables and symbols it reads; measured 33 MB for a
+ * storm of 30,000 futex calls a second with --flight 30 (167 MB resident, less the ring's 64 MiB
+ * and the ring buffer's 32 MiB mapped twice).
+ */
+#define MEMLIMIT_STICKY_MB   16
+#define MEMLIMIT_ANALYSIS_MB 48
+static inline unsigned long long memlimit__need_mb(unsigned int ringbuf_mb, unsigned int flight_mb)
 {
-	return MEMLIMIT_FLOOR_MB + (unsigned long long)ringbuf_mb;
+	return MEMLIMIT_FLOOR_MB + (unsigned long long)ringbuf_mb +
+	       (flight_mb ? flight_mb + MEMLIMIT_STICKY_MB + MEMLIMIT_ANALYSIS_MB : 0);
 }
 
 /*
  * Whether the memory cgroups of this process (cgroup v2's memory.max or v1's
- * memory.limit_in_bytes, the smallest up to the root) allow a recording with RINGBUF_MB; false,
- * said why, when not. Unreadable limits count as none.
+ * memory.limit_in_bytes, the smallest up to the root) allow a recording with RINGBUF_MB, and
+ * FLIGHT_MB (record --flight's --flight-mb; 0: not in flight mode); false, said why, when not.
+ * Unreadable limits count as none.
  */
-bool memlimit__check(unsigned int ringbuf_mb);
+bool memlimit__check(unsigned int ringbuf_mb, unsigned int flight_mb);
 
 #endif

@@ -75,7 +75,9 @@ static const char doc[] =
 	"-f replaces only a regular file or a link.\n"
 	"\n"
 	"MEMORY: a recording needs about 64 MiB and --ringbuf-mb more of its memory\n"
-	"cgroup (96 MiB by default); in a cgroup limited to less it does not start.\n"
+	"cgroup (96 MiB by default); --flight adds --flight-mb, 16 MiB for what every\n"
+	"dump needs and 48 MiB for the live analysis (224 MiB by default). In a\n"
+	"cgroup limited to less it does not start.\n"
 	"\n"
 	"EXIT STATUS: the command's own (its death by a signal is passed on as the\n"
 	"same signal: 128+N in a shell; 127 if it could not be run); 0 with -p; but\n"
@@ -292,7 +294,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_END:
-		if (!o->cmd && !o->pid && !o->cgroup)
+		if (o->flight.replay && (o->cmd || o->pid || o->cgroup))
+			argp_error(state,
+				   "--replay TRACE records no target: no -p, --cgroup or command");
+		if (!o->cmd && !o->pid && !o->cgroup && !o->flight.replay)
 			argp_error(state, "need -p PID, --cgroup PATH or a command after --");
 		if (o->cmd && (o->pid || o->cgroup))
 			argp_error(state, "-p PID or --cgroup and a command exclude each other");

@@ -210,6 +210,9 @@ int cmd_record(int argc, char **argv)
 	maps.archive = o.archive ? &archive : NULL;
 	if ((err = record_opts__check(&o)))
 		goto cleanup;
+	/* --replay: a recorded trace through the flight recorder, no probes (flight_replay.c). */
+	if (o.flight.replay)
+		return flight__replay(&o.flight, o.flight.replay);
 	if (!o.cmd) {
 		/* An attach takes the processes' descendants, and what they fork from now on. */
 		if ((err = proc_tree__collect(&tree, o.pids, o.npids, o.cgroup, terr,
@@ -232,7 +235,8 @@ int cmd_record(int argc, char **argv)
 	for (size_t i = 1; i < tree.n; i++)
 		if ((err = privs__may_trace(tree.pids[i])))
 			goto cleanup;
-	if (!bpf_setup__check() || !memlimit__check(o.ringbuf_mb)) {
+	if (!bpf_setup__check() ||
+	    !memlimit__check(o.ringbuf_mb, o.flight.seconds ? o.flight.mem_mb : 0)) {
 		err = -EPERM;
 		goto cleanup;
 	}
@@ -252,7 +256,7 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "gapscope: %s\n", strerror(-err));
 		goto cleanup;
 	}
-	if (o.flight.seconds && !(flight = flight__new(&o.flight))) {
+	if (o.flight.seconds && !(flight = flight__new(&o.flight, o.ringbuf_mb))) {
 		err = -EINVAL;
 		goto cleanup;
 	}

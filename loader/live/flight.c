@@ -5,16 +5,19 @@
  *
  * Chunks are mapped anonymous memory of FLIGHT_CHUNK bytes (more for a bigger record), unmapped
  * when the ring and every dump have let go of them, so that the recorder's resident size follows
- * the ring. A chunk goes when all its records ended more than SECONDS ago, or earlier when the
- * ring is over --flight-mb, but never within FLIGHT_HOLD_NS of being filled: the live analysis
- * holds records of it until they are in order (FLIGHT_LAG_NS). Past the bound with nothing that
- * may go, records are dropped and counted.
+ * the ring. A chunk goes when all its records ended more than SECONDS ago, or earlier when a new
+ * chunk would take the ring past --flight-mb, but never before the live analysis has had every
+ * record of it: its ordered reader holds records until the recording is OREADER_WINDOW_NS past
+ * them (the chunk's key_max against oreader__watermark), which is tens of milliseconds of a
+ * steady recording, FLIGHT_LAG_NS of an idle one. Past the bound with nothing that may go (every
+ * chunk still held by the analysis), records are dropped and counted.
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -26,9 +29,9 @@
 #include "metrics.h"
 #include "push.h"
 #include "reader.h"
+#include "symbols.h"
 
 #define ALIGN8(x)      (((x) + 7) & ~(size_t)7)
-#define FLIGHT_HOLD_NS (2000ull * 1000 * 1000)
 #define FLIGHT_PENDING 4
 #define FLIGHT_IDLE    256 /* gap ends remembered */
 #define FLIGHT_REPORTS 4   /* dumps whose report runs while the next one is written */
@@ -47,6 +50,9 @@ struct flight {
 	struct flight_chunk *head, *last; /* oldest, newest */
 	struct flight_chunk *tail;	  /* the one being filled (== last), NULL: none */
 	__u64 ring_bytes, let_go_early, dropped;
+	/* The ring's chunks and those it let go of that a dump still writes (atomically: the dump's
+	 * thread lets go of its own): what --flight-mb bounds. */
+	__u64 alive;
 	/* What every dump needs (flight__sticky), each a malloc'd record. */
 	struct gs_hdr **sticky;
 	size_t nsticky, cap_sticky, sticky_bytes;
@@ -75,7 +81,24 @@ struct flight {
 		size_t n;
 	} idle[METRICS_DEVICES];
 	unsigned int ticks;
+	/* Replayed (flight__replay): the clock is the records' own, set by flight__set_clock. */
+	bool replay;
+	__u64 replay_ns;
+	__u64 ring_max; /* the most alive ever */
 };
+
+/* Now: CLOCK_MONOTONIC, the records' clock; in a replay, how far the records have come. */
+static __u64 flight_now(const struct flight *f)
+{
+	return f->replay ? f->replay_ns : clock__mono_ns();
+}
+
+void flight__set_clock(struct flight *f, __u64 now)
+{
+	f->replay = true;
+	if (now > f->replay_ns)
+		f->replay_ns = now;
+}
 
 static void live_step(struct flight *f, const struct gs_hdr *h)
 {
@@ -121,7 +144,7 @@ static void live_push(struct flight *f, const struct gs_hdr *h)
 /* A dump of [w0, w1] asked for: queued, or counted where a limit or another window says no. */
 static void ask(struct flight *f, __u64 w0, __u64 w1, __u64 start, __u64 end, const char *why)
 {
-	__u64 now = clock__mono_ns();
+	__u64 now = flight_now(f);
 	size_t k = 0;
 
 	for (size_t i = 0; i < f->npending; i++)
@@ -234,11 +257,24 @@ static void close_tail(struct flight *f, __u64 now)
 	f->tail = NULL;
 }
 
+/* Whether the live analysis has had every record of c (or is gone): c's memory may go. */
+static bool analysed(const struct flight *f, const struct flight_chunk *c)
+{
+	return !f->rd || c->key_max + OREADER_WINDOW_NS <= oreader__watermark(f->rd);
+}
+
+static __u64 alive_bytes(struct flight *f)
+{
+	return __atomic_load_n(&f->alive, __ATOMIC_ACQUIRE);
+}
+
 /*
  * Lets go of the chunks whose records all ended more than SECONDS ago, and of the oldest while
- * over the bound; never the newest, nor one closed less than FLIGHT_HOLD_NS ago.
+ * what is alive and need more bytes (a chunk to come) would pass the bound; never the newest, nor
+ * one the live analysis still holds records of. A chunk a dump is writing stays alive until the
+ * dump has it written (tens of milliseconds): the ring is that much shorter meanwhile.
  */
-static void let_go(struct flight *f, __u64 now)
+static void let_go(struct flight *f, __u64 now, size_t need)
 {
 	__u64 pin = ~0ull; /* a dump asked for keeps its window (within the bound) */
 
@@ -249,8 +285,8 @@ static void let_go(struct flight *f, __u64 now)
 		struct flight_chunk *c = f->head;
 		bool old = c->max_end + f->keep_ns < now && c->max_end < pin;
 
-		if (!c->closed_ns || c->closed_ns + FLIGHT_HOLD_NS >= now ||
-		    (!old && f->ring_bytes <= f->cap_bytes))
+		if (!c->closed_ns || !analysed(f, c) ||
+		    (!old && alive_bytes(f) + need <= f->cap_bytes))
 			break;
 		if (!old)
 			f->let_go_early++;
@@ -274,6 +310,7 @@ static struct flight_chunk *new_chunk(struct flight *f, size_t need)
 	}
 	c->cap = cap;
 	c->refs = 1;
+	c->alive = &f->alive;
 	c->min_end = ~0ull;
 	if (f->last)
 		f->last->next = c;
@@ -281,6 +318,8 @@ static struct flight_chunk *new_chunk(struct flight *f, size_t need)
 		f->head = c;
 	f->last = f->tail = c;
 	f->ring_bytes += cap;
+	if (__atomic_add_fetch(&f->alive, cap, __ATOMIC_ACQ_REL) > f->ring_max)
+		f->ring_max = alive_bytes(f);
 	return c;
 }
 
@@ -298,13 +337,18 @@ void flight__append(struct flight *f, const void *rec, size_t size)
 		metrics__record(f->m, h);
 	if (flight__sticky(h->type))
 		sticky_add(f, h, size);
+	if (f->replay && h->type == GS_REC_CLOCK && size >= sizeof(struct gs_rec_clock))
+		f->real_off = ((const struct gs_rec_clock *)h)->real_ns -
+			      ((const struct gs_rec_clock *)h)->mono_ns;
 	if (!c || c->len + padded > c->cap) {
-		__u64 now = clock__mono_ns();
+		__u64 now = flight_now(f);
+
+		size_t cap = padded > FLIGHT_CHUNK ? padded : FLIGHT_CHUNK;
 
 		close_tail(f, now);
-		let_go(f, now);
-		if (f->ring_bytes + padded > f->cap_bytes && f->head) {
-			f->dropped++; /* past the bound, and nothing may go yet */
+		let_go(f, now, cap);
+		if (alive_bytes(f) + cap > f->cap_bytes && f->head) {
+			f->dropped++; /* past the bound, and every chunk still held */
 			return;
 		}
 		c = new_chunk(f, padded);
@@ -324,6 +368,13 @@ void flight__append(struct flight *f, const void *rec, size_t size)
 	if (t > c->max_end && t != ~0ull)
 		c->max_end = t;
 	c->gpu_act |= copy->type == GS_REC_GPU_ACT;
+	if (f->rd) {
+		/* Where the live analysis orders it (reader.h): its end, or the latest end read. */
+		__u64 key = gs_rec_untimed(copy) ? oreader__watermark(f->rd) : gs_rec_end(copy);
+
+		if (key > c->key_max)
+			c->key_max = key;
+	}
 	live_push(f, copy);
 }
 
@@ -387,7 +438,8 @@ static void start_dump(struct flight *f, const struct flight_req *r)
 				   .asked_ns = r->asked,
 				   .real_off = f->real_off,
 				   .dir = f->o.dir,
-				   .report = !f->o.no_report };
+				   .report = !f->o.no_report,
+				   .replay = f->replay };
 	snprintf(d->reason, sizeof(d->reason), "%s", r->reason);
 	d->w0 = clean_start(f, r->w0, r->w1, r->start, &d->clean);
 	d->late = d->w0 > r->start; /* the ring no longer held the trigger's start */
@@ -406,7 +458,7 @@ static void start_dump(struct flight *f, const struct flight_req *r)
 		off += f->sticky[i]->size;
 	}
 	d->heads_len = off;
-	close_tail(f, clock__mono_ns()); /* nothing more goes into a chunk the dump reads */
+	close_tail(f, flight_now(f)); /* nothing more goes into a chunk the dump reads */
 	for (struct flight_chunk *c = f->head; c; c = c->next) {
 		if (c->max_end < d->w0 && !c->gpu_act)
 			continue;
@@ -424,6 +476,10 @@ static void start_dump(struct flight *f, const struct flight_req *r)
 		return;
 	}
 	f->cur = d;
+	/* A replay runs faster than the clock it replays: it waits the milliseconds a dump takes to
+	 * write its file (its chunks held meanwhile), which the recording would not have outrun. */
+	while (f->replay && !__atomic_load_n(&d->written, __ATOMIC_ACQUIRE))
+		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
 }
 
 /*
@@ -454,13 +510,13 @@ static void reap_dumps(struct flight *f, bool wait)
 
 void flight__tick(struct flight *f)
 {
-	__u64 now = clock__mono_ns();
+	__u64 now = flight_now(f);
 
 	if (f->rd && now > FLIGHT_LAG_NS) {
 		oreader__advance(f->rd, now - FLIGHT_LAG_NS);
 		live_drain(f);
 	}
-	let_go(f, now);
+	let_go(f, now, 0);
 	if (f->m && f->a && ++f->ticks % 20 == 0) {
 		const struct analysis *a = f->a;
 		__u64 busy;
@@ -494,7 +550,7 @@ int flight__signal_fd(const struct flight *f)
 void flight__on_signal(struct flight *f)
 {
 	struct signalfd_siginfo si;
-	__u64 now = clock__mono_ns(), before = f->o.before_s * NS, after = f->o.after_s * NS;
+	__u64 now = flight_now(f), before = f->o.before_s * NS, after = f->o.after_s * NS;
 	char why[64];
 
 	while (read(f->sfd, &si, sizeof(si)) == sizeof(si)) {
@@ -503,7 +559,7 @@ void flight__on_signal(struct flight *f)
 	}
 }
 
-struct flight *flight__new(const struct flight_opts *o)
+struct flight *flight__new(const struct flight_opts *o, unsigned int ringbuf_mb)
 {
 	struct flight *f = calloc(1, sizeof(*f));
 	struct analysis_opts ao = { .min_gap_ns = 1000000, .max_hops = 8, .forget_gaps = true };
@@ -516,6 +572,8 @@ struct flight *flight__new(const struct flight_opts *o)
 		return NULL;
 	}
 	f->o = *o;
+	/* The live analysis runs on the recording's thread: it must not wait on a network. */
+	symbols__offline();
 	f->keep_ns = o->seconds * NS;
 	f->cap_bytes = (__u64)o->mem_mb << 20;
 	f->real_off = clock__real_ns() - clock__mono_ns();
@@ -539,19 +597,26 @@ struct flight *flight__new(const struct flight_opts *o)
 		return NULL;
 	}
 	fprintf(stderr,
-		"gapscope: flight: the last %g s of trace kept in at most %u MiB (%u MiB while a dump "
-		"is written) and %u MiB for what every dump needs; ",
-		o->seconds, o->mem_mb, 2 * o->mem_mb, FLIGHT_STICKY_MAX >> 20);
+		"gapscope: flight: the last %g s of trace kept in at most %u MiB (the dumps being "
+		"written included) and %u MiB for what every dump needs; ",
+		o->seconds, o->mem_mb, FLIGHT_STICKY_MAX >> 20);
 	if (o->trigger_gap_ms)
 		fprintf(stderr, "a gap of %g ms or ", o->trigger_gap_ms);
 	fprintf(stderr, "SIGUSR1 writes %g s before and %g s after it into %s\n", o->before_s,
 		o->after_s, o->dir);
+	if (ringbuf_mb)
+		fprintf(stderr,
+			"gapscope: flight: memory: about %llu MiB in all (%d MiB, the ring buffer's "
+			"%u MiB, the ring's %u, %d for what every dump needs, %d for the live "
+			"analysis)\n",
+			memlimit__need_mb(ringbuf_mb, o->mem_mb), MEMLIMIT_FLOOR_MB, ringbuf_mb,
+			o->mem_mb, MEMLIMIT_STICKY_MB, MEMLIMIT_ANALYSIS_MB);
 	return f;
 }
 
 void flight__stop(struct flight *f)
 {
-	__u64 now = clock__mono_ns();
+	__u64 now = f ? flight_now(f) : 0;
 	char err[256];
 
 	if (!f)
@@ -588,11 +653,12 @@ void flight__stop(struct flight *f)
 		fprintf(stderr,
 			"gapscope: flight: %llu dump(s) written (%.1f MB), %llu not written for the "
 			"limits, %llu inside another's window; %llu chunk(s) let go early for "
-			"--flight-mb, %llu record(s) dropped, %llu not kept for every dump\n",
+			"--flight-mb, %llu record(s) dropped, %llu not kept for every dump; the ring "
+			"held at most %.1f MiB (dumps being written included)\n",
 			(unsigned long long)f->dumps, f->dumped_bytes / 1e6,
 			(unsigned long long)f->suppressed, (unsigned long long)f->covered,
 			(unsigned long long)f->let_go_early, (unsigned long long)f->dropped,
-			(unsigned long long)f->sticky_dropped);
+			(unsigned long long)f->sticky_dropped, f->ring_max / 1048576.0);
 	push__free(f->push);
 	if (f->m)
 		metrics__flight(f->m, f->dumps, f->ring_bytes);

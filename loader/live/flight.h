@@ -12,6 +12,7 @@
  *
  *   flight.c        the ring, the records every dump needs, the live analysis, the triggers
  *   flight_dump.c   writing a dump and its report, off the recording's thread
+ *   flight_replay.c a recorded trace through the same, its records' times the clock (--replay)
  *   flight_opts.c   the options (an argp child of record's)
  *
  * What a dump needs from before its window (the clock, the target, probes, mappings, kernel
@@ -28,10 +29,11 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#include "memlimit.h"
 #include "trace.h"
 
 #define FLIGHT_CHUNK	  (256u << 10)
-#define FLIGHT_STICKY_MAX (16u << 20)
+#define FLIGHT_STICKY_MAX ((unsigned int)MEMLIMIT_STICKY_MB << 20)
 /* The live analysis puts records in order this long after the recorder read them. */
 #define FLIGHT_LAG_NS	  (500ull * 1000 * 1000)
 /* A dump is written once the recording has gone this far past its window's end. */
@@ -52,6 +54,7 @@ struct flight_opts {
 	const char *pprof_dir;	   /* --pprof-dir DIR: and/or written there */
 	double push_interval_s;	   /* --push-interval */
 	bool dump_opts;		   /* one of the above given (they need --flight) */
+	const char *replay;	   /* --replay TRACE (flight_replay.c), NULL: live */
 };
 
 /* The options of record --flight, an argp child whose input is a struct flight_opts. */
@@ -63,9 +66,9 @@ struct flight;
 /*
  * Sets up the ring, the live analysis and SIGUSR1 (blocked, read through a signalfd: call it
  * after signals__block, so that a launched target gets SIGUSR1 as it was). Prints the memory
- * bound. NULL with the reason printed.
+ * bound, memlimit__need_mb's for ringbuf_mb. NULL with the reason printed.
  */
-struct flight *flight__new(const struct flight_opts *o);
+struct flight *flight__new(const struct flight_opts *o, unsigned int ringbuf_mb);
 /* One record of the recording (trace_out__append). */
 void flight__append(struct flight *f, const void *rec, size_t size);
 /* The signalfd that reads SIGUSR1 (a dump of the window around now), and reading it. */
@@ -78,14 +81,20 @@ void flight__tick(struct flight *f);
  * windows cut at the end) and waited for; a line says how many. Then freed.
  */
 void flight__stop(struct flight *f);
+/* A replay's clock (flight_replay.c): from now on the time is what the records say, now. */
+void flight__set_clock(struct flight *f, __u64 now);
+/* flight_replay.c: path's records through a flight recorder of o; the exit status. */
+int flight__replay(const struct flight_opts *o, const char *path);
 
 /* flight_dump.c: one dump, written and reported by a thread of its own. */
 struct flight_chunk {
 	struct flight_chunk *next; /* the ring's order, oldest first */
 	__u64 min_end, max_end;	   /* of the timed records in it */
 	__u64 closed_ns;	   /* when it stopped being filled, 0: not yet */
+	__u64 key_max;		   /* where the live analysis orders its last record (reader.h) */
 	size_t len, cap;
-	int refs; /* the ring's, and each dump's that is writing it */
+	int refs;     /* the ring's, and each dump's that is writing it */
+	__u64 *alive; /* the flight's bytes of chunks not yet unmapped, less cap when this one is */
 	bool gpu_act;
 	unsigned char *data;
 };
@@ -103,6 +112,7 @@ struct flight_dump {
 	size_t nchunks;
 	const char *dir;
 	bool report;
+	bool replay; /* the window is of a replay's clock: no time after it to say */
 	/* Set by the thread. */
 	char path[4096];
 	__u64 bytes, records;

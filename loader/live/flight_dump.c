@@ -30,6 +30,7 @@ void flight_chunk__put(struct flight_chunk *c)
 {
 	if (!c || __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL))
 		return;
+	__atomic_sub_fetch(c->alive, c->cap, __ATOMIC_ACQ_REL);
 	munmap(c->data, c->cap);
 	free(c);
 }
@@ -143,7 +144,7 @@ static void *dump_thread(void *arg)
 	d->err = write_trace(d);
 	t1 = clock__mono_ns();
 	d->write_ms = (t1 - t0) / 1e6;
-	d->after_ms = t1 > d->w1 ? (t1 - d->w1) / 1e6 : 0;
+	d->after_ms = !d->replay && t1 > d->w1 ? (t1 - d->w1) / 1e6 : 0;
 	/* The chunks go back as soon as the file has them. */
 	for (size_t i = 0; i < d->nchunks; i++)
 		flight_chunk__put(d->chunks[i]);

@@ -22,6 +22,7 @@ enum {
 	OPT_PUSH,
 	OPT_PPROF_DIR,
 	OPT_PUSH_INTERVAL,
+	OPT_REPLAY,
 };
 
 void flight_opts__defaults(struct flight_opts *o)
@@ -42,10 +43,10 @@ static const struct argp_option opts[] = {
 	{ NULL, 0, NULL, 0,
 	  "Flight recorder: runs until stopped, keeps the last SECONDS in memory, analyses "
 	  "as it goes and writes the window around a trigger as a trace with its report. "
-	  "Memory: at most --flight-mb of trace (twice that while a dump is being written), "
-	  "16 MiB for what every dump needs, the ring buffer (twice --ringbuf-mb) and the "
-	  "live analysis: with the defaults 64 + 64 + 16 + 64 MiB and the analysis's tens of "
-	  "MiB. SIGUSR1 is kept by the recorder in flight mode (a dump of now), "
+	  "Memory: at most --flight-mb of trace (the dumps being written included), 16 MiB "
+	  "for what every dump needs, 48 MiB for the live analysis, the ring buffer and 64 "
+	  "MiB for the rest: 224 MiB with the defaults (said at the start; a memory cgroup "
+	  "allowing less refuses to start). SIGUSR1 is kept by the recorder in flight mode (a dump of now), "
 	  "not passed on to the command. -o FILE also writes the whole recording.",
 	  1 },
 	{ "flight", OPT_FLIGHT, "SECONDS", 0, "Keep only the last SECONDS of trace, in memory", 1 },
@@ -76,6 +77,11 @@ static const struct argp_option opts[] = {
 	{ "pprof-dir", OPT_PPROF_DIR, "DIR", 0,
 	  "Write that profile every interval to DIR too (gapscope-gaps-TIME.pb.gz)", 1 },
 	{ "push-interval", OPT_PUSH_INTERVAL, "S", 0, "Seconds a profile covers (default 60)", 1 },
+	{ "replay", OPT_REPLAY, "TRACE", 0,
+	  "No target: feed TRACE's records through the flight recorder as it would have had "
+	  "them live, its timestamps the clock, as fast as it reads (to try the options on a "
+	  "recording)",
+	  1 },
 	{},
 };
 
@@ -162,6 +168,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->push_interval_s = seconds(state, "--push-interval", arg, 86400);
 		if (o->push_interval_s < 1)
 			argp_error(state, "--push-interval: at least 1 second, not %s", arg);
+		o->dump_opts = true;
+		break;
+	case OPT_REPLAY:
+		o->replay = arg;
 		o->dump_opts = true;
 		break;
 	case ARGP_KEY_END:

@@ -414,6 +414,15 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 	if (ret < 0)
 		analysis__note(a, "the trace could not be read to its end");
 	ret = analysis__finish(a, err, errlen);
+	if (!ret && threads__names_dropped(a->priv->th)) {
+		char line[160];
+
+		snprintf(line, sizeof(line),
+			 "%llu thread renames not followed: over %u distinct thread names",
+			 (unsigned long long)threads__names_dropped(a->priv->th),
+			 THREADS_NAMES_MAX);
+		analysis__note(a, line);
+	}
 	if (ret == -ENOMEM)
 		goto oom;
 	if (ret)

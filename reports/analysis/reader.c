@@ -265,6 +265,11 @@ void oreader__advance(struct ordered_reader *r, __u64 now)
 		r->watermark = now;
 }
 
+__u64 oreader__watermark(const struct ordered_reader *r)
+{
+	return r->watermark;
+}
+
 void oreader__end(struct ordered_reader *r)
 {
 	r->eof = true;

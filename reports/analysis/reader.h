@@ -117,6 +117,12 @@ int oreader__next(struct ordered_reader *r, const struct gs_hdr **rec);
  */
 int oreader__push(struct ordered_reader *r, const struct gs_hdr *h, const struct gs_hdr **rec);
 void oreader__advance(struct ordered_reader *r, __u64 now);
+/*
+ * The latest end read or advanced to: a pushed record is ordered at its end (gs_rec_end), an
+ * untimed one at this value as it was pushed; every record ordered at or before
+ * oreader__watermark() - window_ns has been returned once oreader__next returned 0.
+ */
+__u64 oreader__watermark(const struct ordered_reader *r);
 void oreader__end(struct ordered_reader *r);
 
 const struct oreader_stats *oreader__stats(const struct ordered_reader *r);

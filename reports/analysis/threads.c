@@ -24,6 +24,8 @@ struct threads {
 	size_t cap, n;
 	struct wake_list *wl; /* open addressing by (uaddr, tgid) */
 	size_t wl_cap, wl_n;
+	size_t names;	     /* distinct thread names interned (THREADS_NAMES_MAX) */
+	__u64 names_dropped; /* names not taken past it */
 };
 
 /* The waits on one futex word, in the order they ended. */
@@ -151,6 +153,26 @@ struct thread *threads__get(struct threads *t, __u32 tid, __u32 tgid)
 	return t->last = th;
 }
 
+/* A thread name interned, within THREADS_NAMES_MAX distinct ones; NULL past it (counted). */
+static const char *name_intern(struct threads *t, const char *name)
+{
+	const char *s = strtab__find(t->strs, name);
+
+	if (s)
+		return s;
+	if (t->names >= THREADS_NAMES_MAX) {
+		t->names_dropped++;
+		return NULL;
+	}
+	t->names++;
+	return strtab__intern(t->strs, name);
+}
+
+__u64 threads__names_dropped(const struct threads *t)
+{
+	return t->names_dropped;
+}
+
 void threads__set_comm(struct threads *t, __u32 tid, __u32 tgid, const char *comm, size_t len)
 {
 	struct thread *th = threads__get(t, tid, tgid);
@@ -162,7 +184,7 @@ void threads__set_comm(struct threads *t, __u32 tid, __u32 tgid, const char *com
 		len = GS_COMM_LEN;
 	memcpy(buf, comm, len);
 	buf[len] = 0;
-	th->comm = strtab__intern(t->strs, buf);
+	th->comm = name_intern(t, buf) ?: th->comm;
 }
 
 int threads__add_offcpu(struct threads *t, const struct gs_hdr *h, __u32 trace_version)
@@ -188,7 +210,8 @@ int threads__add_offcpu(struct threads *t, const struct gs_hdr *h, __u32 trace_v
 	o->waker_tgid = e->waker_tgid;
 	if (e->waker_tid || e->wake_ts) {
 		memcpy(comm, e->waker_comm, GS_COMM_LEN);
-		o->waker_comm = strtab__intern(t->strs, comm[0] ? comm : "?");
+		o->waker_comm = name_intern(t, comm[0] ? comm : "?") ?:
+								       strtab__intern(t->strs, "?");
 	}
 	o->stack = h->kstack_n || h->ustack_n ? stacktab__add(t->stacks, h) : STACK_NONE;
 	return 0;

@@ -38,6 +38,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
+#include <elfutils/libdwfl.h>
 
 struct symbolizer_opts {
 	const char *debug_dir; /* --debug-dir: searched before /usr/lib/debug; may be NULL */
@@ -98,6 +99,18 @@ struct symbolizer;
 
 /* NULL when out of memory. */
 struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts);
+
+/*
+ * From now on no Dwfl of this process asks the network for a file (debuginfod, which libdwfl
+ * asks on its own whenever DEBUGINFOD_URLS is set, synchronously, for up to 90 s a file):
+ * separate debug files are looked for by build-id under /usr/lib/debug only. For a process whose
+ * thread must not block, record --flight's live analysis; its dumps' reports, processes of their
+ * own, still ask. symbols__find_debuginfo: every Dwfl_Callbacks' find_debuginfo, which obeys it.
+ */
+void symbols__offline(void);
+int symbols__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			    const char *file_name, const char *debuglink_file,
+			    GElf_Word debuglink_crc, char **debuginfo_file_name);
 
 /*
  * Files that stand in for a mapped file missing or of another build, by build-id: the reduced

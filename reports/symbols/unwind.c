@@ -11,6 +11,7 @@
 
 #include "archived.h"
 #include "decode.h"
+#include "symbols.h"
 #include "unwind.h"
 
 #define UW_MAX_FRAMES GS_USTACK_MAX	      /* as many as a record holds, as the BPF walk takes */
@@ -86,7 +87,7 @@ struct unwinder *unwinder__new(struct names *nm, bool enabled)
 	u->enabled = enabled;
 	u->cb = (Dwfl_Callbacks){
 		.find_elf = dwfl_build_id_find_elf,
-		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.find_debuginfo = symbols__find_debuginfo,
 		.section_address = dwfl_offline_section_address,
 		.debuginfo_path = &u->debuginfo_path,
 	};

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# record --flight on the GPU machine (issue 24), attached to a PyTorch process for a few
-# minutes (carry build/gapscope-portable):   OUT=DIR tests/gpu/flight.sh
+# record --flight on the GPU machine (issues 24, 37), attached to a PyTorch process for over 3
+# minutes (carry build/gapscope-portable):   OUT=DIR tests/gpu/flight.sh   (about 5 minutes)
 #
 # tests/gpu/progs/torch_stall.py runs a steady matmul loop; gapscope-portable attaches with
 # `record --flight 30 --trigger-gap 50 -p PID`, with --metrics on a loopback port and a gap
@@ -9,13 +9,15 @@
 # itself); STEADY_S later it asks for a dump by SIGUSR1 to the recorder, then stops it.
 # Checks: a dump triggered by a gap that overlaps the injected stall, whose report names
 # malloc_trim via the lock; the steady part's dumps, if any, listed; the recorder's RSS every
-# 5 s and CPU seconds a minute; the metrics scraped before and after; dump latency.
+# 5 s and CPU seconds a minute; the metrics scraped before and after; dump latency. Issue 37's
+# RESULT lines: the stall's dump names malloc_trim via the lock; no record dropped; the RSS
+# over the whole run within the bound the start-up line states; CPU <= 1 s a minute.
 # OUT gets table.txt (printed last), log.txt, the dumps with their reports, metrics, profiles.
 set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 OUT=${OUT:-$BUILD/gpu-flight}
-STEADY=${STEADY_S:-60}
+STEADY=${STEADY_S:-95}
 GS=$PWD/$BUILD/gapscope-portable
 mkdir -p "$OUT/dumps" "$OUT/pprof"
 exec > >(tee "$OUT/log.txt") 2>&1
@@ -57,6 +59,13 @@ sample "$STEADY"
 kill -USR1 $RPID
 sample 10
 curl -s "http://127.0.0.1:$PORT/metrics" >"$OUT/metrics.after.txt"
+# Where the recorder's resident memory is, by mapping (the largest first): the ring buffer shows
+# as an anon_inode:bpf-map mapped twice, the ring as 256 KiB anonymous chunks.
+awk '/^[0-9a-f]+-[0-9a-f]+ / { name = ($6 == "" ? "[anon]" : $6) } /^Rss:/ { rss[name] += $2 }
+	END { for (n in rss) if (rss[n] >= 512) printf "%8d KiB %s\n", rss[n], n }' \
+	"/proc/$RPID/smaps" | sort -rn >"$OUT/smaps.txt"
+grep -E '^(Rss|Pss_Anon|Pss_File)' "/proc/$RPID/smaps_rollup" >>"$OUT/smaps.txt"
+say "recorder memory by mapping (KiB, the largest): $(head -6 "$OUT/smaps.txt" | awk '{ printf "%s %s; ", $1, $3 }')"
 kill -INT $RPID
 wait $RPID
 kill $TPID 2>/dev/null
@@ -68,6 +77,8 @@ say "injected stall: malloc_trim under the feeder's lock, $(((s1 - s0) / 1000000
 python3 - "$OUT/record.err" "${s0:-0}" "${s1:-0}" "$OUT/rss.txt" <<'PY' | tee -a "$table"
 import json, re, sys
 err, s0, s1 = open(sys.argv[1]).read(), int(sys.argv[2]), int(sys.argv[3])
+bound = re.search(r"flight: memory: about (\d+) MiB in all", err)
+summ = re.search(r"(\d+) chunk\(s\) let go early for --flight-mb, (\d+) record\(s\) dropped", err)
 found = False
 for m in re.finditer(r"dump (\S+): (.*?), window (\d+)\.\.(\d+) ns \(([0-9.]+) s, ([^)]*)\).*"
                      r"written in (\d+) ms \((\d+) ms after the window\), (.*?) in (\d+) ms", err):
@@ -88,11 +99,25 @@ for m in re.finditer(r"dump (\S+): (.*?), window (\d+)\.\.(\d+) ns \(([0-9.]+) s
               top.get("function"), top.get("share", 0), len(hit), len(trim)))
     found |= bool(trim)
 rows = [l.split() for l in open(sys.argv[4]) if len(l.split()) == 3]
+rss, cpu, secs = [0], 99.0, 0
 if rows:
     rss = [int(r[1]) for r in rows]
-    cpu = (int(rows[-1][2]) - int(rows[0][2])) / 100 / max(1, (int(rows[-1][0]) - int(rows[0][0])) / 60)
-    print("recorder RSS %d..%d KiB (first %d), CPU %.2f s/min" % (min(rss), max(rss), rss[0], cpu))
+    secs = int(rows[-1][0]) - int(rows[0][0])
+    cpu = (int(rows[-1][2]) - int(rows[0][2])) / 100 / max(1, secs / 60)
+    print("recorder RSS %d..%d KiB (first %d) over %d s, CPU %.2f s/min" % (min(rss), max(rss), rss[0], secs, cpu))
 print("RESULT: the injected stall's dump names malloc_trim via the lock: %s" % ("yes" if found else "NO"))
+if summ:
+    print("RESULT: records dropped: %s (%s chunk(s) let go early): %s" % (
+        summ.group(2), summ.group(1), "yes" if summ.group(2) == "0" else "NO"))
+else:
+    print("RESULT: no flight summary line: NO")
+if bound:
+    b = int(bound.group(1))
+    print("RESULT: RSS at most %d KiB over %d s, within the stated %d MiB: %s" % (
+        max(rss), secs, b, "yes" if max(rss) <= b * 1024 and secs >= 180 else "NO"))
+else:
+    print("RESULT: no memory bound stated at start-up: NO")
+print("RESULT: CPU %.2f s/min <= 1: %s" % (cpu, "yes" if cpu <= 1 else "NO"))
 PY
 grep -h '^gapscope_gap_cause_seconds_total\|^gapscope_gpu_busy\|^process_' "$OUT/metrics.after.txt" |
 	tee -a "$table"

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# record --flight with DEBUGINFOD_URLS naming a server that accepts and never answers (red-team
+# D1): the live analysis runs on the recording's thread and must never wait on the network. A
+# stripped engine (its symbols would be asked of debuginfod) is recorded with --metrics and -o:
+# gapscope_events_total rises between two scrapes 2 s apart, the -o trace grows, nothing is
+# lost, and SIGINT ends the recording at once (the engine gets it and ends; the recorder with it).
+set -eu
+. "$GAPSCOPE_ROOT/tests/lib.sh"
+need_root "loads BPF programs and attaches uprobes"
+need_built "$GS" "$ZK" "$LIBCUDA"
+SRV_PID=
+REC_PID=
+stop() {
+	[ -n "$REC_PID" ] && kill -KILL "$REC_PID" 2>/dev/null
+	[ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null
+	cleanup
+}
+trap stop EXIT
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+SPORT=$(free_port)
+MPORT=$(free_port)
+
+GS=$(realpath "$GS")
+cp "$ZK" "$TMP/zk-stripped"
+cp "$LIBCUDA" "$TMP/libcuda.so.1"
+cd "$TMP"
+strip zk-stripped
+mkdir simcuda && mv libcuda.so.1 simcuda/
+python3 - "$SPORT" <<'PY' &
+import socket, sys, threading
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen(64)
+threading.Timer(300, lambda: __import__("os")._exit(0)).start()  # bounded: it ends by itself
+held = []
+while True:
+    held.append(s.accept()[0])  # accepted, never answered
+PY
+SRV_PID=$!
+until python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $SPORT)).close()" 2>/dev/null; do
+	kill -0 "$SRV_PID" || die "the debuginfod stand-in did not start"
+	sleep 0.1
+done
+
+scrape() { curl -sf --max-time 5 "http://127.0.0.1:$MPORT/metrics" | awk '/^gapscope_events_total[{ ]/ { s += $NF } END { print s + 0 }'; }
+
+# env --default-signal: a background job of a script starts with SIGINT ignored, and the engine
+# (which gets the recorder's SIGINT) would keep that.
+DEBUGINFOD_URLS=http://127.0.0.1:$SPORT DEBUGINFOD_CACHE_PATH=$TMP/dc env --default-signal=INT \
+	"$GS" record --flight 5 --metrics "127.0.0.1:$MPORT" --dump-dir "$TMP" \
+	-o hang.gsc -f -- ./zk-stripped --device sim --scenario tracker-trim --partitions 100000 \
+	>out 2>err &
+REC_PID=$!
+# Until the engine's CUDA probes are on and the live analysis has had records (a guard, not a
+# timing: 60 s).
+for _ in $(seq 600); do
+	grep -q 'CUDA probes' err && e=$(scrape) && [ "${e:-0}" -gt 1000 ] && break
+	kill -0 "$REC_PID" 2>/dev/null || { cat err; die "the recorder ended"; }
+	sleep 0.1
+done
+e1=$(scrape) || die "no /metrics"
+s1=$(stat -c %s hang.gsc)
+sleep 2
+e2=$(scrape) || die "no /metrics 2 s later"
+s2=$(stat -c %s hang.gsc)
+echo "events_total $e1 -> $e2, trace $s1 -> $s2 bytes, 2 s apart"
+[ "$e2" -gt "$e1" ] || die "events_total did not rise: the recording is stalled"
+[ "$s2" -gt "$s1" ] || die "the trace did not grow: the recording is stalled"
+t0=$(date +%s%N)
+kill -INT "$REC_PID"
+rc=0
+wait "$REC_PID" || rc=$?
+REC_PID=
+ms=$((($(date +%s%N) - t0) / 1000000))
+echo "SIGINT to exit: $ms ms (exit $rc)"
+grep '^gapscope: .* lost' err || { cat err; die "no end line"; }
+grep -q '^gapscope: [0-9]* events, .*, 0 lost$' err || die "events lost"
+[ "$ms" -le 2000 ] || die "SIGINT took $ms ms to end the recorder"
