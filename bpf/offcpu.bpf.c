@@ -94,6 +94,36 @@ static __always_inline __u16 fd_kind(struct task_struct *task, __s32 nr, struct 
 }
 
 /*
+ * Whether a task's CPU controller hierarchy is throttled by a quota (cpu.max, cfs_quota_us): its
+ * cfs_rq's throttle_count counts the throttled levels above and at it; since Linux 6.18 a task
+ * also has a throttled flag, set as it leaves for user mode with its hierarchy throttled and
+ * switches out still runnable. Neither exists without CONFIG_CFS_BANDWIDTH (or group
+ * scheduling): then nothing is known, and the report falls back on the CPU going idle and the
+ * cgroup's cpu.stat. Plain loads through tp_btf's trusted task pointer.
+ */
+static __always_inline __u16 throttle_flags(struct task_struct *p)
+{
+	__u16 f = 0;
+
+	if (bpf_core_field_exists(p->throttled)) {
+		f = OFFCPU_F_THROTTLE_KNOWN;
+		if (p->throttled)
+			return f | OFFCPU_F_THROTTLED;
+	}
+	if (bpf_core_field_exists(p->se.cfs_rq) &&
+	    bpf_core_field_exists(struct cfs_rq, throttle_count)) {
+		struct cfs_rq *rq = p->se.cfs_rq;
+
+		if (rq) {
+			f = OFFCPU_F_THROTTLE_KNOWN;
+			if (rq->throttle_count > 0)
+				f |= OFFCPU_F_THROTTLED;
+		}
+	}
+	return f;
+}
+
+/*
  * prev_state is the tracepoint's own argument (Linux 5.18+) rather than prev->__state: a
  * concurrent wakeup may already have set __state back to TASK_RUNNING while the switch
  * proceeds, which would misreport a block as a preemption.
@@ -127,8 +157,18 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 
 			if (regs) {
 				s.syscall = (__s32)SYSCALL_NR(regs);
-				s.fd_flags = fd_kind(prev, s.syscall, regs) << OFFCPU_FD_SHIFT;
+				s.flags = fd_kind(prev, s.syscall, regs) << OFFCPU_FD_SHIFT;
 			}
+		} else {
+			/*
+			 * Runnable: what takes its place (idle is pid 0: nothing did, the CPU had
+			 * no other work it could run), and whether a quota stopped it. A report
+			 * then tells preemption from throttling.
+			 */
+			s.flags = OFFCPU_F_NEXT | throttle_flags(prev);
+			s.next_tid = next_tid;
+			s.next_tgid = next->tgid;
+			__builtin_memcpy(s.next_comm, next->comm, sizeof(s.next_comm));
 		}
 		long err = bpf_map_update_elem(&offs, &prev_tid, &s, BPF_NOEXIST);
 

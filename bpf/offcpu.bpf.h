@@ -28,8 +28,11 @@ struct off_state {
 	__u32 prev_state;
 	__u32 cpu;
 	__s32 syscall;
-	__u16 fd_flags; /* OFFCPU_FD_* << OFFCPU_FD_SHIFT */
+	__u16 flags; /* OFFCPU_FD_* << OFFCPU_FD_SHIFT, OFFCPU_F_* */
 	__u16 pad;
+	__u32 next_tid; /* OFFCPU_F_NEXT: what the CPU switched to */
+	__u32 next_tgid;
+	char next_comm[GS_COMM_LEN];
 };
 
 struct wake_state {
@@ -65,7 +68,7 @@ static __always_inline void offcpu_fill(struct offcpu_event *ev, const struct of
 	ev->h.tid = tid;
 	ev->h.tgid = tgid;
 	ev->h.cpu = s->cpu;
-	ev->h.flags = flags | s->fd_flags;
+	ev->h.flags = flags | s->flags;
 	ev->h.ustack_n = 0;
 	ev->h.kstack_n = 0;
 	ev->dur_ns = now - s->ts;
@@ -84,6 +87,9 @@ static __always_inline void offcpu_fill(struct offcpu_event *ev, const struct of
 	}
 	ev->on_cpu = cpu;
 	ev->syscall = s->syscall;
+	ev->next_tid = s->next_tid;
+	ev->next_tgid = s->next_tgid;
+	__builtin_memcpy(ev->next_comm, s->next_comm, sizeof(ev->next_comm));
 }
 
 /*

@@ -27,7 +27,8 @@ struct consumer {
 	struct trace_out *out;
 	struct uprobes *up;
 	struct map_records *maps;
-	struct flight *flight; /* record --flight (flight.h), or NULL */
+	struct flight *flight;	 /* record --flight (flight.h), or NULL */
+	struct cgroup_watch *cg; /* the target's cgroup, sampled every second (cgroup.h) */
 
 	struct ring_buffer *rb;
 	unsigned char *buf; /* one event, stack compacted */

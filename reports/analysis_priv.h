@@ -43,6 +43,7 @@ struct analysis_priv {
 	struct vec probes;		/* const char *, by probe id */
 	struct vec task_kinds; /* __u32 by probe id: enum rt_fn_kind of task probes, else 0 */
 	struct tasks *tasks;   /* async tasks' polls and wakes (reports/tasks.h) */
+	struct cgroups *cg;    /* CPU quotas (reports/cgroups.h) */
 	struct launch_counter *launches;
 	/* Live (forget_gaps): processes gone, struct exited_proc, let go of once every gap that
 	 * could reach back to them is analysed. */

@@ -35,6 +35,7 @@ struct blame {
 	const struct thread **all;
 	size_t nall;
 	struct tasks *tasks; /* NULL: no task probes, chains follow threads only */
+	struct cgroups *cg;  /* CPU quotas, NULL: none */
 };
 
 /* The walk's steps (blame.c): a link pushed on the path (the caller pops it: b->depth--), a

@@ -327,6 +327,18 @@ static void print_offcpu(const struct script *s, const struct offcpu_event *e)
 		put(s->out, e->waker_comm, 16);
 		fprintf(s->out, "/%u/%u", e->waker_tid, e->waker_tgid);
 	}
+	if (offcpu_next(e, gs_fixed_size(h))) {
+		if (!e->next_tid) {
+			fputs(" next=idle", s->out);
+		} else {
+			fputs(" next=", s->out);
+			put(s->out, e->next_comm, 16);
+			fprintf(s->out, "/%u/%u", e->next_tid, e->next_tgid);
+		}
+		if (h->flags & OFFCPU_F_THROTTLE_KNOWN)
+			fprintf(s->out, " throttled=%s",
+				h->flags & OFFCPU_F_THROTTLED ? "yes" : "no");
+	}
 	fprintf(s->out, " cpu=%u->%u\n", h->cpu, e->on_cpu);
 	print_stacks(s, h, 0);
 }

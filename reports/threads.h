@@ -36,6 +36,17 @@ struct th_off {
 	__u32 waker_tgid;
 	const char *waker_comm;
 	__u32 stack; /* stacktab: its kernel stack, and user stack where a snapshot gave one */
+	/*
+	 * Runnable, from a version 6 trace (next_known): what its CPU switched to (next_tid 0:
+	 * the idle task), and whether a CPU quota had throttled its hierarchy (throttle_known:
+	 * the kernel could tell).
+	 */
+	__u8 next_known;
+	__u8 throttled;
+	__u8 throttle_known;
+	__u32 next_tid;
+	__u32 next_tgid;
+	const char *next_comm;
 };
 
 struct th_futex {
