@@ -33,6 +33,8 @@ struct off_state {
 	__u32 next_tid; /* OFFCPU_F_NEXT: what the CPU switched to */
 	__u32 next_tgid;
 	char next_comm[GS_COMM_LEN];
+	__u32 nr_cpus_allowed;
+	__u64 cpus_allowed;
 };
 
 struct wake_state {
@@ -90,6 +92,12 @@ static __always_inline void offcpu_fill(struct offcpu_event *ev, const struct of
 	ev->next_tid = s->next_tid;
 	ev->next_tgid = s->next_tgid;
 	__builtin_memcpy(ev->next_comm, s->next_comm, sizeof(ev->next_comm));
+	ev->nr_cpus_allowed = s->nr_cpus_allowed;
+	ev->pad = 0;
+	ev->cpus_allowed = s->cpus_allowed;
+	ev->last_tid = 0;
+	ev->last_tgid = 0;
+	__builtin_memset(ev->last_comm, 0, sizeof(ev->last_comm));
 }
 
 /*

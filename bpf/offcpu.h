@@ -31,6 +31,19 @@ struct offcpu_event {
 	__u32 next_tid;
 	__u32 next_tgid;
 	char next_comm[GS_COMM_LEN];
+	/* The CPUs it was allowed then (affinity within its cpuset): how many, the first 64. */
+	__u32 nr_cpus_allowed;
+	__u32 pad;
+	__u64 cpus_allowed;
+	/*
+	 * The task that ran longest in all on the CPU it waited on, meanwhile (0: none seen, it
+	 * came back elsewhere, or its return went unseen; offcpu.bpf.c's cpu_hold): who held that
+	 * CPU, where the first to run (next_*) is often a short interruption (an interrupt
+	 * thread, a real-time waker) before a hog's runs.
+	 */
+	__u32 last_tid;
+	__u32 last_tgid;
+	char last_comm[GS_COMM_LEN];
 };
 
 /* The size of an off-CPU event before version 6 (no next task). */

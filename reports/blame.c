@@ -353,8 +353,9 @@ static int lock_wait(struct blame *b, const struct thread *th, const struct th_f
 static int runnable(struct blame *b, const struct thread *th, const struct th_off *o, __u64 s,
 		    __u64 e)
 {
-	const char *by = NULL, *fn, *cpus = NULL, *x[1];
+	const char *by = NULL, *fn, *cpus = NULL, *x[1], *other_comm = NULL;
 	enum blame_kind k = BK_PREEMPTED;
+	__u32 other_tid = 0, other_tgid = 0;
 
 	if (!o->blocked && cgroups__off_throttled(b->cg, th->tgid, o)) {
 		fn = cgroups__throttler(b->cg, th->tgid, o->start);
@@ -364,13 +365,19 @@ static int runnable(struct blame *b, const struct thread *th, const struct th_of
 		return blame__root(b, th, TS_PREEMPTED, BK_THROTTLED, fn,
 				   "throttled by its CPU quota", STACK_NONE, e - s, x, 1);
 	}
-	if (!o->blocked && o->next_known && o->next_tid && o->next_tgid != th->tgid &&
-	    !threads__find(b->th, o->next_tid)) {
+	/* What held the CPU: what ran longest on it meanwhile, else the first after it left. */
+	if (!o->blocked && o->next_known && o->next_tid && o->last_tid &&
+	    o->last_tgid != th->tgid && !threads__find(b->th, o->last_tid))
+		other_tid = o->last_tid, other_tgid = o->last_tgid, other_comm = o->last_comm;
+	else if (!o->blocked && o->next_known && o->next_tid && o->next_tgid != th->tgid &&
+		 !threads__find(b->th, o->next_tid))
+		other_tid = o->next_tid, other_tgid = o->next_tgid, other_comm = o->next_comm;
+	if (other_tid) {
 		/* Another process, unrecorded: named, with the CPUs this one was allowed. */
-		cpus = cgroups__cpus(b->cg, th->tgid);
-		fn = cpus ? strtab__internf(b->strs, "%s (pid %u), %s", o->next_comm, o->next_tgid,
+		cpus = cgroups__cpus(b->cg, th->tgid, o->nr_cpus, o->cpus);
+		fn = cpus ? strtab__internf(b->strs, "%s (pid %u), %s", other_comm, other_tgid,
 					    cpus) :
-			    strtab__internf(b->strs, "%s (pid %u)", o->next_comm, o->next_tgid);
+			    strtab__internf(b->strs, "%s (pid %u)", other_comm, other_tgid);
 		by = strtab__internf(b->strs, "preempted by %s", fn);
 		b->outside_ns += e - s;
 	} else if (!o->blocked && o->next_known && !o->next_tid) {

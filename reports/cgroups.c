@@ -36,6 +36,7 @@ struct cgroups {
 	struct vec stats;  /* struct cg_stat, in file order (time order per id) */
 	struct vec offs;   /* struct cg_off */
 	bool scanned;	   /* the records came in a pass of their own: later ones are the same */
+	__u32 ncpus;	   /* the clock record's */
 };
 
 struct cgroups *cgroups__new(struct strtab *strs)
@@ -91,6 +92,8 @@ static int add(struct cgroups *c, const struct gs_hdr *h)
 
 int cgroups__add(struct cgroups *c, const struct gs_hdr *h)
 {
+	if (c && gs_clock(h))
+		c->ncpus = gs_clock(h)->ncpus;
 	return c && !c->scanned ? add(c, h) : 0;
 }
 
@@ -221,24 +224,51 @@ static unsigned int cpu_count(const char *s)
 	return n;
 }
 
-const char *cgroups__cpus(struct cgroups *c, __u32 tgid)
+/* A CPU mask as a list, "0-3,8"; "" for none. */
+static void cpu_list(__u64 mask, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < 64 && n < len; i++) {
+		int j = i;
+
+		if (!(mask >> i & 1))
+			continue;
+		while (j < 63 && (mask >> (j + 1) & 1))
+			j++;
+		n += snprintf(buf + n, len - n, "%s%d", n ? "," : "", i);
+		if (j > i && n < len)
+			n += snprintf(buf + n, len - n, "-%d", j);
+		i = j;
+	}
+}
+
+const char *cgroups__cpus(struct cgroups *c, __u32 tgid, __u32 nr, __u64 mask)
 {
 	const struct cg_level *last = NULL;
-	unsigned int n, ns;
+	__u32 ncpus;
+	char list[256];
 
-	for (size_t i = 0; c && i < c->levels.n; i++) {
+	if (!c || !nr)
+		return NULL;
+	for (size_t i = 0; i < c->levels.n; i++) {
 		const struct cg_level *l = VEC_AT(&c->levels, struct cg_level, i);
 
 		if (l->tgid == tgid)
 			last = l;
 	}
-	if (!last || !(n = cpu_count(last->cpus)) || n >= last->ncpus)
+	/* The machine's CPUs online, as the recorder saw them; else those the clock counted. */
+	ncpus = last && last->ncpus ? last->ncpus : c->ncpus;
+	if (!ncpus || nr >= ncpus)
 		return NULL;
-	ns = cpu_count(last->cpuset);
-	/* The cpuset is what narrowed it where the process may use all the cpuset has. */
-	if (ns && ns < last->ncpus && !strcmp(last->cpus, last->cpuset))
-		return strtab__internf(c->strs, "cpuset %s of %u CPUs", last->cpus, last->ncpus);
-	return strtab__internf(c->strs, "affinity %s of %u CPUs", last->cpus, last->ncpus);
+	if (nr > 64 || (__u32)__builtin_popcountll(mask) != nr)
+		return strtab__internf(c->strs, "affinity: %u of %u CPUs", nr, ncpus);
+	cpu_list(mask, list, sizeof(list));
+	/* The cpuset is what narrowed it where the thread may use all the cpuset has. */
+	if (last && cpu_count(last->cpuset) == nr && !strcmp(last->cpuset, list))
+		return strtab__internf(c->strs, "cpuset %s of %u CPUs", list, ncpus);
+	return strtab__internf(c->strs, "affinity %s of %u CPUs", list, ncpus);
 }
 
 int cgroups__note_off(struct cgroups *c, __u32 tgid, const struct th_off *o)

@@ -23,7 +23,7 @@ struct th_off;
 
 struct cgroups *cgroups__new(struct strtab *strs);
 void cgroups__free(struct cgroups *c);
-/* A GS_REC_CGROUP or GS_REC_CPUSTAT record (others ignored). 0, or -ENOMEM. */
+/* A GS_REC_CGROUP, GS_REC_CPUSTAT or GS_REC_CLOCK record (others ignored). 0, or -ENOMEM. */
 int cgroups__add(struct cgroups *c, const struct gs_hdr *h);
 /* The trace's records, in a pass of their own: 0, or -errno. Those met again later are skipped. */
 int cgroups__scan(struct cgroups *c, const char *path);
@@ -36,8 +36,11 @@ int cgroups__scan(struct cgroups *c, const char *path);
 bool cgroups__off_throttled(const struct cgroups *c, __u32 tgid, const struct th_off *o);
 /* "cgroup PATH (cpu.max Q ms per P ms)": the quota that bit tgid at ts; NULL: none recorded. */
 const char *cgroups__throttler(struct cgroups *c, __u32 tgid, __u64 ts);
-/* "affinity CPUS of N" or "cpuset CPUS of N" where tgid may use fewer CPUs than the machine. */
-const char *cgroups__cpus(struct cgroups *c, __u32 tgid);
+/*
+ * "affinity CPUS of N CPUs", or "cpuset ..." where its process's cpuset is what narrowed it: a
+ * thread of tgid allowed nr CPUs (mask: the first 64), where the machine has more; else NULL.
+ */
+const char *cgroups__cpus(struct cgroups *c, __u32 tgid, __u32 nr, __u64 mask);
 
 /* Counts a runnable interval as time the process stood throttled (for cgroups__whatif). */
 int cgroups__note_off(struct cgroups *c, __u32 tgid, const struct th_off *o);

@@ -127,6 +127,7 @@ int analysis_priv__feed(struct analysis *a, const struct gs_hdr *h, __u32 versio
 	__u64 end = h->ts;
 
 	switch (h->type) {
+	case GS_REC_CLOCK:
 	case GS_REC_CGROUP:
 	case GS_REC_CPUSTAT:
 		if (cgroups__add(p->cg, h))

@@ -335,6 +335,11 @@ static void print_offcpu(const struct script *s, const struct offcpu_event *e)
 			put(s->out, e->next_comm, 16);
 			fprintf(s->out, "/%u/%u", e->next_tid, e->next_tgid);
 		}
+		if (e->last_tid) {
+			fputs(" last=", s->out);
+			put(s->out, e->last_comm, 16);
+			fprintf(s->out, "/%u/%u", e->last_tid, e->last_tgid);
+		}
 		if (h->flags & OFFCPU_F_THROTTLE_KNOWN)
 			fprintf(s->out, " throttled=%s",
 				h->flags & OFFCPU_F_THROTTLED ? "yes" : "no");

@@ -201,6 +201,12 @@ int threads__add_offcpu(struct threads *t, const struct gs_hdr *h, __u32 trace_v
 		memcpy(comm, e->next_comm, GS_COMM_LEN);
 		comm[GS_COMM_LEN] = 0;
 		o->next_comm = strtab__intern(t->strs, comm[0] ? comm : "?");
+		o->nr_cpus = e->nr_cpus_allowed;
+		o->cpus = e->cpus_allowed;
+		o->last_tid = e->last_tid;
+		o->last_tgid = e->last_tgid;
+		memcpy(comm, e->last_comm, GS_COMM_LEN);
+		o->last_comm = strtab__intern(t->strs, comm[0] ? comm : "?");
 	}
 	return 0;
 }

@@ -47,6 +47,11 @@ struct th_off {
 	__u32 next_tid;
 	__u32 next_tgid;
 	const char *next_comm;
+	__u32 nr_cpus; /* the CPUs it was allowed: how many, the first 64 */
+	__u64 cpus;
+	__u32 last_tid; /* what ran longest on its CPU meanwhile (offcpu.h), 0: not seen */
+	__u32 last_tgid;
+	const char *last_comm;
 };
 
 struct th_futex {
