@@ -86,7 +86,7 @@ static void test_decoders(void)
 	h->size = OFFCPU_EVENT_V5_SIZE + sizeof(off.frames) - 8;
 	CHECK(!gs_rec_check(h) && gs_offcpu(h) == NULL, "a short off-CPU record decodes");
 	/* Frames claimed beyond the record: the fixed part shrinks below the struct. */
-	h->size = sizeof(off.e) + 8;
+	h->size = OFFCPU_EVENT_V5_SIZE + 8;
 	CHECK(!gs_rec_check(h), "frames past the record");
 
 	/* A CUDA call is an interval only with its return. */
