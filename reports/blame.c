@@ -366,12 +366,14 @@ static int runnable(struct blame *b, const struct thread *th, const struct th_of
 				   "throttled by its CPU quota", STACK_NONE, e - s, x, 1);
 	}
 	/* What held the CPU: what ran longest on it meanwhile, else the first after it left. */
-	if (!o->blocked && o->next_known && o->next_tid && o->last_tid &&
-	    o->last_tgid != th->tgid && !threads__find(b->th, o->last_tid))
-		other_tid = o->last_tid, other_tgid = o->last_tgid, other_comm = o->last_comm;
-	else if (!o->blocked && o->next_known && o->next_tid && o->next_tgid != th->tgid &&
-		 !threads__find(b->th, o->next_tid))
+	if (!o->blocked && o->next_known && o->next_tid && o->last_tid) {
+		if (o->last_tgid != th->tgid && !threads__find(b->th, o->last_tid))
+			other_tid = o->last_tid, other_tgid = o->last_tgid,
+			other_comm = o->last_comm;
+	} else if (!o->blocked && o->next_known && o->next_tid && o->next_tgid != th->tgid &&
+		   !threads__find(b->th, o->next_tid)) {
 		other_tid = o->next_tid, other_tgid = o->next_tgid, other_comm = o->next_comm;
+	}
 	if (other_tid) {
 		/* Another process, unrecorded: named, with the CPUs this one was allowed. */
 		cpus = cgroups__cpus(b->cg, th->tgid, o->nr_cpus, o->cpus);
