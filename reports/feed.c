@@ -130,9 +130,7 @@ int analysis_priv__feed(struct analysis *a, const struct gs_hdr *h, __u32 versio
 	case GS_REC_CLOCK:
 	case GS_REC_CGROUP:
 	case GS_REC_CPUSTAT:
-		if (cgroups__add(p->cg, h))
-			return -ENOMEM;
-		break;
+		return cgroups__add(p->cg, h) ? -ENOMEM : 0; /* metadata: no event, no time */
 	case GS_REC_PROBE:
 		note_probe(p, h);
 		return 0;
