@@ -69,6 +69,8 @@ static int cgroup_dir(pid_t pid, const char *controller, char *dir, size_t len, 
 
 		if (!p)
 			continue;
+		/* "ID:CONTROLLERS:PATH"; v2's is "0::PATH" */
+		*c = 0;
 		*p++ = 0;
 		p[strcspn(p, "\n")] = 0;
 		if (controller ? !has_word(c + 1, controller) : strcmp(line, "0") || c[1])
@@ -204,9 +206,11 @@ static void cgroup__read(struct cgroup_watch *w, struct trace_out *o)
 
 	if (cgroup_dir(w->pid, "cpu", dir, sizeof(dir), rel, sizeof(rel))) {
 		version = GS_CGROUP_V2;
-		if (cgroup_dir(w->pid, NULL, dir, sizeof(dir), rel, sizeof(rel)) ||
-		    access(strcat(strcpy(sdir, dir), "/cpu.stat"), R_OK))
+		if (cgroup_dir(w->pid, NULL, dir, sizeof(dir), rel, sizeof(rel)))
 			return; /* no CPU controller the process is under: nothing to say */
+		snprintf(sdir, sizeof(sdir), "%s/cpu.stat", dir);
+		if (access(sdir, R_OK))
+			return;
 		if (!cgroup_dir(w->pid, NULL, sdir, sizeof(sdir), srel, sizeof(srel)))
 			read_line(sdir, "cpuset.cpus.effective", cpuset, sizeof(cpuset));
 	} else {
