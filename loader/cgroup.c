@@ -196,7 +196,7 @@ static void cgroup__read(struct cgroup_watch *w, struct trace_out *o)
 {
 	char dir[PATH_MAX], rel[PATH_MAX], acct[PATH_MAX] = "", arel[PATH_MAX], cpus[256];
 	char cpuset[256] = "", sdir[PATH_MAX], srel[PATH_MAX], sig[sizeof(w->sig)];
-	char base[PATH_MAX], ldir[PATH_MAX], lrel[PATH_MAX];
+	char base[PATH_MAX], ldir[PATH_MAX], lrel[PATH_MAX], stat[PATH_MAX + 16];
 	int version = GS_CGROUP_V1, depth = 0, any = 0;
 	struct {
 		__s64 quota;
@@ -208,8 +208,8 @@ static void cgroup__read(struct cgroup_watch *w, struct trace_out *o)
 		version = GS_CGROUP_V2;
 		if (cgroup_dir(w->pid, NULL, dir, sizeof(dir), rel, sizeof(rel)))
 			return; /* no CPU controller the process is under: nothing to say */
-		snprintf(sdir, sizeof(sdir), "%s/cpu.stat", dir);
-		if (access(sdir, R_OK))
+		snprintf(stat, sizeof(stat), "%s/cpu.stat", dir);
+		if (access(stat, R_OK))
 			return;
 		if (!cgroup_dir(w->pid, NULL, sdir, sizeof(sdir), srel, sizeof(srel)))
 			read_line(sdir, "cpuset.cpus.effective", cpuset, sizeof(cpuset));
