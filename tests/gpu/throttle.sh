@@ -8,7 +8,7 @@
 # first, and the what-if line, in both quota runs; the control not throttled.
 #   OUT=DIR tests/gpu/throttle.sh
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}
 RES=${OUT:-$BUILD/gpu-throttle}
 mkdir -p "$RES"
