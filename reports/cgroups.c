@@ -27,7 +27,7 @@ struct cg_stat {
 /* Time a process stood runnable and throttled: kept to be put in the samples' intervals. */
 struct cg_off {
 	__u64 start, end;
-	__u32 tgid;
+	__u32 tgid, tid;
 };
 
 struct cgroups {
@@ -271,7 +271,7 @@ const char *cgroups__cpus(struct cgroups *c, __u32 tgid, __u32 nr, __u64 mask)
 	return strtab__internf(c->strs, "affinity %s of %u CPUs", list, ncpus);
 }
 
-int cgroups__note_off(struct cgroups *c, __u32 tgid, const struct th_off *o)
+int cgroups__note_off(struct cgroups *c, __u32 tgid, __u32 tid, const struct th_off *o)
 {
 	struct cg_off *x;
 
@@ -279,29 +279,54 @@ int cgroups__note_off(struct cgroups *c, __u32 tgid, const struct th_off *o)
 		return 0;
 	if (!(x = vec__push(&c->offs, sizeof(*x))))
 		return -ENOMEM;
-	*x = (struct cg_off){ o->start, o->end, tgid };
+	*x = (struct cg_off){ o->start, o->end, tgid, tid };
 	return 0;
 }
 
-/* Throttled runnable time of tgid's threads inside [a, z). */
-static __u64 throttled_in(const struct cgroups *c, __u32 tgid, __u64 a, __u64 z)
+/* Throttled runnable time of tgid's threads inside [a, z), and how many threads (up to 64). */
+static __u64 throttled_in(const struct cgroups *c, __u32 tgid, __u64 a, __u64 z, __u32 *nthreads)
 {
+	__u32 tids[64], n = 0;
 	__u64 sum = 0;
 
 	for (size_t i = 0; i < c->offs.n; i++) {
 		const struct cg_off *o = VEC_AT(&c->offs, struct cg_off, i);
 		__u64 s = o->start > a ? o->start : a, e = o->end < z ? o->end : z;
+		__u32 k = 0;
 
-		if (o->tgid == tgid && e > s)
-			sum += e - s;
+		if (o->tgid != tgid || e <= s)
+			continue;
+		sum += e - s;
+		while (k < n && tids[k] != o->tid)
+			k++;
+		if (k == n && n < 64)
+			tids[n++] = o->tid;
 	}
+	*nthreads = n;
 	return sum;
+}
+
+/*
+ * CPUs needed over dt: use was made in the time its threads were not throttled, so at that
+ * rate over all of it, use / (1 - the share of a throttled thread's time it stood throttled).
+ * Use plus the time throttled would count all of that time as CPU, where a feeder unthrottled
+ * also waits for its GPU. A thread throttled nearly all the time gives no rate: then that sum,
+ * a bound.
+ */
+static double need_cpus(__u64 use, __u64 thr, __u32 nthreads, __u64 dt)
+{
+	double phi = nthreads ? (double)thr / ((double)nthreads * dt) : 0;
+
+	if (phi < 0.95)
+		return (double)use / (1 - phi) / dt;
+	return (double)(use + thr) / dt;
 }
 
 void cgroups__whatif(struct cgroups *c, struct quota_whatif *w)
 {
 	const struct cg_level *best = NULL;
-	__u64 most = 0, total = 0, span = 0;
+	__u64 most = 0, span = 0;
+	double total_need = 0;
 
 	memset(w, 0, sizeof(*w));
 	if (!c || !c->offs.n)
@@ -329,6 +354,7 @@ void cgroups__whatif(struct cgroups *c, struct quota_whatif *w)
 		for (size_t i = 0; i < c->stats.n; i++) {
 			const struct cg_stat *s = VEC_AT(&c->stats, struct cg_stat, i);
 			__u64 dt, use, thr;
+			__u32 nthreads;
 			double need;
 
 			if (s->id != best->id)
@@ -348,12 +374,12 @@ void cgroups__whatif(struct cgroups *c, struct quota_whatif *w)
 				      1000;
 				w->use_known = false;
 			}
-			thr = throttled_in(c, best->tgid, prev->ts, s->ts);
+			thr = throttled_in(c, best->tgid, prev->ts, s->ts, &nthreads);
 			w->throttled_ns += thr;
-			need = (double)(use + thr) / dt;
+			need = need_cpus(use, thr, nthreads, dt);
 			if (need > w->peak_cpus)
 				w->peak_cpus = need;
-			total += use + thr;
+			total_need += need * dt;
 			span += dt;
 			if (known(s->nr_throttled) && known(prev->nr_throttled))
 				w->nr_throttled += s->nr_throttled - prev->nr_throttled;
@@ -362,7 +388,7 @@ void cgroups__whatif(struct cgroups *c, struct quota_whatif *w)
 			prev = s;
 		}
 	}
-	w->mean_cpus = span ? (double)total / span : 0;
+	w->mean_cpus = span ? total_need / span : 0;
 	if (!span)
 		w->cgroup = NULL;
 }

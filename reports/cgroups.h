@@ -43,9 +43,12 @@ const char *cgroups__throttler(struct cgroups *c, __u32 tgid, __u64 ts);
 const char *cgroups__cpus(struct cgroups *c, __u32 tgid, __u32 nr, __u64 mask);
 
 /* Counts a runnable interval as time the process stood throttled (for cgroups__whatif). */
-int cgroups__note_off(struct cgroups *c, __u32 tgid, const struct th_off *o);
+int cgroups__note_off(struct cgroups *c, __u32 tgid, __u32 tid, const struct th_off *o);
 
-/* What a throttled cgroup would have needed: its use plus the time its threads stood throttled. */
+/*
+ * What a throttled cgroup would have needed: its use at the rate its threads used CPU while not
+ * throttled, over the whole time (need_cpus in cgroups.c).
+ */
 struct quota_whatif {
 	const char *cgroup; /* cgroups__throttler's name; NULL: no quota throttled */
 	double has_cpus;    /* quota / period */

@@ -203,7 +203,7 @@ int analysis_priv__feed(struct analysis *a, const struct gs_hdr *h, __u32 versio
 			const struct thread *t = threads__find(p->th, h->tid);
 
 			if (t && t->off.n &&
-			    cgroups__note_off(p->cg, h->tgid,
+			    cgroups__note_off(p->cg, h->tgid, h->tid,
 					      VEC_AT(&t->off, struct th_off, t->off.n - 1)))
 				return -ENOMEM;
 		}
