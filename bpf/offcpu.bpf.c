@@ -94,6 +94,87 @@ static __always_inline __u16 fd_kind(struct task_struct *task, __s32 nr, struct 
 }
 
 /*
+ * Who held a CPU while a target thread switched out there stood runnable: the task that ran
+ * there longest in all meanwhile (the first task to run, or the last, is often a short
+ * interruption: an interrupt thread, a real-time waker; and a hog of greater weight runs more
+ * often, not longer at a time). The run time of up to HOLD_TOP tasks is summed; a task not
+ * among them takes the place of the one with the least where its run alone is longer. One
+ * waiter a CPU, the latest: an earlier one still waiting is left with the first task only.
+ */
+#define HOLD_TOP 4
+
+struct hold_task {
+	__u64 ns;
+	__u32 tid;
+	__u32 tgid;
+	char comm[GS_COMM_LEN];
+};
+
+struct cpu_hold {
+	__u64 since;  /* the current task's run on this CPU began */
+	__u32 waiter; /* the target thread it is kept for, 0: none */
+	__u32 pad;
+	struct hold_task top[HOLD_TOP];
+};
+
+static __always_inline void hold_add(struct cpu_hold *h, struct task_struct *p, __u32 tid, __u64 ns)
+{
+	__u32 least = 0;
+
+	for (__u32 i = 0; i < HOLD_TOP; i++) {
+		if (h->top[i].tid == tid && h->top[i].ns) {
+			h->top[i].ns += ns;
+			return;
+		}
+		if (h->top[i].ns < h->top[least].ns)
+			least = i;
+	}
+	if (least < HOLD_TOP && ns > h->top[least].ns) {
+		h->top[least].ns = ns;
+		h->top[least].tid = tid;
+		h->top[least].tgid = p->tgid;
+		__builtin_memcpy(h->top[least].comm, p->comm, GS_COMM_LEN);
+	}
+}
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cpu_hold);
+} cpu_holds SEC(".maps");
+
+/*
+ * Whether a task's CPU controller hierarchy is throttled by a quota (cpu.max, cfs_quota_us): its
+ * cfs_rq's throttle_count counts the throttled levels above and at it; since Linux 6.18 a task
+ * also has a throttled flag, set as it leaves for user mode with its hierarchy throttled and
+ * switches out still runnable. Neither exists without CONFIG_CFS_BANDWIDTH (or group
+ * scheduling): then nothing is known, and the report falls back on the CPU going idle and the
+ * cgroup's cpu.stat. Plain loads through tp_btf's trusted task pointer.
+ */
+static __always_inline __u16 throttle_flags(struct task_struct *p)
+{
+	__u16 f = 0;
+
+	if (bpf_core_field_exists(p->throttled)) {
+		f = OFFCPU_F_THROTTLE_KNOWN;
+		if (p->throttled)
+			return f | OFFCPU_F_THROTTLED;
+	}
+	if (bpf_core_field_exists(p->se.cfs_rq) &&
+	    bpf_core_field_exists(struct cfs_rq, throttle_count)) {
+		struct cfs_rq *rq = p->se.cfs_rq;
+
+		if (rq) {
+			f = OFFCPU_F_THROTTLE_KNOWN;
+			if (rq->throttle_count > 0)
+				f |= OFFCPU_F_THROTTLED;
+		}
+	}
+	return f;
+}
+
+/*
  * prev_state is the tracepoint's own argument (Linux 5.18+) rather than prev->__state: a
  * concurrent wakeup may already have set __state back to TASK_RUNNING while the switch
  * proceeds, which would misreport a block as a preemption.
@@ -108,7 +189,15 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	 */
 	__u64 now = bpf_ktime_get_ns();
 	__u32 cpu = bpf_get_smp_processor_id();
-	__u32 prev_tid = prev->pid, next_tid = next->pid;
+	__u32 prev_tid = prev->pid, next_tid = next->pid, zero = 0;
+	struct cpu_hold *hold = bpf_map_lookup_elem(&cpu_holds, &zero);
+
+	if (hold) {
+		/* prev's run here ends: counted while a thread waits (idle is not a holder). */
+		if (hold->waiter && prev_tid && prev_tid != hold->waiter)
+			hold_add(hold, prev, prev_tid, now - hold->since);
+		hold->since = now;
+	}
 
 	if (prev_state != TASK_DEAD && is_target(prev->tgid)) {
 		struct off_state s = { .ts = now, .prev_state = prev_state, .cpu = cpu };
@@ -127,7 +216,25 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 
 			if (regs) {
 				s.syscall = (__s32)SYSCALL_NR(regs);
-				s.fd_flags = fd_kind(prev, s.syscall, regs) << OFFCPU_FD_SHIFT;
+				s.flags = fd_kind(prev, s.syscall, regs) << OFFCPU_FD_SHIFT;
+			}
+		} else {
+			/*
+			 * Runnable: what takes its place (idle is pid 0: nothing did, the CPU had
+			 * no other work it could run), and whether a quota stopped it. A report
+			 * then tells preemption from throttling.
+			 */
+			s.flags = OFFCPU_F_NEXT | throttle_flags(prev);
+			s.next_tid = next_tid;
+			s.next_tgid = next->tgid;
+			__builtin_memcpy(s.next_comm, next->comm, sizeof(s.next_comm));
+			/* Where it could have run instead: preempted on every CPU it may use. */
+			s.nr_cpus_allowed = prev->nr_cpus_allowed;
+			s.cpus_allowed = prev->cpus_mask.bits[0];
+			if (hold) {
+				hold->waiter = prev_tid;
+				for (__u32 i = 0; i < HOLD_TOP; i++)
+					hold->top[i].ns = 0;
 			}
 		}
 		long err = bpf_map_update_elem(&offs, &prev_tid, &s, BPF_NOEXIST);
@@ -165,6 +272,20 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 		ev = reserve(sizeof(*ev), GS_EV_OFFCPU);
 	if (ev) {
 		offcpu_fill(ev, s, next_tid, next_tgid, now, cpu, in_futex ? GS_F_IN_FUTEX : 0);
+		if ((s->flags & OFFCPU_F_NEXT) && hold && hold->waiter == next_tid) {
+			/* Back where it waited: who held the CPU longest meanwhile. */
+			__u32 best = 0;
+
+			for (__u32 i = 1; i < HOLD_TOP; i++)
+				if (hold->top[i].ns > hold->top[best].ns)
+					best = i;
+			if (best < HOLD_TOP && hold->top[best].ns) {
+				ev->last_tid = hold->top[best].tid;
+				ev->last_tgid = hold->top[best].tgid;
+				__builtin_memcpy(ev->last_comm, hold->top[best].comm,
+						 sizeof(ev->last_comm));
+			}
+		}
 		if (stack) {
 			/*
 			 * next is still inside __schedule, its kernel stack intact: where it slept
@@ -184,6 +305,8 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 		}
 		submit(ev);
 	}
+	if (hold && hold->waiter == next_tid)
+		hold->waiter = 0;
 	bpf_map_delete_elem(&offs, &next_tid);
 	bpf_map_delete_elem(&wakers, &next_tid);
 	return 0;

@@ -28,8 +28,13 @@ struct off_state {
 	__u32 prev_state;
 	__u32 cpu;
 	__s32 syscall;
-	__u16 fd_flags; /* OFFCPU_FD_* << OFFCPU_FD_SHIFT */
+	__u16 flags; /* OFFCPU_FD_* << OFFCPU_FD_SHIFT, OFFCPU_F_* */
 	__u16 pad;
+	__u32 next_tid; /* OFFCPU_F_NEXT: what the CPU switched to */
+	__u32 next_tgid;
+	char next_comm[GS_COMM_LEN];
+	__u32 nr_cpus_allowed;
+	__u64 cpus_allowed;
 };
 
 struct wake_state {
@@ -67,7 +72,7 @@ static __always_inline void offcpu_fill(struct offcpu_event *ev, const struct of
 	ev->h.tid = tid;
 	ev->h.tgid = tgid;
 	ev->h.cpu = s->cpu;
-	ev->h.flags = flags | s->fd_flags;
+	ev->h.flags = flags | s->flags;
 	ev->h.ustack_n = 0;
 	ev->h.kstack_n = 0;
 	ev->dur_ns = now - s->ts;
@@ -89,6 +94,15 @@ static __always_inline void offcpu_fill(struct offcpu_event *ev, const struct of
 	}
 	ev->on_cpu = cpu;
 	ev->syscall = s->syscall;
+	ev->next_tid = s->next_tid;
+	ev->next_tgid = s->next_tgid;
+	__builtin_memcpy(ev->next_comm, s->next_comm, sizeof(ev->next_comm));
+	ev->nr_cpus_allowed = s->nr_cpus_allowed;
+	ev->pad = 0;
+	ev->cpus_allowed = s->cpus_allowed;
+	ev->last_tid = 0;
+	ev->last_tgid = 0;
+	__builtin_memset(ev->last_comm, 0, sizeof(ev->last_comm));
 }
 
 /*

@@ -23,7 +23,41 @@ struct offcpu_event {
 				 * OFFCPU_NO_SYSCALL outside one (interrupt, exception);
 				 * traces before version 2 have 0 here: offcpu_syscall() */
 	char waker_comm[GS_COMM_LEN]; /* the waker may be outside the target (kworker, ...) */
+	/*
+	 * Appended in version 6 (older records end before them: offcpu_next()). A runnable
+	 * switch-out (OFFCPU_F_NEXT in the flags): the task the CPU switched to, 0 for its idle
+	 * task; what stood in the thread's place, or nothing did.
+	 */
+	__u32 next_tid;
+	__u32 next_tgid;
+	char next_comm[GS_COMM_LEN];
+	/* The CPUs it was allowed then (affinity within its cpuset): how many, the first 64. */
+	__u32 nr_cpus_allowed;
+	__u32 pad;
+	__u64 cpus_allowed;
+	/*
+	 * The task that ran longest in all on the CPU it waited on, meanwhile (0: none seen, it
+	 * came back elsewhere, or its return went unseen; offcpu.bpf.c's cpu_hold): who held that
+	 * CPU, where the first to run (next_*) is often a short interruption (an interrupt
+	 * thread, a real-time waker) before a hog's runs.
+	 */
+	__u32 last_tid;
+	__u32 last_tgid;
+	char last_comm[GS_COMM_LEN];
 };
+
+/* The size of an off-CPU event before version 6 (no next task). */
+#define OFFCPU_EVENT_V5_SIZE offsetof(struct offcpu_event, next_tid)
+
+/*
+ * gs_hdr flags of an off-CPU event, bits 12-14 (version 6): a runnable switch-out records what
+ * ran next (OFFCPU_F_NEXT), and whether the thread's CPU controller hierarchy was throttled by a
+ * quota then (OFFCPU_F_THROTTLED), where the kernel could tell (OFFCPU_F_THROTTLE_KNOWN: its
+ * cfs_rq has throttle_count, or the task its throttled flag).
+ */
+#define OFFCPU_F_NEXT		(1u << 12)
+#define OFFCPU_F_THROTTLED	(1u << 13)
+#define OFFCPU_F_THROTTLE_KNOWN (1u << 14)
 
 /*
  * gs_hdr flags of an off-CPU event, bits 8-11: what the file descriptor a blocking system call
@@ -50,10 +84,19 @@ enum offcpu_fd_kind {
 #define OFFCPU_SYSCALL_UNKNOWN (-2) /* a trace before version 2: not recorded */
 
 #ifndef __bpf__
+#include <stdbool.h>
+#include <stddef.h>
+
 /* The system call of an off-CPU interval, for a trace of the given version. */
 static inline int offcpu_syscall(const struct offcpu_event *e, __u32 trace_version)
 {
 	return trace_version < 2 ? OFFCPU_SYSCALL_UNKNOWN : e->syscall;
+}
+
+/* Whether the event says what ran next (a version 6 record of a runnable switch-out). */
+static inline bool offcpu_next(const struct offcpu_event *e, size_t fixed_size)
+{
+	return fixed_size >= sizeof(*e) && (e->h.flags & OFFCPU_F_NEXT);
 }
 #endif
 

@@ -43,7 +43,7 @@ static inline size_t gs_rec_min_size(__u32 type)
 	case GS_EV_FUTEX:
 		return sizeof(struct futex_event);
 	case GS_EV_OFFCPU:
-		return sizeof(struct offcpu_event);
+		return OFFCPU_EVENT_V5_SIZE;
 	case GS_EV_SAMPLE:
 		return sizeof(struct sample_event);
 	case GS_EV_PROBE:
@@ -100,6 +100,10 @@ static inline size_t gs_rec_min_size(__u32 type)
 		return sizeof(struct gs_rec_pycode);
 	case GS_REC_LAUNCH_IVALS:
 		return sizeof(struct gs_rec_launch_ivals);
+	case GS_REC_CGROUP:
+		return sizeof(struct gs_rec_cgroup);
+	case GS_REC_CPUSTAT:
+		return sizeof(struct gs_rec_cpustat);
 	default:
 		return sizeof(struct gs_hdr); /* unknown: skippable by its size alone */
 	}
@@ -160,6 +164,26 @@ GS_DECODER(gs_end, GS_REC_END, struct gs_rec_end)
 GS_DECODER(gs_lost_types, GS_REC_LOST_TYPES, struct gs_rec_lost_types)
 GS_DECODER(gs_cu_handles, GS_REC_CU_HANDLES, struct gs_rec_cu_handles)
 GS_DECODER(gs_sampler, GS_REC_SAMPLER, struct gs_rec_sampler)
+GS_DECODER(gs_cgroup, GS_REC_CGROUP, struct gs_rec_cgroup)
+GS_DECODER(gs_cpustat, GS_REC_CPUSTAT, struct gs_rec_cpustat)
+
+/* A cgroup record's strings, checked to lie inside it, NUL-terminated: false if damaged. */
+static inline bool cgroup_rec__strings(const struct gs_rec_cgroup *c, const char **path,
+				       const char **cpus, const char **cpuset)
+{
+	size_t room = c ? c->h.size - sizeof(*c) : 0, a, b, d;
+
+	if (!c)
+		return false;
+	a = c->path_len, b = c->cpus_len, d = c->cpuset_len;
+	if (!a || !b || !d || a > room || b > room - a || d > room - a - b || c->text[a - 1] ||
+	    c->text[a + b - 1] || c->text[a + b + d - 1])
+		return false;
+	*path = c->text;
+	*cpus = c->text + a;
+	*cpuset = c->text + a + b;
+	return true;
+}
 GS_DECODER(gs_perf_map, GS_REC_PERF_MAP, struct gs_rec_perf_map)
 GS_DECODER(gs_archive, GS_REC_ARCHIVE, struct gs_rec_archive)
 GS_DECODER(gs_nvml, GS_REC_NVML, struct gs_rec_nvml)

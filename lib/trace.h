@@ -35,9 +35,12 @@
  * a version 3 file holds every launch and no counts. 5: chunks compressed whole (zstd,
  * trace_chunk_hdr.raw_len), stack snapshots no longer compressed one by one; Python frames
  * (GS_EV_PYSTACK, bpf/pystack.h) and the code objects they name (GS_REC_PYCODE), the pystack and
- * pycode loss counters; a reader of an older file finds none of them.
+ * pycode loss counters; a reader of an older file finds none of them. 6: off-CPU events of
+ * runnable threads say what ran next and whether a CPU quota throttled them (offcpu.h,
+ * appended fields and flags); the target's cgroup with its quota (GS_REC_CGROUP) and that
+ * cgroup's cpu.stat (GS_REC_CPUSTAT); a reader of an older file finds none of them.
  */
-#define TRACE_VERSION	   5
+#define TRACE_VERSION	   6
 #define TRACE_VERSION_MIN  1	       /* the oldest a reader reads (offcpu.h: offcpu_syscall) */
 #define TRACE_CHUNK_MAGIC  0x4b434753u /* "SGCK" little endian */
 #define TRACE_CHUNK_TARGET (256 << 10) /* a chunk is written at this size */
@@ -75,6 +78,9 @@ static inline enum gs_arch trace_flags__arch(__u32 flags)
 {
 	return (enum gs_arch)((flags & TRACE_F_ARCH_MASK) >> TRACE_F_ARCH_SHIFT);
 }
+/* GS_REC_CGROUP records: a report that blames gaps as it goes reads them (and GS_REC_CPUSTAT's)
+ * first. */
+#define TRACE_F_CGROUP 0x10
 
 struct trace_chunk_hdr {
 	__u32 magic;
@@ -124,6 +130,8 @@ enum gs_rec_type {
 	/* struct gs_rec_launch_ivals: each thread's times between its launches, so far (v5; a
 	 * reader that does not know it skips it) */
 	GS_REC_LAUNCH_IVALS,
+	GS_REC_CGROUP,	/* struct gs_rec_cgroup: a target's cgroup and its CPU quota (v6) */
+	GS_REC_CPUSTAT, /* struct gs_rec_cpustat: that cgroup's cpu.stat, every second (v6) */
 };
 
 struct gs_rec_clock {
@@ -366,6 +374,45 @@ struct gs_rec_pycode {
 	__u32 name_len; /* bytes of the qualified name after the lines, its NUL included */
 	__u32 file_len; /* bytes of the file name after the name, its NUL included */
 	struct gs_pyline lines[];
+};
+
+/*
+ * A recorded process's CPU controller cgroup with a quota (loader/cgroup.h): written when first
+ * read and again whenever the process moved or the quota changed, one record for each level
+ * from the process's cgroup up that has a quota (nested limits: the report names the one whose
+ * throttle count grew), or one with quota_us -1 for its own cgroup where none has one. h.ts: when
+ * read. The strings follow: the cgroup's path below its hierarchy's root, the CPUs the process
+ * may run on (its Cpus_allowed_list: affinity within its cpuset), its cpuset's CPUs ("" unknown).
+ */
+#define GS_CGROUP_V1 1 /* the v1 cpu controller: cpu.cfs_quota_us, cpu.cfs_period_us */
+#define GS_CGROUP_V2 2 /* cpu.max */
+
+struct gs_rec_cgroup {
+	struct gs_hdr h; /* h.tgid: the process */
+	__u32 id;	 /* names this level in GS_REC_CPUSTAT records, unique in the trace */
+	__u32 version;	 /* GS_CGROUP_V* */
+	__s64 quota_us;	 /* a period's CPU time, -1: no quota */
+	__u64 period_us;
+	__u32 depth;	/* 0: the process's own cgroup, 1 its parent, ... */
+	__u32 ncpus;	/* CPUs online on the machine */
+	__u32 path_len; /* bytes of the path, its NUL included */
+	__u32 cpus_len; /* bytes of the allowed CPUs' list after it, its NUL included */
+	__u32 cpuset_len;
+	__u32 pad;
+	char text[];
+};
+
+/* A cgroup's cpu.stat as read at h.ts; counters since the cgroup was made. */
+#define GS_CPUSTAT_NONE (~0ull) /* a counter the kernel does not give */
+
+struct gs_rec_cpustat {
+	struct gs_hdr h; /* h.tgid: the process the cgroup was recorded for */
+	__u32 id;	 /* the gs_rec_cgroup's */
+	__u32 pad;
+	__u64 usage_ns; /* CPU time its tasks used (v2 usage_usec; v1 cpuacct.usage) */
+	__u64 nr_periods;
+	__u64 nr_throttled;
+	__u64 throttled_ns; /* the time its run queues were throttled */
 };
 
 /* Writer. */

@@ -16,6 +16,7 @@
 #include "sigfwd.h"
 #include "record.skel.h"
 #include "clock.h"
+#include "cgroup.h"
 #include "consume.h"
 #include "gpu_feeds.h"
 #include "ksyms.h"
@@ -376,9 +377,11 @@ int consumer__poll(struct consumer *c, struct target *t, int sfd, double duratio
 			ticks++;
 			if (ticks % 4 == 0)
 				trace_out__flush(c->out);
-			if (ticks % 20 == 0)
+			if (ticks % 20 == 0) {
 				meta__losses(c->out, c->skel, t->gpid, c->up->attach_failed,
 					     uprobes__cuda_libs(c->up));
+				cgroup__sample(c->cg, c->out);
+			}
 			if (tty && ticks % 20 == 0) {
 				__u64 now = clock__mono_ns();
 

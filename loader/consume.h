@@ -35,6 +35,7 @@ struct consumer {
 	void (*on_fd)(void *ctx);
 	void (*tick)(void *ctx);
 	void *listener;
+	struct cgroup_watch *cg; /* the target's cgroup, sampled every second (cgroup.h) */
 
 	struct ring_buffer *rb;
 	unsigned char *buf; /* one event, stack compacted */

@@ -24,6 +24,7 @@
 #include "record.skel.h"
 #include "archive.h"
 #include "bpf_setup.h"
+#include "cgroup.h"
 #include "clock.h"
 #include "consume.h"
 #include "gapscope_cmd.h"
@@ -105,6 +106,7 @@ static int finish(struct consumer *c, struct links *links, struct sampler *s, st
 	if (c->maps->archive)
 		archive__write_all(c->maps->archive, out); /* the mapped files, reduced */
 	sampler__write(s, c->skel, out, t->gpid, clock__mono_ns() - start_ns);
+	cgroup__sample(c->cg, out); /* the quota's last word: cpu.stat at the end */
 	meta__losses(out, c->skel, t->gpid, c->up->attach_failed, uprobes__cuda_libs(c->up));
 	meta__end(out, t->gpid, c->events + c->names_read);
 	if (t->launched && t->gone)
@@ -193,6 +195,7 @@ int cmd_record(int argc, char **argv)
 	struct uprobes up = {};
 	struct pidns ns = {};
 	struct consumer c = { .out = &out, .up = &up, .maps = &maps, .extra_fd = -1 };
+	static struct cgroup_watch cg; /* 130 KiB of paths: not on the stack */
 	struct ksyms *ksyms;
 	struct flight *flight = NULL;
 	sigset_t orig_mask;
@@ -320,6 +323,9 @@ int cmd_record(int argc, char **argv)
 	meta__target(&out, t.gpid, o.cmd);
 	/* A launched child is named like us until it execs. */
 	c.names_read = meta__threads(&out, t.pid);
+	cgroup__watch(&cg, t.pid, t.gpid);
+	c.cg = &cg;
+	cgroup__sample(&cg, &out);
 	uprobes__watch(&up);
 	err = bpf_setup__attach_tracepoints(skel, &links, &out, t.gpid, up.pid);
 	/* The tick sampler finds the tick by its kernel symbols; the timer needs none. */

@@ -347,6 +347,23 @@ static void print_offcpu(const struct script *s, const struct offcpu_event *e)
 		if (h->flags & GS_F_WAKE_IRQ)
 			fputs(" from=irq", s->out);
 	}
+	if (offcpu_next(e, gs_fixed_size(h))) {
+		if (!e->next_tid) {
+			fputs(" next=idle", s->out);
+		} else {
+			fputs(" next=", s->out);
+			put(s->out, e->next_comm, 16);
+			fprintf(s->out, "/%u/%u", e->next_tid, e->next_tgid);
+		}
+		if (e->last_tid) {
+			fputs(" last=", s->out);
+			put(s->out, e->last_comm, 16);
+			fprintf(s->out, "/%u/%u", e->last_tid, e->last_tgid);
+		}
+		if (h->flags & OFFCPU_F_THROTTLE_KNOWN)
+			fprintf(s->out, " throttled=%s",
+				h->flags & OFFCPU_F_THROTTLED ? "yes" : "no");
+	}
 	fprintf(s->out, " cpu=%u->%u\n", h->cpu, e->on_cpu);
 	print_stacks(s, h, 0);
 }

@@ -244,6 +244,33 @@ void script__print_meta(FILE *o, const struct gs_hdr *h)
 			fprintf(o, "# pycode pid=%u damaged\n", h->tgid);
 		break;
 	}
+	case GS_REC_CGROUP: {
+		const struct gs_rec_cgroup *c = gs_cgroup(h);
+		const char *path, *cpus, *cpuset;
+
+		if (!cgroup_rec__strings(c, &path, &cpus, &cpuset)) {
+			fprintf(o, "# cgroup pid=%u damaged\n", h->tgid);
+			break;
+		}
+		fprintf(o,
+			"# cgroup pid=%u id=%u v%u depth=%u %s quota_us=%lld period_us=%llu "
+			"cpus=%s cpuset=%s ncpus=%u\n",
+			h->tgid, c->id, c->version, c->depth, path, (long long)c->quota_us,
+			(unsigned long long)c->period_us, cpus, cpuset[0] ? cpuset : "?", c->ncpus);
+		break;
+	}
+	case GS_REC_CPUSTAT: {
+		const struct gs_rec_cpustat *c = gs_cpustat(h);
+
+		fprintf(o,
+			"# cpustat pid=%u id=%u usage_ns=%lld periods=%lld throttled=%lld "
+			"throttled_ns=%lld at=",
+			h->tgid, c->id, (long long)c->usage_ns, (long long)c->nr_periods,
+			(long long)c->nr_throttled, (long long)c->throttled_ns);
+		script__print_time(o, h->ts);
+		fputc('\n', o);
+		break;
+	}
 	case GS_REC_NVML:
 		fprintf(o, "# nvml device=%u gpu=%u%% mem=%u%% at=", gs_nvml(h)->device,
 			gs_nvml(h)->gpu_pct, gs_nvml(h)->mem_pct);

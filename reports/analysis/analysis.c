@@ -14,6 +14,7 @@
 #include "losses.h"
 #include "blame.h"
 #include "causes.h"
+#include "cgroups.h"
 #include "cuda.h"
 #include "folded.h"
 #include "futex.h"
@@ -281,8 +282,13 @@ struct analysis *analysis__open(const char *path, const struct analysis_opts *op
 	p->decided_only = opts->decided_only;
 	p->bl = p->th ? blame__new(p->th, p->nm, p->strs, opts->max_hops) : NULL;
 	p->tasks = tasks__new(p->strs, p->stacks);
+	p->cg = cgroups__new(p->strs);
+	if (p->cg && p->tr && (trace__stats(p->tr)->flags & TRACE_F_CGROUP) &&
+	    cgroups__scan(p->cg, path))
+		analysis__note(a,
+			       "the trace's cgroup records could not be read first: read in order");
 	if (!p->th || !p->nm || !p->gt || !p->uw || !p->rd || !p->launches || !p->split || !p->bl ||
-	    !p->tasks) {
+	    !p->tasks || !p->cg) {
 		snprintf(err, errlen, "out of memory");
 		analysis__free(a);
 		return NULL;
@@ -297,6 +303,7 @@ struct analysis *analysis__open(const char *path, const struct analysis_opts *op
 		if (p->split)
 			idlesplit__set_arch(p->split, arch);
 	}
+	blame__set_cgroups(p->bl, p->cg);
 	if (p->tr)
 		p->version = trace__stats(p->tr)->version;
 	return a;
@@ -372,6 +379,7 @@ int analysis__finish(struct analysis *a, char *err, size_t errlen)
 	if (idlesplit__finish(p->split, p->th, p->nm, p->strs, a))
 		goto oom;
 	tasks__note(p->tasks, p->th, a);
+	cgroups__whatif(p->cg, &a->quota);
 	a->gaps = p->gaps.data;
 	a->ngaps = p->gaps.n;
 	p->gaps = (struct vec){};
@@ -494,6 +502,7 @@ void analysis__free(struct analysis *a)
 		report_archive__free(p->archive);
 		threads__free(p->th);
 		tasks__free(p->tasks);
+		cgroups__free(p->cg);
 		stacktab__free(p->stacks);
 		vec__free(&p->probes);
 		vec__free(&p->task_kinds);

@@ -33,6 +33,7 @@
 #include <linux/types.h>
 
 #include "gapscope.h"
+#include "cgroups.h"
 #include "launches.h"
 #include "names.h"
 #include "unwind.h"
@@ -47,6 +48,8 @@ enum blame_kind {
 	BK_ON_CPU,
 	BK_PREEMPTED,
 	BK_OTHER,
+	BK_THROTTLED, /* runnable, stopped by a CPU quota: function names the cgroup */
+	BK_RUNNABLE,  /* runnable, not preempted: the CPU idle, or what ran not recorded */
 	BK_MAX
 };
 
@@ -272,6 +275,7 @@ struct analysis {
 	struct cupti_info cupti;
 	double copy_gbps, copy_latency_us; /* the API tier's copy model, 0 GB/s: none */
 	struct launch_totals launches;	   /* launches.h */
+	struct quota_whatif quota;	   /* a CPU quota that throttled (cgroups.h) */
 	struct tier_agreement *agree;	   /* per device with a CUPTI tier */
 	size_t nagree;
 	struct under_floor under; /* the launching thread between its launches */

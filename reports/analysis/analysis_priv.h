@@ -46,6 +46,7 @@ struct analysis_priv {
 	struct vec task_kinds;		/* __u32 by probe id: enum rt_fn_kind of task probes,
 				* PROBE_HOST_FN for a host function's, else 0 */
 	struct tasks *tasks; /* async tasks' polls and wakes (reports/analysis/tasks.h) */
+	struct cgroups *cg;  /* CPU quotas (reports/analysis/cgroups.h) */
 	struct launch_counter *launches;
 	struct idlesplit *split; /* idle under the floor: the launching thread (idlesplit.h) */
 	/* Live (forget_gaps): processes gone, struct exited_proc, let go of once every gap that

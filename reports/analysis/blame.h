@@ -24,6 +24,8 @@ void blame__free(struct blame *b);
 /* Chains follow async tasks across threads (reports/analysis/tasks.h); NULL: threads only. */
 struct tasks;
 void blame__set_tasks(struct blame *b, struct tasks *t);
+/* The CPU quotas (cgroups.h) that tell throttling from preemption; NULL: none. */
+void blame__set_cgroups(struct blame *b, struct cgroups *c);
 
 /* Fills g->roots, g->chain, g->stacks (allocated; analysis__free frees them). 0 or -ENOMEM. */
 int blame__gap(struct blame *b, struct gap *g);

@@ -38,6 +38,7 @@ struct blame {
 	enum gs_arch arch;   /* the trace's machine: its system call numbers */
 	/* The next root's breakdown (blame__root_cpu), taken and cleared by the root. */
 	const char *root_leaf, *root_line;
+	struct cgroups *cg; /* CPU quotas, NULL: none */
 };
 
 /* The walk's steps (blame.c): a link pushed on the path (the caller pops it: b->depth--), a

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis_priv.h"
+#include "cgroups.h"
 #include "cuda.h"
 #include "tasks.h"
 #include "futex.h"
@@ -187,6 +188,10 @@ int analysis_priv__feed(struct analysis *a, const struct gs_hdr *h, __u32 versio
 	__u64 end = h->ts;
 
 	switch (h->type) {
+	case GS_REC_CLOCK:
+	case GS_REC_CGROUP:
+	case GS_REC_CPUSTAT:
+		return cgroups__add(p->cg, h) ? -ENOMEM : 0; /* metadata: no event, no time */
 	case GS_REC_PROBE:
 		note_probe(p, h);
 		return 0;
@@ -248,13 +253,21 @@ int analysis_priv__feed(struct analysis *a, const struct gs_hdr *h, __u32 versio
 		break;
 	}
 	case GS_EV_OFFCPU:
-		if (fixed < sizeof(struct offcpu_event))
+		if (fixed < OFFCPU_EVENT_V5_SIZE)
 			return 0;
 		end += ((const struct offcpu_event *)h)->dur_ns;
 		if (h->flags & GS_F_RESUME_UNSEEN)
 			a->resume_unseen++;
 		if (threads__add_offcpu(p->th, h, version) || gpu_wake(p, h))
 			return -ENOMEM;
+		{
+			const struct thread *t = threads__find(p->th, h->tid);
+
+			if (t && t->off.n &&
+			    cgroups__note_off(p->cg, h->tgid, h->tid,
+					      VEC_AT(&t->off, struct th_off, t->off.n - 1)))
+				return -ENOMEM;
+		}
 		break;
 	case GS_EV_FUTEX:
 		if (fixed < sizeof(struct futex_event))

@@ -13,9 +13,10 @@
 const char *blame_kind__name(enum blame_kind k)
 {
 	static const char *const names[BK_MAX] = {
-		[BK_LOCK] = "lock",	[BK_COND] = "cond",	      [BK_IO] = "io",
-		[BK_SLEEP] = "sleep",	[BK_PROBE] = "malloc_trim",   [BK_CUDA] = "cuda",
-		[BK_ON_CPU] = "on_cpu", [BK_PREEMPTED] = "preempted", [BK_OTHER] = "other",
+		[BK_LOCK] = "lock",	      [BK_COND] = "cond",	    [BK_IO] = "io",
+		[BK_SLEEP] = "sleep",	      [BK_PROBE] = "malloc_trim",   [BK_CUDA] = "cuda",
+		[BK_ON_CPU] = "on_cpu",	      [BK_PREEMPTED] = "preempted", [BK_OTHER] = "other",
+		[BK_THROTTLED] = "throttled", [BK_RUNNABLE] = "runnable",
 	};
 
 	return k < BK_MAX ? names[k] : "other";

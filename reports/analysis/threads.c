@@ -196,6 +196,7 @@ int threads__add_offcpu(struct threads *t, const struct gs_hdr *h, __u32 trace_v
 
 	if (!th || !(o = vec__push(&th->off, sizeof(*o))))
 		return -ENOMEM;
+	memset(o, 0, sizeof(*o));
 	o->start = h->ts;
 	o->end = h->ts + e->dur_ns;
 	o->blocked = e->state == OFFCPU_BLOCKED;
@@ -214,6 +215,22 @@ int threads__add_offcpu(struct threads *t, const struct gs_hdr *h, __u32 trace_v
 								       strtab__intern(t->strs, "?");
 	}
 	o->stack = h->kstack_n || h->ustack_n ? stacktab__add(t->stacks, h) : STACK_NONE;
+	if (!o->blocked && offcpu_next(e, gs_fixed_size(h))) {
+		o->next_known = 1;
+		o->throttled = !!(h->flags & OFFCPU_F_THROTTLED);
+		o->throttle_known = !!(h->flags & OFFCPU_F_THROTTLE_KNOWN);
+		o->next_tid = e->next_tid;
+		o->next_tgid = e->next_tgid;
+		memcpy(comm, e->next_comm, GS_COMM_LEN);
+		comm[GS_COMM_LEN] = 0;
+		o->next_comm = strtab__intern(t->strs, comm[0] ? comm : "?");
+		o->nr_cpus = e->nr_cpus_allowed;
+		o->cpus = e->cpus_allowed;
+		o->last_tid = e->last_tid;
+		o->last_tgid = e->last_tgid;
+		memcpy(comm, e->last_comm, GS_COMM_LEN);
+		o->last_comm = strtab__intern(t->strs, comm[0] ? comm : "?");
+	}
 	return 0;
 }
 

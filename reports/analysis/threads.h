@@ -36,6 +36,22 @@ struct th_off {
 	__u32 waker_tgid;
 	const char *waker_comm;
 	__u32 stack; /* stacktab: its kernel stack, and user stack where a snapshot gave one */
+	/*
+	 * Runnable, from a version 6 trace (next_known): what its CPU switched to (next_tid 0:
+	 * the idle task), and whether a CPU quota had throttled its hierarchy (throttle_known:
+	 * the kernel could tell).
+	 */
+	__u8 next_known;
+	__u8 throttled;
+	__u8 throttle_known;
+	__u32 next_tid;
+	__u32 next_tgid;
+	const char *next_comm;
+	__u32 nr_cpus; /* the CPUs it was allowed: how many, the first 64 */
+	__u64 cpus;
+	__u32 last_tid; /* what ran longest on its CPU meanwhile (offcpu.h), 0: not seen */
+	__u32 last_tgid;
+	const char *last_comm;
 };
 
 struct th_futex {

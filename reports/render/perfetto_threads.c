@@ -368,7 +368,13 @@ static void on_offcpu(struct tl *t, struct tl_thread *th, const struct offcpu_ev
 		write_off(t, th, &th->pend[0], "futex", NULL, 0, 0);
 		memmove(th->pend, th->pend + 1, --th->npend * sizeof(*th->pend));
 	}
-	th->pend[th->npend++] = *e;
+	{
+		/* A record before version 6 ends before the next task: the rest stays zero. */
+		size_t n = gs_fixed_size(&e->h) < sizeof(*e) ? gs_fixed_size(&e->h) : sizeof(*e);
+
+		memset(&th->pend[th->npend], 0, sizeof(*e));
+		memcpy(&th->pend[th->npend++], e, n);
+	}
 }
 
 /* A lock's name: its data symbol, else the first function outside libc that waited on it. */

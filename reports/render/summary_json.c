@@ -317,6 +317,17 @@ int summary_json__write(const struct analysis *a, FILE *out)
 			a->copy_latency_us);
 	json_launches(out, &a->launches);
 	json_cupti(out, a);
+	if (a->quota.cgroup) {
+		fprintf(out, ",\n\"quota\":{\"cgroup\":");
+		esc__json(out, a->quota.cgroup, false);
+		fprintf(out,
+			",\"has_cpus\":%.3f,\"peak_cpus\":%.3f,\"mean_cpus\":%.3f,\"use_known\":%s,"
+			"\"throttled_ns\":%" PRIu64 ",\"nr_throttled\":%" PRIu64
+			",\"nr_periods\":%" PRIu64 "}",
+			a->quota.has_cpus, a->quota.peak_cpus, a->quota.mean_cpus,
+			a->quota.use_known ? "true" : "false", (uint64_t)a->quota.throttled_ns,
+			(uint64_t)a->quota.nr_throttled, (uint64_t)a->quota.nr_periods);
+	}
 	fprintf(out,
 		",\n\"gap_ns\":%" PRIu64 ",\"preempted_outside_ns\":%" PRIu64
 		",\"woken_outside_ns\":%" PRIu64 ",\n\"gaps\":[",

@@ -63,8 +63,11 @@ static void print_link(FILE *out, const struct chain_link *l, bool last)
 		}
 	} else if (l->kind == BK_PROBE || l->kind == BK_CUDA) {
 		put(out, function ? function : blame_kind__name(l->kind));
-	} else if (l->kind == BK_PREEMPTED && l->detail) {
+	} else if ((l->kind == BK_PREEMPTED || l->kind == BK_RUNNABLE) && l->detail) {
 		put(out, l->detail);
+	} else if (l->kind == BK_THROTTLED && l->function) {
+		fputs("throttled, ", out); /* the cgroup's path whole: no shortening */
+		put(out, l->function);
 	} else {
 		/* Never a bare kind: without a function, what is known ("no sample, after X"), and
 		 * the thread. */
@@ -463,6 +466,18 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 		print_ms(out, a->woken_outside_ns);
 		fprintf(out, " a chain ended at a waker outside the recording (record it too: -p, "
 			     "--cgroup)\n");
+	}
+	if (a->quota.cgroup) {
+		/* Use is capped at the quota: need adds the time its threads stood throttled. */
+		fputs("CPU quota: ", out);
+		put(out, a->quota.cgroup);
+		fprintf(out, " throttled %llu of %llu periods; runnable while throttled ",
+			(unsigned long long)a->quota.nr_throttled,
+			(unsigned long long)a->quota.nr_periods);
+		print_ms(out, a->quota.throttled_ns);
+		fprintf(out, ": needs %s%.2f CPU at its peak second (%.2f on average), has %.2f\n",
+			a->quota.use_known ? "≈ " : "≥ ", a->quota.peak_cpus, a->quota.mean_cpus,
+			a->quota.has_cpus);
 	}
 	if (a->ncauses)
 		fprintf(out, "\nroot causes (share of gap time):\n");

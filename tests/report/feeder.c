@@ -18,6 +18,12 @@
  *   deep    recurses DEEP_FRAMES calls deep (deep_recurse, a 1 KiB
  *           array in each frame) and sleeps PERIOD ms at the bottom
  *           (deep_bottom): a stack far deeper than any snapshot     expected cause: sleep
+ *   cpu     computes for PERIOD ms (a fraction allowed) of its own
+ *           CPU time before each submission: a quota's throttling
+ *           or a CPU hog stretches it, the work stays the same. At
+ *           0.5 ms, under the 1 ms a gap needs, its gaps are the
+ *           time it could not run                                   expected: throttled
+ *           under a CPU quota, preempted beside CPU hogs
  *   busy    two streams, each synchronized while the other has a
  *           kernel queued, for ITER ms: the device is never seen
  *           idle; then both synchronized, PERIOD ms of CPU work,
@@ -78,6 +84,22 @@ static __attribute__((noinline)) void compute_input(unsigned int ms)
 		for (int i = 0; i < 100000; i++)
 			x = x * 6364136223846793005ull + 1442695040888963407ull;
 	} while (now_ns() < end);
+	sink = x;
+}
+
+/* cpu mode: us microseconds of this thread's CPU time, however long they take. */
+static __attribute__((noinline)) void compute_cpu(uint64_t us)
+{
+	struct timespec ts;
+	uint64_t x = sink, end;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	end = ts.tv_sec * 1000000000ull + ts.tv_nsec + us * 1000;
+	do {
+		for (int i = 0; i < 2000; i++)
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	} while (ts.tv_sec * 1000000000ull + ts.tv_nsec < end);
 	sink = x;
 }
 
@@ -179,7 +201,7 @@ int main(int argc, char **argv)
 
 	if (argc < 5) {
 		fprintf(stderr,
-			"usage: feeder LIBCUDA sleep|file|graph|helper|deep|busy|xla|poll|free ITER PERIOD_MS [FILE]\n");
+			"usage: feeder LIBCUDA sleep|file|graph|helper|deep|cpu|busy|xla|poll|free ITER PERIOD_MS [FILE]\n");
 		return 2;
 	}
 	mode = argv[2];
@@ -294,6 +316,8 @@ int main(int argc, char **argv)
 				break;
 		} else if (!strcmp(mode, "graph")) {
 			compute_input(period);
+		} else if (!strcmp(mode, "cpu")) {
+			compute_cpu(atof(argv[4]) * 1000);
 		} else if (!strcmp(mode, "deep")) {
 			sink += deep_recurse(DEEP_FRAMES, period);
 		} else {

@@ -101,9 +101,9 @@ def cmd_cause(args):
     if '--without-preemption' in args:
         # Judged among the causes that are not scheduling delay: on a 2-CPU machine shared
         # with other work, any thread of a chain may wait for a CPU for much of a gap.
-        pre = sum(c['ns'] for c in s['causes'] if c['kind'] == 'preempted')
+        pre = sum(c['ns'] for c in s['causes'] if c['kind'] in ('preempted', 'runnable'))
         base = s['gap_ns'] - pre
-        s = dict(s, causes=[c for c in s['causes'] if c['kind'] != 'preempted'])
+        s = dict(s, causes=[c for c in s['causes'] if c['kind'] not in ('preempted', 'runnable')])
         print('without preemption (%.3f of the gap time)' % (pre / s['gap_ns'] if s['gap_ns'] else 0))
     for c in s['causes']:
         print('cause %-12s %-30s share %.3f (%.3f without outside preemption)' %
@@ -111,8 +111,8 @@ def cmd_cause(args):
     if not s['causes']:
         fail('no causes')
     top = s['causes'][0]
-    if (top['kind'] == 'preempted' and top['function'] == 'another process' and kind != 'preempted'
-            and len(s['causes']) > 1):
+    if ((top['kind'] == 'preempted' and top['function'] == 'another process' or
+         top['kind'] == 'runnable') and kind not in ('preempted', 'runnable') and len(s['causes']) > 1):
         top = s['causes'][1]
     if top['kind'] != kind:
         if rank:

@@ -71,11 +71,20 @@ static void test_decoders(void)
 	CHECK_EQ_U64(k.ip[0], 0x103);
 	CHECK_EQ_U64(k.ip[1], 0x104);
 
-	/* One byte short of its struct (with the frames still there): refused. */
-	h->size = sizeof(off) - 8;
+	/* A version 6 record says what ran next where flagged; a version 5 one, ending before
+	 * the next task, still decodes and says nothing of it. */
+	h->flags = OFFCPU_F_NEXT;
+	CHECK(offcpu_next(&off.e, gs_fixed_size(h)), "a version 6 record's next task");
+	h->size = OFFCPU_EVENT_V5_SIZE + sizeof(off.frames);
+	CHECK(gs_rec_check(h) && gs_offcpu(h) == &off.e, "a version 5 off-CPU record decodes");
+	CHECK(!offcpu_next(&off.e, gs_fixed_size(h)), "a version 5 record has no next task");
+	h->flags = 0;
+
+	/* A word short of the oldest struct (with the frames still there): refused. */
+	h->size = OFFCPU_EVENT_V5_SIZE + sizeof(off.frames) - 8;
 	CHECK(!gs_rec_check(h) && gs_offcpu(h) == NULL, "a short off-CPU record decodes");
 	/* Frames claimed beyond the record: the fixed part shrinks below the struct. */
-	h->size = sizeof(off.e) + 8;
+	h->size = OFFCPU_EVENT_V5_SIZE + 8;
 	CHECK(!gs_rec_check(h), "frames past the record");
 
 	/* A CUDA call is an interval only with its return. */
