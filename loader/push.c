@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "outfile.h"
 #include "pprof.h"
 #include "push.h"
 
@@ -29,13 +30,14 @@ struct push {
 	char host[256], port[16], path[1024]; /* path with its query, if any */
 	bool http;
 	const char *dir;
+	int dfd; /* dir, taken once: every profile is created under it */
 	__u64 interval_ns, start_ns, real_off;
 	struct pprof *pp;
 	__u64 gaps;
 	pthread_t thread;
 	struct job *job; /* being sent, or NULL */
-	__u64 sent, failed, skipped, written;
-	bool said;
+	__u64 sent, failed, skipped, written, not_written;
+	bool said, said_write;
 };
 
 static int parse_url(struct push *p, const char *url)
@@ -150,14 +152,56 @@ static void count_job(struct push *p)
 	p->job = NULL;
 }
 
+/*
+ * The profile of J into --pprof-dir, complete or not at all: a file that could not be written
+ * whole (a full disk) is removed, counted and said once. Created with outfile.h's rules (0600,
+ * O_EXCL, never through a link) under the directory taken at the start.
+ */
+static void write_profile(struct push *p, const struct job *j)
+{
+	char name[64], stamp[32];
+	time_t sec = j->from_real / 1000000000ull;
+	size_t off = 0;
+	struct tm tm;
+	int fd, err = 0;
+
+	gmtime_r(&sec, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
+	snprintf(name, sizeof(name), "gapscope-gaps-%s.%03uZ.pb.gz", stamp,
+		 (unsigned int)(j->from_real / 1000000 % 1000));
+	fd = outfile__openat(p->dfd, name, false);
+	if (fd < 0)
+		err = fd;
+	while (fd >= 0 && !err && off < j->len) {
+		ssize_t w = write(fd, j->gz + off, j->len - off);
+
+		if (w < 0 && errno != EINTR)
+			err = -errno;
+		else if (w > 0)
+			off += w;
+	}
+	/* close(2) reports a write error that a file system defers (NFS, quota). */
+	if (fd >= 0 && close(fd) && !err)
+		err = -errno;
+	if (fd >= 0 && err)
+		unlinkat(p->dfd, name, 0);
+	if (!err) {
+		p->written++;
+		return;
+	}
+	p->not_written++;
+	if (!p->said_write)
+		fprintf(stderr,
+			"gapscope: flight: cannot write the profile %s/%s: %s (counted from now on, "
+			"not said again)\n",
+			p->dir, name, strerror(-err));
+	p->said_write = true;
+}
+
 /* The interval [start, now) as a profile: written to dir, handed to a push thread. */
 static void interval(struct push *p, __u64 now)
 {
 	struct job *j = calloc(1, sizeof(*j));
-	char path[PATH_MAX], stamp[32];
-	struct tm tm;
-	time_t sec;
-	FILE *f;
 
 	if (!j)
 		return;
@@ -169,18 +213,8 @@ static void interval(struct push *p, __u64 now)
 	}
 	pprof__reset(p->pp);
 	p->start_ns = now;
-	if (p->dir) {
-		sec = j->from_real / 1000000000ull;
-		gmtime_r(&sec, &tm);
-		strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
-		snprintf(path, sizeof(path), "%s/gapscope-gaps-%s.%03uZ.pb.gz", p->dir, stamp,
-			 (unsigned int)(j->from_real / 1000000 % 1000));
-		f = fopen(path, "wxe");
-		if (f && fwrite(j->gz, 1, j->len, f) == j->len && !fclose(f))
-			p->written++;
-		else if (f)
-			fclose(f);
-	}
+	if (p->dfd >= 0)
+		write_profile(p, j);
 	if (p->http) {
 		p->job = j;
 		if (!pthread_create(&p->thread, NULL, push_thread, p))
@@ -196,6 +230,8 @@ struct push *push__new(const char *url, const char *dir, double interval_s)
 {
 	struct push *p = calloc(1, sizeof(*p));
 
+	if (p)
+		p->dfd = -1;
 	if (!p || !(p->pp = pprof__new())) {
 		free(p);
 		fprintf(stderr, "gapscope: flight: out of memory\n");
@@ -208,6 +244,11 @@ struct push *push__new(const char *url, const char *dir, double interval_s)
 		return NULL;
 	}
 	p->dir = dir;
+	if (dir && (p->dfd = outfile__dir("--pprof-dir", dir)) < 0) {
+		pprof__free(p->pp);
+		free(p);
+		return NULL;
+	}
 	p->interval_ns = interval_s * 1e9;
 	p->start_ns = clock__mono_ns();
 	p->real_off = clock__real_ns() - p->start_ns;
@@ -254,9 +295,12 @@ void push__free(struct push *p)
 	}
 	fprintf(stderr,
 		"gapscope: flight: %llu gap profile(s) pushed, %llu failed, %llu skipped (the last "
-		"push still going), %llu written\n",
+		"push still going), %llu written, %llu not written\n",
 		(unsigned long long)p->sent, (unsigned long long)p->failed,
-		(unsigned long long)p->skipped, (unsigned long long)p->written);
+		(unsigned long long)p->skipped, (unsigned long long)p->written,
+		(unsigned long long)p->not_written);
+	if (p->dfd >= 0)
+		close(p->dfd);
 	pprof__free(p->pp);
 	free(p);
 }
