@@ -24,6 +24,7 @@
 #include "decode.h"
 #include "flight.h"
 #include "metrics.h"
+#include "outfile.h"
 #include "push.h"
 #include "reader.h"
 
@@ -64,6 +65,7 @@ struct flight {
 	__u64 dumped_bytes, dumps, suppressed, covered;
 	bool said_suppressed;
 	int sfd;
+	int dump_dfd; /* --dump-dir, taken once: every dump is created under it */
 	__u64 real_off;
 	struct metrics *m; /* --metrics, or NULL */
 	struct push *push; /* --push, --pprof-dir, or NULL */
@@ -387,6 +389,7 @@ static void start_dump(struct flight *f, const struct flight_req *r)
 				   .asked_ns = r->asked,
 				   .real_off = f->real_off,
 				   .dir = f->o.dir,
+				   .dfd = f->dump_dfd,
 				   .report = !f->o.no_report };
 	snprintf(d->reason, sizeof(d->reason), "%s", r->reason);
 	d->w0 = clean_start(f, r->w0, r->w1, r->start, &d->clean);
@@ -511,6 +514,7 @@ struct flight *flight__new(const struct flight_opts *o)
 		return NULL;
 	}
 	f->o = *o;
+	f->dump_dfd = -1;
 	f->keep_ns = o->seconds * NS;
 	f->cap_bytes = (__u64)o->mem_mb << 20;
 	f->real_off = clock__real_ns() - clock__mono_ns();
@@ -527,6 +531,11 @@ struct flight *flight__new(const struct flight_opts *o)
 		return NULL;
 	}
 	f->rd = analysis__reader(f->a);
+	f->dump_dfd = outfile__dir("--dump-dir", o->dir);
+	if (f->dump_dfd < 0) {
+		flight__stop(f);
+		return NULL;
+	}
 	if ((o->metrics && !(f->m = metrics__new(o->metrics))) ||
 	    ((o->push_url || o->pprof_dir) &&
 	     !(f->push = push__new(o->push_url, o->pprof_dir, o->push_interval_s)))) {
@@ -601,5 +610,7 @@ void flight__stop(struct flight *f)
 	free(f->hour);
 	if (f->sfd >= 0)
 		close(f->sfd);
+	if (f->dump_dfd >= 0)
+		close(f->dump_dfd);
 	free(f);
 }

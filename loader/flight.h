@@ -102,9 +102,11 @@ struct flight_dump {
 	struct flight_chunk **chunks;
 	size_t nchunks;
 	const char *dir;
+	int dfd; /* dir, taken once by the recorder: the dump and its report are made under it */
 	bool report;
 	/* Set by the thread. */
 	char path[4096];
+	char name[64]; /* path's last component, under dfd */
 	__u64 bytes, records;
 	double write_ms, report_ms;
 	double after_ms; /* from the window's end to the file written */

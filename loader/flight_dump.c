@@ -58,7 +58,7 @@ static bool in_window(const struct flight_dump *d, const struct gs_hdr *h)
 
 static int write_trace(struct flight_dump *d)
 {
-	struct trace_writer *w = trace__create(d->path, false);
+	struct trace_writer *w = trace__create_at(d->dfd, d->name, false);
 	struct gs_rec_end end = {};
 	bool gpu_act = false;
 	int err = 0;
@@ -97,26 +97,30 @@ static int write_trace(struct flight_dump *d)
 	d->bytes = trace__bytes(w);
 	err = trace__finish(w) ?: err;
 	if (err)
-		unlink(d->path);
+		unlinkat(d->dfd, d->name, 0);
 	return err;
 }
 
 /*
- * gapscope report PATH -o PATH.report, at a lower priority; its exit status. The recorder's own
+ * gapscope report NAME -o NAME.report, at a lower priority; its exit status. The recorder's own
  * binary, through /proc/self/exe: also after the file was replaced (an upgrade while recording).
+ * It runs in the dump directory the recorder took once (fchdir to its fd) and is given names
+ * relative to it: a dump directory renamed away and a link planted at its path change nothing
+ * (report in turn makes NAME.report and opens it without following links, see outfile.h).
  */
 static int run_report(struct flight_dump *d)
 {
-	char dir[sizeof(d->path) + 8];
+	char dir[sizeof(d->name) + 8];
 	posix_spawn_file_actions_t fa;
 	pid_t pid;
 	int status, err;
-	char *argv[] = { "gapscope", "report", d->path, "-o", dir, NULL };
+	char *argv[] = { "gapscope", "report", d->name, "-o", dir, NULL };
 
-	snprintf(dir, sizeof(dir), "%s.report", d->path);
+	snprintf(dir, sizeof(dir), "%s.report", d->name);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addfchdir_np(&fa, d->dfd);
 	err = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	if (err)
@@ -138,8 +142,9 @@ static void *dump_thread(void *arg)
 
 	gmtime_r(&sec, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
-	snprintf(d->path, sizeof(d->path), "%s/gapscope-flight-%s.%03uZ.gsc", d->dir, stamp,
+	snprintf(d->name, sizeof(d->name), "gapscope-flight-%s.%03uZ.gsc", stamp,
 		 (unsigned int)(real / 1000000 % 1000));
+	snprintf(d->path, sizeof(d->path), "%s/%s", d->dir, d->name);
 	d->err = write_trace(d);
 	t1 = clock__mono_ns();
 	d->write_ms = (t1 - t0) / 1e6;

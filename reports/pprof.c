@@ -424,10 +424,10 @@ static int add_stack(const char *const *frames, size_t n, __u64 weight, void *ct
 	return pprof__add(g->p, frames, n, weight, &g->l);
 }
 
-int pprof__from_report(const struct analysis *a, const char *gapsdir, const char *path, bool force)
+int pprof__from_report(const struct analysis *a, int gaps_dfd, const char *path, bool force)
 {
 	struct pprof *p = pprof__new();
-	char file[PATH_MAX];
+	char file[32];
 	int err = 0;
 
 	if (!p)
@@ -444,8 +444,8 @@ int pprof__from_report(const struct analysis *a, const char *gapsdir, const char
 				       .tier = g->tier } };
 		struct folded *f;
 
-		snprintf(file, sizeof(file), "%s/%04u.folded", gapsdir, g->id);
-		f = folded__read_file(file);
+		snprintf(file, sizeof(file), "%04u.folded", g->id);
+		f = folded__read_at(gaps_dfd, file);
 		if (!f) {
 			err = -EINVAL;
 			break;
