@@ -275,7 +275,8 @@ static struct sym_cache_ent *cache_get(struct symbolizer *s, int module, __u64 k
 	}
 	if (grow((void **)&s->frames, &s->capframes, s->nframes + n, sizeof(*s->frames)))
 		return NULL;
-	memcpy(&s->frames[s->nframes], f, n * sizeof(*f));
+	if (n) /* a data key without a name keeps none: there may be no array yet */
+		memcpy(&s->frames[s->nframes], f, n * sizeof(*f));
 	*e = (struct sym_cache_ent){ key, module + 1, n, s->nframes };
 	s->nframes += n;
 	s->cache_used++;
