@@ -328,9 +328,9 @@ int cmd_record(int argc, char **argv)
 cleanup:
 	/* In the reverse order of the above. */
 	flight__stop(flight);
+	pycode__free(maps.py); /* before map_records__free clears the pointer */
 	map_records__free(&maps);
 	proc_tree__free(&tree);
-	pycode__free(maps.py);
 	archive__free(&archive);
 	uprobes__free(&up);
 	links__free(&links);
