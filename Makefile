@@ -56,7 +56,7 @@ override LDFLAGS += -pthread
 # xz-utils: tests make MiniDebugInfo.
 DEB_PKGS = build-essential clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	   libzstd-dev liblzma-dev libbz2-dev libgmp-dev pkg-config python3 python3-dev util-linux clang-format \
-	   libiberty-dev libdebuginfod1 xz-utils \
+	   libiberty-dev libdebuginfod1 xz-utils python3-protobuf \
 	   help2man protobuf-c-compiler libprotobuf-c-dev golang-go prometheus \
 	   $(TOKIO_DEB_PKGS) $(BROWSER_DEB_PKGS)
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "escape.h"
 #include "analysis.h"
 #include "folded.h"
 #include "outfile.h"
@@ -101,20 +102,35 @@ static int rehash(struct pprof *p)
 	return 0;
 }
 
-/* The string's index in the table, added if new; -1 when out of memory. */
+/*
+ * The string's index in the table, added if new; -1 when out of memory. Stored as valid UTF-8
+ * (bytes that start no character as U+FFFD): proto3 strings must be, and strict decoders reject
+ * a profile whose names the target chose otherwise.
+ */
 static long intern(struct pprof *p, const char *s)
 {
+	bool failed;
+	char *fixed = esc__utf8(s, &failed), *copy;
 	size_t k;
-	char *copy;
 
-	if ((p->nstrs + 1) * 2 > p->hash_cap && rehash(p))
+	if (failed)
 		return -1;
+	if (fixed)
+		s = fixed;
+	if ((p->nstrs + 1) * 2 > p->hash_cap && rehash(p)) {
+		free(fixed);
+		return -1;
+	}
 	for (k = hash_str(s) & (p->hash_cap - 1); p->hash[k]; k = (k + 1) & (p->hash_cap - 1))
-		if (!strcmp(p->strs[p->hash[k] - 1], s))
+		if (!strcmp(p->strs[p->hash[k] - 1], s)) {
+			free(fixed);
 			return p->hash[k] - 1;
-	if (grow((void **)&p->strs, &p->cap_strs, p->nstrs + 1, sizeof(*p->strs)))
+		}
+	if (grow((void **)&p->strs, &p->cap_strs, p->nstrs + 1, sizeof(*p->strs))) {
+		free(fixed);
 		return -1;
-	copy = strdup(s);
+	}
+	copy = fixed ?: strdup(s);
 	if (!copy)
 		return -1;
 	p->strs[p->nstrs] = copy;
