@@ -103,14 +103,16 @@ check: deps
 	$(Q)$(MAKE) --no-print-directory all tests
 	$(Q)tests/run.sh $(BUILD)
 
-# A second build with the sanitizers, into $(BUILD)/check-asan: gapscope and the unit tests; the
-# engine and simcuda are the plain build's (a sanitized library cannot load into plain programs).
+# A second build with the sanitizers, into $(BUILD)/check-asan: gapscope and the unit tests but
+# test_simcuda; the engine and simcuda are the plain build's (a sanitized library cannot load
+# into plain programs).
 ASAN_BUILD := $(BUILD)/check-asan
 ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
+ASAN_UNITS := $(patsubst $(BUILD)/%,$(ASAN_BUILD)/%,$(filter-out %/test_simcuda,$(UNIT_BINS)))
 check-asan: deps
 	$(Q)$(MAKE) --no-print-directory all fuzz-build
 	$(Q)$(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) CFLAGS="-O1 -g $(ASAN_FLAGS)" \
-		LDFLAGS="$(ASAN_FLAGS)" $(ASAN_BUILD)/gapscope tests
+		LDFLAGS="$(ASAN_FLAGS)" $(ASAN_BUILD)/gapscope $(ASAN_UNITS)
 	$(Q)tests/check_asan.sh $(BUILD) $(ASAN_BUILD)
 
 bench: deps
