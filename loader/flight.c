@@ -441,9 +441,9 @@ static void reap_dumps(struct flight *f, bool wait)
 		if (!d || (!wait && !__atomic_load_n(&d->done, __ATOMIC_ACQUIRE)))
 			continue;
 		f->reporting[i] = NULL;
-		f->dumps += d->err >= 0; /* its file written (its report may have failed) */
-		f->dumped_bytes += d->bytes;
-		flight_dump__join(d, d->thread); /* its line, then freed */
+		/* Counted once its thread is joined (its bytes and error are the thread's until
+		 * then); its line, then freed. */
+		flight_dump__join(d, d->thread, &f->dumps, &f->dumped_bytes);
 	}
 	for (int i = 0; f->cur && i < FLIGHT_REPORTS; i++)
 		if (!f->reporting[i] &&

@@ -119,8 +119,9 @@ struct flight_dump {
 void flight_chunk__put(struct flight_chunk *c);
 /* Starts the thread that writes d; 0 or -errno. */
 int flight_dump__start(struct flight_dump *d, pthread_t *thread);
-/* Waits for it, prints its line, frees what it held (d too). */
-void flight_dump__join(struct flight_dump *d, pthread_t thread);
+/* Waits for it, prints its line, adds a written file to *dumps and its size to *bytes, frees
+ * what it held (d too). */
+void flight_dump__join(struct flight_dump *d, pthread_t thread, __u64 *dumps, __u64 *bytes);
 
 /*
  * Records every dump needs whatever its window, kept apart from the ring: the recorder's

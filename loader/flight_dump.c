@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,6 +62,7 @@ static int write_trace(struct flight_dump *d)
 	struct trace_writer *w = trace__create_at(d->dfd, d->name, false);
 	struct gs_rec_end end = {};
 	bool gpu_act = false;
+	struct stat st;
 	int err = 0;
 
 	if (!w)
@@ -94,8 +96,10 @@ static int write_trace(struct flight_dump *d)
 	if (!err && gpu_act)
 		err = trace__set_flags(w, TRACE_F_GPU_ACT);
 	d->records = trace__records(w);
-	d->bytes = trace__bytes(w);
 	err = trace__finish(w) ?: err;
+	/* Its size on disk: the last chunk is compressed by trace__finish. */
+	if (!err && !fstatat(d->dfd, d->name, &st, AT_SYMLINK_NOFOLLOW))
+		d->bytes = st.st_size;
 	if (err)
 		unlinkat(d->dfd, d->name, 0);
 	return err;
@@ -167,9 +171,13 @@ int flight_dump__start(struct flight_dump *d, pthread_t *thread)
 	return -pthread_create(thread, NULL, dump_thread, d);
 }
 
-void flight_dump__join(struct flight_dump *d, pthread_t thread)
+void flight_dump__join(struct flight_dump *d, pthread_t thread, __u64 *dumps, __u64 *bytes)
 {
 	pthread_join(thread, NULL);
+	if (d->err >= 0) { /* its file written (its report may have failed) */
+		++*dumps;
+		*bytes += d->bytes;
+	}
 	if (d->err < 0)
 		fprintf(stderr, "gapscope: flight: cannot write %s: %s\n", d->path,
 			strerror(-d->err));

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis.h"
 #include "outfile.h"
@@ -69,8 +70,10 @@ int folded_out__gap(const struct gap *g, void *ctx)
 	put_stacks(out, g);
 	put_stacks(f->all, g);
 	err = outfile__fclose(out);
-	if (err)
+	if (err) {
+		unlinkat(f->dfd, name, 0); /* not left cut short (a full disk) */
 		return err;
+	}
 	return ferror(f->all) ? -EIO : 0;
 }
 

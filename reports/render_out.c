@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "flamegraph.h"
 #include "folded.h"
@@ -36,11 +37,13 @@ static FILE *open_out(const struct ro *r, const char *name, char *path, size_t s
 	return f;
 }
 
-static int close_out(FILE *f, const char *path, int err)
+/* Closes a file of the report; one that could not be written whole (a full disk) is removed. */
+static int close_out(const struct ro *r, FILE *f, const char *path, int err)
 {
 	int cerr = outfile__fclose(f);
 
 	if (cerr || err) {
+		unlinkat(r->dfd, path + strlen(r->dir) + 1, 0);
 		if (cerr)
 			fprintf(stderr, "gapscope: cannot write %s: %s\n", path, strerror(-cerr));
 		else
@@ -81,7 +84,7 @@ static int write_svg(struct ro *r, const char *name, const struct folded *f, con
 		return -1;
 	err = flamegraph__write_svg(out, f, &fo, &fs);
 	size = ftell(out);
-	if (close_out(out, path, err))
+	if (close_out(r, out, path, err))
 		return -1;
 	r->st.svgs++;
 	r->st.svg_frames_omitted += fs.frames_omitted;
@@ -134,7 +137,7 @@ static int write_speedscope(struct ro *r)
 	if (!out)
 		return -1;
 	snprintf(title, sizeof(title), "gapscope report of %s", r->name);
-	return close_out(out, path,
+	return close_out(r, out, path,
 			 speedscope__write(out, title, (const struct folded *const *)r->sets,
 					   (const char *const *)r->names, r->a->ngaps + 1));
 }
@@ -150,7 +153,7 @@ static int write_timeline(struct ro *r, const char *trace_path, const struct tim
 	ret = timeline__write(out, trace_path, r->a, o, &r->st.timeline, err, sizeof(err));
 	if (ret && *err)
 		fprintf(stderr, "gapscope: %s: %s\n", path, err);
-	return close_out(out, path, ret);
+	return close_out(r, out, path, ret);
 }
 
 /* index.html: summary.json's text as the page embeds it, busy intervals, graphs by path. */
@@ -181,7 +184,7 @@ static int write_html(struct ro *r, size_t max_bytes)
 	}
 	out = open_out(r, "index.html", path, sizeof(path));
 	if (out)
-		ret = close_out(out, path,
+		ret = close_out(r, out, path,
 				html__write(out,
 					    &(struct html_input){ .title = r->name,
 								  .summary_json = sum,

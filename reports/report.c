@@ -265,6 +265,7 @@ static int write_file(int dfd, const char *dir, const char *name, const struct a
 	err = json ? summary_json__write(a, f) : summary_txt__write(a, o, f);
 	err = outfile__fclose(f) ?: err ? -EIO : 0;
 	if (err) {
+		unlinkat(dfd, name, 0); /* not left cut short */
 		fprintf(stderr, "gapscope: cannot write %s: %s\n", path, strerror(-err));
 		return -1;
 	}
