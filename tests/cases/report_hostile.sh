@@ -7,8 +7,9 @@
 # index.html) well-formed XML; summary.txt, report's stdout and script's output free of control
 # characters, with one '# end' line (tests/report/hostile_check.py); the page opens in Chromium
 # without errors and shows a gap's flame graph; --pprof's profile passes a strict proto3
-# decoder. Also report's options: NaN, wrapping numbers and
-# an absurd --copy-rate refused; report -f into an older report leaves none of its gap files.
+# decoder; the program's file under the newline directory is read (not "missing"). Also report's
+# options: NaN, wrapping numbers and an absurd --copy-rate refused; report -f into an older
+# report leaves none of its gap files.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "loads BPF programs and attaches uprobes"
@@ -38,6 +39,16 @@ python3 tests/report/hostile_check.py "$TMP/rep" "$TMP/rep.txt" "$TMP/script.txt
 /usr/bin/python3 tests/report/pprof_strict.py "$TMP/rep.pb.gz" >"$TMP/pprof.txt" || die "--pprof: invalid strings"
 cat "$TMP/pprof.txt"
 grep -q ' [1-9][0-9]* with U+FFFD$' "$TMP/pprof.txt" || die "--pprof: no hostile name in the profile"
+# The program's own file, under a directory whose name holds a newline, is found and read:
+# /proc/PID/maps writes the newline as \012, which no file is named.
+python3 - "$TMP/rep/summary.json" <<'PY' || die "a file under the newline directory was not read"
+import json, sys
+s = json.load(open(sys.argv[1]))
+bad = [f for f in s.get("symbols", {}).get("unnamed_files", [])
+       if ("\n" in f["path"] or "\\012" in f["path"]) and f["state"] != "ok"]
+print("files under the newline directory not read: %d" % len(bad))
+assert not bad, bad
+PY
 # Each thread closed gaps, under its escaped name (one sample: a terminal escape).
 grep -q '\\x1b\]0;pwned\\x07' "$TMP/rep.txt" || die "the OSC name is not shown escaped"
 grep -q "^# target pid=[0-9]* launch $TMP/evil\\\\x0a# end events=0\\\\x0a" "$TMP/script.txt" ||
