@@ -47,6 +47,12 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 		return NULL;
 	}
 	/*
+	 * libdebuginfod bounds a download that makes no progress (DEBUGINFOD_TIMEOUT), not one that
+	 * trickles: a server that sends a byte a second held a report without end. A file gets
+	 * SYM_DEBUGINFOD_MAXTIME seconds unless the environment says otherwise.
+	 */
+	setenv("DEBUGINFOD_MAXTIME", SYM_DEBUGINFOD_MAXTIME, 0);
+	/*
 	 * "": next to the file (.gnu_debuglink); ".debug": its .debug/; an absolute folder:
 	 * .build-id/xx/rest.debug, then the file's path, there. A relative one would be taken as
 	 * a folder next to each file, and a colon would split one.
