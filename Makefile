@@ -4,6 +4,8 @@
 #   make deps       install missing Debian packages (apt-get update first)
 #   make demo       the main job: zkengine under gapscope, then a report
 #   make check      every test; the runner ends with "N passed, N failed, N skipped"
+#   make check-asan the unit tests, the report/script end-to-end tests, the fuzz corpora and a
+#                   mutated-trace corpus under ASan + UBSan (tests/check_asan.sh)
 #   make bench      benchmarks (ratios measured side by side in one run)
 #   make stress-scenarios  the scenario test 10 times beside two CPU-bound processes
 #   make vmlinux    regenerate vmlinux/<arch>/vmlinux.h from this kernel's BTF
@@ -66,7 +68,7 @@ override LDFLAGS += -pthread
 # xz-utils: tests make MiniDebugInfo; valgrind: record_errors holds a refusal to freeing all.
 DEB_PKGS = build-essential clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	   libzstd-dev liblzma-dev libbz2-dev libgmp-dev pkg-config python3 python3-dev util-linux clang-format \
-	   libiberty-dev libdebuginfod1 xz-utils valgrind \
+	   libiberty-dev libdebuginfod1 xz-utils valgrind python3-protobuf \
 	   help2man protobuf-c-compiler libprotobuf-c-dev golang-go prometheus \
 	   $(TOKIO_DEB_PKGS) $(BROWSER_DEB_PKGS)
 
@@ -88,7 +90,7 @@ include dist/dist.mk
 $(BUILD)/%/:
 	$(Q)mkdir -p $@
 
-.PHONY: all deps check demo bench vmlinux clean install uninstall man stress-scenarios format
+.PHONY: all deps check check-asan demo bench vmlinux clean install uninstall man stress-scenarios format
 
 deps:
 	$(Q)missing=$$(for p in $(DEB_PKGS); do \
@@ -110,6 +112,18 @@ demo: deps
 check: deps
 	$(Q)$(MAKE) --no-print-directory all tests
 	$(Q)tests/run.sh $(BUILD)
+
+# A second build with the sanitizers, into $(BUILD)/check-asan: gapscope and the unit tests but
+# test_simcuda; the engine and simcuda are the plain build's (a sanitized library cannot load
+# into plain programs).
+ASAN_BUILD := $(BUILD)/check-asan
+ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
+ASAN_UNITS := $(patsubst $(BUILD)/%,$(ASAN_BUILD)/%,$(filter-out %/test_simcuda,$(UNIT_BINS)))
+check-asan: deps
+	$(Q)$(MAKE) --no-print-directory all fuzz-build
+	$(Q)$(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) CFLAGS="-O1 -g $(ASAN_FLAGS)" \
+		LDFLAGS="$(ASAN_FLAGS)" $(ASAN_BUILD)/gapscope $(ASAN_UNITS)
+	$(Q)tests/check_asan.sh $(BUILD) $(ASAN_BUILD)
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all

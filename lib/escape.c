@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Names into JSON, XML/HTML and text: see escape.h. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "escape.h"
@@ -149,4 +150,43 @@ const char *esc__text(char *buf, size_t size, const char *s, size_t n)
 	if (size)
 		buf[at] = 0;
 	return buf;
+}
+
+char *esc__utf8(const char *s, bool *failed)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), len = 0, i = 0;
+	bool valid = true;
+	uint32_t cp;
+	char *out;
+
+	*failed = false;
+	for (size_t k = 0; k < n;) {
+		int l = utf8__decode(p + k, n - k, &cp);
+
+		valid &= l > 0;
+		k += l ? l : 1;
+	}
+	if (valid)
+		return NULL;
+	out = malloc(3 * n + 1); /* a byte becomes 3 at most */
+	if (!out) {
+		*failed = true;
+		return NULL;
+	}
+	while (i < n) {
+		int l = utf8__decode(p + i, n - i, &cp);
+
+		if (l) {
+			memcpy(out + len, p + i, l);
+			len += l;
+			i += l;
+		} else {
+			memcpy(out + len, "\xef\xbf\xbd", 3);
+			len += 3;
+			i++;
+		}
+	}
+	out[len] = 0;
+	return out;
 }

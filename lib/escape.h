@@ -39,5 +39,11 @@ void esc__xml(FILE *out, const char *s, size_t max);
 const char *esc__text(char *buf, size_t size, const char *s, size_t n);
 /* The same written to OUT (NULL as "?"), N bytes at most. */
 void esc__put_text(FILE *out, const char *s, size_t n);
+/*
+ * S as valid UTF-8 for formats that demand it (protobuf strings, Prometheus labels): NULL where
+ * S is valid already; else a malloc'd copy with each byte that starts no valid character as
+ * U+FFFD (*FAILED set when the copy cannot be made).
+ */
+char *esc__utf8(const char *s, bool *failed);
 
 #endif

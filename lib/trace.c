@@ -65,6 +65,11 @@ static __u32 crc_of(__u32 crc, const void *p, size_t n)
 
 struct trace_writer *trace__create(const char *path, bool force)
 {
+	return trace__create_at(AT_FDCWD, path, force);
+}
+
+struct trace_writer *trace__create_at(int dfd, const char *name, bool force)
+{
 	struct trace_writer *w = calloc(1, sizeof(*w));
 	struct trace_file_hdr fh = { .version = TRACE_VERSION, .hdr_size = sizeof(fh) };
 	struct timespec ts;
@@ -79,7 +84,7 @@ struct trace_writer *trace__create(const char *path, bool force)
 		errno = ENOMEM;
 		return NULL;
 	}
-	w->fd = outfile__open(path, force);
+	w->fd = outfile__openat(dfd, name, force);
 	if (w->fd < 0) {
 		err = -w->fd;
 		free(w->buf);
@@ -95,6 +100,7 @@ struct trace_writer *trace__create(const char *path, bool force)
 	err = write_all(w->fd, &fh, sizeof(fh));
 	if (err) {
 		close(w->fd);
+		unlinkat(dfd, name, 0);
 		free(w->buf);
 		free(w);
 		errno = -err;

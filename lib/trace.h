@@ -423,6 +423,9 @@ struct trace_writer;
  * there. NULL with errno set.
  */
 struct trace_writer *trace__create(const char *path, bool force);
+/* The same, NAME under the directory fd DFD (outfile__openat); a header that cannot be written
+ * (a full disk) leaves no file. */
+struct trace_writer *trace__create_at(int dfd, const char *name, bool force);
 /*
  * 0 or -errno. After a failed write nothing more is written: the file stays readable to its last
  * whole chunk, and the records of the chunk that failed and all later ones are counted lost.

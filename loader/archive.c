@@ -13,6 +13,7 @@
 #include <libelf.h>
 #include <zlib.h>
 
+#include "escape.h"
 #include "archive.h"
 #include "elfx.h"
 #include "metadata.h"
@@ -277,8 +278,10 @@ size_t archive__write_all(struct archive *a, struct trace_out *o)
 		void *buf = archive__reduce(f->fd, &size, &dwarf);
 
 		if (!buf) {
-			fprintf(stderr, "gapscope: warning: %s not archived: %s\n", f->path,
-				strerror(errno));
+			char said[ESC_TEXT_MAX];
+
+			fprintf(stderr, "gapscope: warning: %s not archived: %s\n",
+				esc__text(said, sizeof(said), f->path, SIZE_MAX), strerror(errno));
 			continue;
 		}
 		write_file(o, f, buf, size, dwarf);

@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "escape.h"
 #include "proc.h"
 #include "sigfwd.h"
 #include "record.skel.h"
@@ -156,7 +157,7 @@ static bool mapped_file(const struct mmap_event *ev, pid_t pid, char *path, size
 /* A watched library mapped: attach to it (the mapping thread waits stopped if asked to). */
 static void on_mmap(struct consumer *c, const struct mmap_event *ev)
 {
-	char path[PATH_MAX + 64], shown[PATH_MAX];
+	char path[PATH_MAX + 64], shown[PATH_MAX], said[ESC_TEXT_MAX];
 	size_t had = c->up->nfiles;
 	pid_t pid = pidns__local(c->out->ns, ev->h.tgid, true); /* for /proc and kill(2) */
 
@@ -167,10 +168,12 @@ static void on_mmap(struct consumer *c, const struct mmap_event *ev)
 			if (c->up->nfiles > had && !(ev->flags & MMAP_F_STOPPED) &&
 			    (c->up->verbose || path__is_libcuda(shown) || path__is_libc(shown)))
 				fprintf(stderr, "gapscope: pid %u mapped %s: probes attached\n",
-					pid, shown);
+					pid, esc__text(said, sizeof(said), shown, SIZE_MAX));
 		} else if (ev->flags & MMAP_F_STOPPED) {
 			fprintf(stderr, "gapscope: warning: cannot attach to %s of pid %u: %s\n",
-				ev->name, ev->h.tgid, strerror(errno));
+				esc__text(said, sizeof(said), ev->name,
+					  strnlen(ev->name, sizeof(ev->name))),
+				ev->h.tgid, strerror(errno));
 		}
 		if (ev->flags & MMAP_F_STOPPED)
 			kill(pid > 0 ? pid : (pid_t)ev->h.tgid, SIGCONT);

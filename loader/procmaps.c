@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "procmaps.h"
 
@@ -68,6 +69,7 @@ int procmaps__open(struct procmaps *m, pid_t pid)
 	char path[PATH_MAX];
 
 	procmaps__dir(pid, path, sizeof(path) - 8);
+	snprintf(m->dir, sizeof(m->dir), "%s", path);
 	strcat(path, "/maps");
 	m->f = fopen(path, "re");
 	m->own = true;
@@ -78,6 +80,38 @@ void procmaps__from_file(struct procmaps *m, FILE *f)
 {
 	m->f = f;
 	m->own = false;
+	m->dir[0] = 0;
+}
+
+/*
+ * A path as the file's name: /proc/PID/maps writes a newline in it as "\012" (and nothing else
+ * escaped), which no file of that name matches. The mapping's map_files link has the name as it
+ * is; without one (a stream given, no privilege) "\012" is read back as the newline.
+ */
+static char *real_path(struct procmaps *m, char *path, unsigned long long start,
+		       unsigned long long end)
+{
+	char link[PATH_MAX + 64], *s, *d;
+	ssize_t n;
+
+	if (!strstr(path, "\\012"))
+		return path;
+	snprintf(link, sizeof(link), "%s/map_files/%llx-%llx", m->dir, start, end);
+	if (m->dir[0] && (n = readlink(link, m->real, sizeof(m->real) - 1)) > 0) {
+		m->real[n] = 0;
+		if (n > 10 && !strcmp(m->real + n - 10, " (deleted)"))
+			m->real[n - 10] = 0;
+		return m->real;
+	}
+	for (s = d = path; *s;)
+		if (!strncmp(s, "\\012", 4)) {
+			*d++ = '\n';
+			s += 4;
+		} else {
+			*d++ = *s++;
+		}
+	*d = 0;
+	return path;
 }
 
 bool procmaps__next(struct procmaps *m, struct procmaps_entry *e)
@@ -97,6 +131,7 @@ bool procmaps__next(struct procmaps *m, struct procmaps_entry *e)
 		path = m->line + path_at;
 		path += strspn(path, " \t");
 		path[strcspn(path, "\n")] = 0;
+		path = real_path(m, path, start, end);
 		*e = (struct procmaps_entry){
 			.start = start,
 			.end = end,

@@ -28,8 +28,10 @@ struct procmaps_entry {
 
 struct procmaps {
 	FILE *f;
-	bool own; /* the iterator opened f and closes it */
+	bool own;	    /* the iterator opened f and closes it */
+	char dir[PATH_MAX]; /* /proc/PID, "" for a stream given */
 	char line[PATH_MAX + 256];
+	char real[PATH_MAX]; /* a path that held a newline, as map_files has it */
 };
 
 /* What /proc/.../stat says of a process or thread. */

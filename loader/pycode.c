@@ -8,6 +8,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "escape.h"
 #include "record.skel.h"
 #include "metadata.h"
 #include "pycode.h"
@@ -160,6 +161,7 @@ static void arm(struct pycode *pc, struct pyproc *p)
 {
 	bool moved;
 	int ret = find_threads(p->tgid, &p->l.bpf, &moved);
+	char said[ESC_TEXT_MAX]; /* the interpreter's path, for a terminal */
 
 	if (!ret && ++p->tries < ARM_TRIES)
 		return; /* not started yet: pycode__tick looks again */
@@ -168,7 +170,8 @@ static void arm(struct pycode *pc, struct pyproc *p)
 		fprintf(stderr,
 			"gapscope: warning: pid %d: Python %u.%u (%s): no thread state where its "
 			"version has them: no Python frames\n",
-			p->tgid, p->l.major, p->l.minor, p->shown);
+			p->tgid, p->l.major, p->l.minor,
+			esc__text(said, sizeof(said), p->shown, SIZE_MAX));
 		return;
 	}
 	if (bpf_map_update_elem(bpf_map__fd(pc->skel->maps.py_procs), &(__u32){ p->tgid },
@@ -178,7 +181,7 @@ static void arm(struct pycode *pc, struct pyproc *p)
 		return;
 	}
 	fprintf(stderr, "gapscope: pid %d: Python %u.%u (%s): frames read, offsets from %s%s\n",
-		p->tgid, p->l.major, p->l.minor, p->shown,
+		p->tgid, p->l.major, p->l.minor, esc__text(said, sizeof(said), p->shown, SIZE_MAX),
 		p->l.from_debug ? "its debug offsets" : "the table",
 		moved ? " (its thread states found elsewhere)" : "");
 }
@@ -204,8 +207,11 @@ void pycode__map(struct pycode *pc, pid_t tgid, const char *file, const char *sh
 	p->done = true;
 	if (ret) {
 		p->armed = true;
+		char said[ESC_TEXT_MAX];
+
 		fprintf(stderr, "gapscope: warning: pid %d: %s: %s: no Python frames\n", tgid,
-			shown, err[0] ? err : strerror(-ret));
+			esc__text(said, sizeof(said), shown, SIZE_MAX),
+			err[0] ? err : strerror(-ret));
 		return;
 	}
 	snprintf(p->shown, sizeof(p->shown), "%s", shown);

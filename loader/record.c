@@ -224,11 +224,15 @@ int cmd_record(int argc, char **argv)
 			goto cleanup;
 		}
 		o.pid = tree.pids[0];
-		/* One -p: library probes stay that process's (a uprobe traps in every process
-		 * it is in, target or not); its descendants' waits and CPU time come from the
-		 * tracepoints, which the BPF side filters. Several, or a cgroup, or children
-		 * asked for: probes everywhere, filtered in BPF. */
-		probe_all = tree.given > 1 || o.follow_children;
+		/*
+		 * Library probes for the whole tree, also with one -p: a uprobe given a pid
+		 * traps in that process's memory only, not in its children's (a DataLoader's
+		 * workers, a launcher's ranks, whatever forks later), which lost every call
+		 * they made. So probes everywhere, filtered in BPF by the tracked tgids, as
+		 * for several -p or a cgroup: a process outside the tree that calls a probed
+		 * function traps and is let go (a few microseconds a call).
+		 */
+		probe_all = true;
 		o.follow_children = true;
 	}
 	if ((err = target__check(&t, o.cmd, o.pid))) {
@@ -355,9 +359,9 @@ int cmd_record(int argc, char **argv)
 cleanup:
 	/* In the reverse order of the above. */
 	flight__stop(flight);
+	pycode__free(maps.py); /* before map_records__free clears the pointer */
 	map_records__free(&maps);
 	proc_tree__free(&tree);
-	pycode__free(maps.py);
 	archive__free(&archive);
 	uprobes__free(&up);
 	links__free(&links);

@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,24 @@ static pid_t parent_of(pid_t pid)
 	return ppid;
 }
 
+/* The process (thread group) a thread id belongs to, from /proc/TID/status; -1 if gone. */
+static pid_t tgid_of(pid_t tid)
+{
+	char path[64], line[256];
+	int tgid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
 /* Adds every descendant of the processes in t (one pass over /proc, repeated until no more). */
 static int add_descendants(struct proc_tree *t)
 {
@@ -95,26 +114,46 @@ int proc_tree__collect(struct proc_tree *t, const pid_t *pids, int npids, const 
 
 	for (int i = 0; i < npids; i++) {
 		char path[64];
+		pid_t pid = pids[i], tgid;
 
-		snprintf(path, sizeof(path), "/proc/%d", pids[i]);
+		snprintf(path, sizeof(path), "/proc/%d", pid);
 		if (access(path, F_OK)) {
-			snprintf(err, errlen, "cannot attach to pid %d: no such process", pids[i]);
+			snprintf(err, errlen, "cannot attach to pid %d: no such process", pid);
 			return -ESRCH;
 		}
-		if ((rc = add(t, pids[i])))
+		/* A thread's id (top -H, a stack trace): probes and filters go by process. */
+		tgid = tgid_of(pid);
+		if (tgid > 0 && tgid != pid) {
+			fprintf(stderr,
+				"gapscope: pid %d is a thread of process %d: recording the process\n",
+				pid, tgid);
+			pid = tgid;
+		}
+		if ((rc = add(t, pid)))
 			goto fail;
 	}
 	if (cgroup) {
-		char path[4096];
+		char dir[4096], real[PATH_MAX], path[PATH_MAX + 16];
 		FILE *f;
 		int pid;
 
-		/* /sys/fs/cgroup/X, /X or X: the same cgroup. */
-		snprintf(path, sizeof(path), "%s%s/cgroup.procs",
+		/* /sys/fs/cgroup/X, /X or X: the same cgroup, and nothing outside the cgroup file
+		 * system (../../DIR would name any file called cgroup.procs). */
+		snprintf(dir, sizeof(dir), "%s%s",
 			 !strncmp(cgroup, "/sys/fs/cgroup/", 15) ? "" :
 			 cgroup[0] == '/'			 ? "/sys/fs/cgroup" :
 								   "/sys/fs/cgroup/",
 			 cgroup);
+		if (!realpath(dir, real)) {
+			snprintf(err, errlen, "cannot read the cgroup's processes: %s: %s", dir,
+				 strerror(errno));
+			return -ENOENT;
+		}
+		if (strncmp(real, "/sys/fs/cgroup/", 15)) {
+			snprintf(err, errlen, "--cgroup %s is not under /sys/fs/cgroup", cgroup);
+			return -EINVAL;
+		}
+		snprintf(path, sizeof(path), "%s/cgroup.procs", real);
 		f = fopen(path, "re");
 		if (!f) {
 			snprintf(err, errlen, "cannot read the cgroup's processes: %s: %s", path,

@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "escape.h"
 #include "cuda.h"
 #include "proc.h"
 #include "record.skel.h"
@@ -133,6 +134,7 @@ static int task_sym(const struct elfx_sym *s, void *ctx)
 static void probe_tasks(struct file_probes *fp, const char *path, const char *shown)
 {
 	size_t before = fp->n, n;
+	char said[ESC_TEXT_MAX]; /* a path the target chose, for a terminal */
 	bool symtab = false;
 	int err = elfx__for_each_sym(path, task_sym, fp, &symtab);
 
@@ -140,19 +142,20 @@ static void probe_tasks(struct file_probes *fp, const char *path, const char *sh
 		return;
 	n = fp->n - before;
 	if (n) {
-		fprintf(stderr, "gapscope: %s: %zu async task probes\n", shown, n);
+		fprintf(stderr, "gapscope: %s: %zu async task probes\n",
+			esc__text(said, sizeof(said), shown, SIZE_MAX), n);
 	} else if (!symtab && elfx__rodata_has(path, "tokio")) {
 		/* A stripped program built with tokio: its runtime is there, unprobed. */
 		fprintf(stderr,
 			"gapscope: %s: no symbol table: the async runtime in it (tokio) cannot be "
 			"probed (blame follows threads only)\n",
-			shown);
+			esc__text(said, sizeof(said), shown, SIZE_MAX));
 	} else if (!symtab) {
 		/* Most files have none (a distribution's libraries): counted, said with -v. */
 		fp->u->no_symtab++;
 		if (fp->u->verbose >= 2)
 			fprintf(stderr, "gapscope: %s: no symbol table: no async runtime probed\n",
-				shown);
+				esc__text(said, sizeof(said), shown, SIZE_MAX));
 	}
 }
 
@@ -327,7 +330,7 @@ static void attach_pending(struct file_probes *fp, const char *path, const char 
 {
 	struct uprobes *u = fp->u;
 	size_t ncuda = 0, len = 0;
-	char *names = NULL;
+	char *names = NULL, said[ESC_TEXT_MAX];
 	__u64 live;
 
 	attach_locks(fp, path);
@@ -361,7 +364,7 @@ static void attach_pending(struct file_probes *fp, const char *path, const char 
 		if (p->err) {
 			u->attach_failed++;
 			fprintf(stderr, "gapscope: warning: cannot attach to %s in %s: %s\n",
-				p->sym, shown,
+				p->sym, esc__text(said, sizeof(said), shown, SIZE_MAX),
 				p->err == -ENOENT ? "no such function" : strerror(-p->err));
 		} else if (p->family == GS_PROBE_CUDA) {
 			char *nn = realloc(names, len + strlen(p->sym) + 2);
@@ -375,7 +378,8 @@ static void attach_pending(struct file_probes *fp, const char *path, const char 
 	}
 	/* What it attached to, one line; the functions with -v. */
 	if (ncuda)
-		fprintf(stderr, "gapscope: %s: %zu CUDA probes%s", shown, ncuda,
+		fprintf(stderr, "gapscope: %s: %zu CUDA probes%s",
+			esc__text(said, sizeof(said), shown, SIZE_MAX), ncuda,
 			u->verbose && names ? ":\n " : "\n");
 	if (names && u->verbose)
 		fprintf(stderr, "%s\n", names);
@@ -386,6 +390,7 @@ static void attach_pending(struct file_probes *fp, const char *path, const char 
 /* What a new file gets: its probes collected, then attached together. */
 static void probe_file(struct uprobes *u, const char *path, const char *shown)
 {
+	char said[ESC_TEXT_MAX];
 	/* Past CU_MAX_LIBS, libraries share the last slot: a disagreement in one turns kernel
 	 * names from handles off for all of them. */
 	struct file_probes fp = { .u = u,
@@ -396,8 +401,8 @@ static void probe_file(struct uprobes *u, const char *path, const char *shown)
 		int err = elfx__for_each_dynsym(path, cuda_sym, &fp);
 
 		if (err)
-			fprintf(stderr, "gapscope: cannot read symbols of %s: %s\n", shown,
-				strerror(-err));
+			fprintf(stderr, "gapscope: cannot read symbols of %s: %s\n",
+				esc__text(said, sizeof(said), shown, SIZE_MAX), strerror(-err));
 	}
 	if (path__is_libc(shown)) {
 		add_interval(&fp, GS_PROBE_LIBC, path, "malloc_trim");

@@ -173,20 +173,25 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-/* DIR and DIR/gaps (outfile.h: 0700, never through a link); an existing DIR only with -f. */
-static int make_dir(const char *dir, bool force)
+/*
+ * DIR (outfile.h: 0700, never through a link, the caller's own), an existing one only with -f;
+ * its fd, taken once: every file of the report is created relative to it, so that a directory
+ * renamed away and a link planted at its name (by the owner of a parent that others may write)
+ * change nothing. -errno after saying why.
+ */
+static int make_dir(int pfd, const char *name, const char *dir, bool force)
 {
-	int err = outfile__mkdir(dir, force);
+	int fd = outfile__mkdirat(pfd, name, force);
 
-	if (err == -EEXIST && !force)
+	if (fd == -EEXIST && !force)
 		fprintf(stderr, "gapscope: %s exists (use -f to write into it)\n", dir);
-	else if (err == -ELOOP)
+	else if (fd == -ELOOP)
 		fprintf(stderr, "gapscope: %s is a symbolic link: not written through\n", dir);
-	else if (err == -EPERM)
+	else if (fd == -EPERM)
 		fprintf(stderr, "gapscope: %s belongs to another user: not written into\n", dir);
-	else if (err)
-		fprintf(stderr, "gapscope: cannot create %s: %s\n", dir, strerror(-err));
-	return err;
+	else if (fd < 0)
+		fprintf(stderr, "gapscope: cannot create %s: %s\n", dir, strerror(-fd));
+	return fd;
 }
 
 /*
@@ -194,14 +199,19 @@ static int make_dir(const char *dir, bool force)
  * report does not have would stay beside it (gaps/NNNN.{folded,svg}, gaps/all.*). Regular files
  * of those names only, never through a link.
  */
-static int clear_gaps(const char *gaps)
+static int clear_gaps(int gfd)
 {
-	DIR *d = opendir(gaps);
+	int fd = dup(gfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *de;
 	int err = 0;
 
-	if (!d)
-		return -errno;
+	if (!d) {
+		err = -errno;
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
 	while ((de = readdir(d))) {
 		size_t n = strspn(de->d_name, "0123456789");
 		const char *ext = de->d_name + n;
@@ -213,34 +223,49 @@ static int clear_gaps(const char *gaps)
 			ext += 3;
 		if (strcmp(ext, ".svg") && strcmp(ext, ".folded"))
 			continue;
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+		if (fstatat(gfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 			continue;
-		if (unlinkat(dirfd(d), de->d_name, 0) && errno != ENOENT)
+		if (unlinkat(gfd, de->d_name, 0) && errno != ENOENT)
 			err = -errno;
 	}
 	closedir(d);
 	return err;
 }
 
-static int make_dirs(const char *dir, bool force)
+/* DIR and DIR/gaps, their fds in *DFD and *GFD; -1 after saying why. */
+static int make_dirs(const char *dir, bool force, int *dfd, int *gfd)
 {
 	char gaps[PATH_MAX];
-	int err;
+	const char *name;
+	int pfd, err;
 
 	if ((size_t)snprintf(gaps, sizeof(gaps), "%s/gaps", dir) >= sizeof(gaps)) {
 		fprintf(stderr, "gapscope: %s: path too long\n", dir);
 		return -1;
 	}
-	/* gaps/ inside a directory of ours: ours too, unless -f found it there. */
-	if (make_dir(dir, force) || make_dir(gaps, true))
+	pfd = outfile__parent(dir, &name);
+	if (pfd < 0 || !*name) {
+		fprintf(stderr, "gapscope: cannot create %s: %s\n", dir,
+			strerror(pfd < 0 ? -pfd : EINVAL));
+		if (pfd >= 0)
+			close(pfd);
 		return -1;
-	err = force ? clear_gaps(gaps) : 0;
+	}
+	*dfd = make_dir(pfd, name, dir, force);
+	close(pfd);
+	if (*dfd < 0)
+		return -1;
+	/* gaps/ inside a directory of ours: ours too, unless -f found it there. */
+	*gfd = make_dir(*dfd, "gaps", gaps, true);
+	if (*gfd < 0)
+		return -1;
+	err = force ? clear_gaps(*gfd) : 0;
 	if (err)
 		fprintf(stderr, "gapscope: cannot clear %s: %s\n", gaps, strerror(-err));
 	return err ? -1 : 0;
 }
 
-static int write_file(const char *dir, const char *name, const struct analysis *a,
+static int write_file(int dfd, const char *dir, const char *name, const struct analysis *a,
 		      const struct report_out_opts *o, bool json)
 {
 	char path[PATH_MAX];
@@ -248,7 +273,7 @@ static int write_file(const char *dir, const char *name, const struct analysis *
 	int err;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = outfile__fopen(path, true);
+	f = outfile__fopenat(dfd, name, true);
 	if (!f) {
 		fprintf(stderr, "gapscope: cannot write %s: %s\n", path, strerror(errno));
 		return -1;
@@ -256,6 +281,7 @@ static int write_file(const char *dir, const char *name, const struct analysis *
 	err = json ? summary_json__write(a, f) : summary_txt__write(a, o, f);
 	err = outfile__fclose(f) ?: err ? -EIO : 0;
 	if (err) {
+		unlinkat(dfd, name, 0); /* not left cut short */
 		fprintf(stderr, "gapscope: cannot write %s: %s\n", path, strerror(-err));
 		return -1;
 	}
@@ -276,7 +302,7 @@ int cmd_report(int argc, char **argv)
 	struct trace_reader *tr;
 	const struct gs_hdr *first;
 	char err[512], dir[PATH_MAX], gaps[PATH_MAX];
-	int ret = 1;
+	int ret = 1, dfd = -1, gfd = -1;
 
 	if (argp_parse(&argp, argc, argv, ARGP_NO_HELP, NULL, &env))
 		return 2;
@@ -308,13 +334,13 @@ int cmd_report(int argc, char **argv)
 		return 1;
 	}
 	trace__close(tr);
-	if (make_dirs(dir, env.force))
-		return 1;
+	if (make_dirs(dir, env.force, &dfd, &gfd))
+		goto out;
 	snprintf(gaps, sizeof(gaps), "%.*s/gaps", (int)sizeof(gaps) - 6, dir);
-	fo = folded_out__new(gaps);
+	fo = folded_out__new(gfd);
 	if (!fo) {
 		fprintf(stderr, "gapscope: cannot write under %s: %s\n", gaps, strerror(errno));
-		return 1;
+		goto out;
 	}
 	aopts.on_gap = folded_out__gap;
 	aopts.ctx = fo;
@@ -333,12 +359,12 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "gapscope: cannot write the folded stacks under %s\n", gaps);
 		goto out;
 	}
-	if (write_file(dir, "summary.json", a, &oopts, true) ||
-	    write_file(dir, "summary.txt", a, &oopts, false))
+	if (write_file(dfd, dir, "summary.json", a, &oopts, true) ||
+	    write_file(dfd, dir, "summary.txt", a, &oopts, false))
 		goto out;
-	if (render_out__write(dir, env.file, a, &ropts, NULL))
+	if (render_out__write(dfd, dir, env.file, a, &ropts, NULL))
 		goto out;
-	if (env.pprof && (errno = -pprof__from_report(a, gaps, env.pprof, env.force))) {
+	if (env.pprof && (errno = -pprof__from_report(a, gfd, env.pprof, env.force))) {
 		fprintf(stderr, "gapscope: cannot write %s: %s\n", env.pprof,
 			errno == EEXIST ? "exists (use -f to replace it)" : strerror(errno));
 		goto out;
@@ -351,5 +377,9 @@ int cmd_report(int argc, char **argv)
 out:
 	folded_out__free(fo);
 	analysis__free(a);
+	if (gfd >= 0)
+		close(gfd);
+	if (dfd >= 0)
+		close(dfd);
 	return ret;
 }

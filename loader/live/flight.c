@@ -27,6 +27,7 @@
 #include "decode.h"
 #include "flight.h"
 #include "metrics.h"
+#include "outfile.h"
 #include "push.h"
 #include "reader.h"
 #include "symbols.h"
@@ -70,6 +71,7 @@ struct flight {
 	__u64 dumped_bytes, dumps, suppressed, covered;
 	bool said_suppressed;
 	int sfd;
+	int dump_dfd; /* --dump-dir, taken once: every dump is created under it */
 	__u64 real_off;
 	struct metrics *m; /* --metrics, or NULL */
 	struct push *push; /* --push, --pprof-dir, or NULL */
@@ -438,6 +440,7 @@ static void start_dump(struct flight *f, const struct flight_req *r)
 				   .asked_ns = r->asked,
 				   .real_off = f->real_off,
 				   .dir = f->o.dir,
+				   .dfd = f->dump_dfd,
 				   .report = !f->o.no_report,
 				   .replay = f->replay };
 	snprintf(d->reason, sizeof(d->reason), "%s", r->reason);
@@ -494,9 +497,9 @@ static void reap_dumps(struct flight *f, bool wait)
 		if (!d || (!wait && !__atomic_load_n(&d->done, __ATOMIC_ACQUIRE)))
 			continue;
 		f->reporting[i] = NULL;
-		f->dumps += d->err >= 0; /* its file written (its report may have failed) */
-		f->dumped_bytes += d->bytes;
-		flight_dump__join(d, d->thread); /* its line, then freed */
+		/* Counted once its thread is joined (its bytes and error are the thread's until
+		 * then); its line, then freed. */
+		flight_dump__join(d, d->thread, &f->dumps, &f->dumped_bytes);
 	}
 	for (int i = 0; f->cur && i < FLIGHT_REPORTS; i++)
 		if (!f->reporting[i] &&
@@ -574,6 +577,7 @@ struct flight *flight__new(const struct flight_opts *o, unsigned int ringbuf_mb)
 	f->o = *o;
 	/* The live analysis runs on the recording's thread: it must not wait on a network. */
 	symbols__offline();
+	f->dump_dfd = -1;
 	f->keep_ns = o->seconds * NS;
 	f->cap_bytes = (__u64)o->mem_mb << 20;
 	f->real_off = clock__real_ns() - clock__mono_ns();
@@ -590,6 +594,11 @@ struct flight *flight__new(const struct flight_opts *o, unsigned int ringbuf_mb)
 		return NULL;
 	}
 	f->rd = analysis__reader(f->a);
+	f->dump_dfd = outfile__dir("--dump-dir", o->dir);
+	if (f->dump_dfd < 0) {
+		flight__stop(f);
+		return NULL;
+	}
 	if ((o->metrics && !(f->m = metrics__new(o->metrics))) ||
 	    ((o->push_url || o->pprof_dir) &&
 	     !(f->push = push__new(o->push_url, o->pprof_dir, o->push_interval_s)))) {
@@ -675,5 +684,7 @@ void flight__stop(struct flight *f)
 	free(f->hour);
 	if (f->sfd >= 0)
 		close(f->sfd);
+	if (f->dump_dfd >= 0)
+		close(f->dump_dfd);
 	free(f);
 }

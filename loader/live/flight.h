@@ -111,10 +111,12 @@ struct flight_dump {
 	struct flight_chunk **chunks;
 	size_t nchunks;
 	const char *dir;
+	int dfd; /* dir, taken once by the recorder: the dump and its report are made under it */
 	bool report;
 	bool replay; /* the window is of a replay's clock: no time after it to say */
 	/* Set by the thread. */
 	char path[4096];
+	char name[64]; /* path's last component, under dfd */
 	__u64 bytes, records;
 	double write_ms, report_ms;
 	double after_ms; /* from the window's end to the file written */
@@ -127,8 +129,9 @@ struct flight_dump {
 void flight_chunk__put(struct flight_chunk *c);
 /* Starts the thread that writes d; 0 or -errno. */
 int flight_dump__start(struct flight_dump *d, pthread_t *thread);
-/* Waits for it, prints its line, frees what it held (d too). */
-void flight_dump__join(struct flight_dump *d, pthread_t thread);
+/* Waits for it, prints its line, adds a written file to *dumps and its size to *bytes, frees
+ * what it held (d too). */
+void flight_dump__join(struct flight_dump *d, pthread_t thread, __u64 *dumps, __u64 *bytes);
 
 /*
  * Records every dump needs whatever its window, kept apart from the ring: the recorder's

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -59,9 +60,10 @@ static bool in_window(const struct flight_dump *d, const struct gs_hdr *h)
 
 static int write_trace(struct flight_dump *d)
 {
-	struct trace_writer *w = trace__create(d->path, false);
+	struct trace_writer *w = trace__create_at(d->dfd, d->name, false);
 	struct gs_rec_end end = {};
 	bool gpu_act = false;
+	struct stat st;
 	int err = 0;
 
 	if (!w)
@@ -95,29 +97,35 @@ static int write_trace(struct flight_dump *d)
 	if (!err && gpu_act)
 		err = trace__set_flags(w, TRACE_F_GPU_ACT);
 	d->records = trace__records(w);
-	d->bytes = trace__bytes(w);
 	err = trace__finish(w) ?: err;
+	/* Its size on disk: the last chunk is compressed by trace__finish. */
+	if (!err && !fstatat(d->dfd, d->name, &st, AT_SYMLINK_NOFOLLOW))
+		d->bytes = st.st_size;
 	if (err)
-		unlink(d->path);
+		unlinkat(d->dfd, d->name, 0);
 	return err;
 }
 
 /*
- * gapscope report PATH -o PATH.report, at a lower priority; its exit status. The recorder's own
+ * gapscope report NAME -o NAME.report, at a lower priority; its exit status. The recorder's own
  * binary, through /proc/self/exe: also after the file was replaced (an upgrade while recording).
+ * It runs in the dump directory the recorder took once (fchdir to its fd) and is given names
+ * relative to it: a dump directory renamed away and a link planted at its path change nothing
+ * (report in turn makes NAME.report and opens it without following links, see outfile.h).
  */
 static int run_report(struct flight_dump *d)
 {
-	char dir[sizeof(d->path) + 8];
+	char dir[sizeof(d->name) + 8];
 	posix_spawn_file_actions_t fa;
 	pid_t pid;
 	int status, err;
-	char *argv[] = { "gapscope", "report", d->path, "-o", dir, NULL };
+	char *argv[] = { "gapscope", "report", d->name, "-o", dir, NULL };
 
-	snprintf(dir, sizeof(dir), "%s.report", d->path);
+	snprintf(dir, sizeof(dir), "%s.report", d->name);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addfchdir_np(&fa, d->dfd);
 	err = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	if (err)
@@ -139,8 +147,9 @@ static void *dump_thread(void *arg)
 
 	gmtime_r(&sec, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
-	snprintf(d->path, sizeof(d->path), "%s/gapscope-flight-%s.%03uZ.gsc", d->dir, stamp,
+	snprintf(d->name, sizeof(d->name), "gapscope-flight-%s.%03uZ.gsc", stamp,
 		 (unsigned int)(real / 1000000 % 1000));
+	snprintf(d->path, sizeof(d->path), "%s/%s", d->dir, d->name);
 	d->err = write_trace(d);
 	t1 = clock__mono_ns();
 	d->write_ms = (t1 - t0) / 1e6;
@@ -163,9 +172,13 @@ int flight_dump__start(struct flight_dump *d, pthread_t *thread)
 	return -pthread_create(thread, NULL, dump_thread, d);
 }
 
-void flight_dump__join(struct flight_dump *d, pthread_t thread)
+void flight_dump__join(struct flight_dump *d, pthread_t thread, __u64 *dumps, __u64 *bytes)
 {
 	pthread_join(thread, NULL);
+	if (d->err >= 0) { /* its file written (its report may have failed) */
+		++*dumps;
+		*bytes += d->bytes;
+	}
 	if (d->err < 0)
 		fprintf(stderr, "gapscope: flight: cannot write %s: %s\n", d->path,
 			strerror(-d->err));

@@ -2,11 +2,13 @@
 /* Prometheus metrics of record --flight (metrics.h). */
 #include <errno.h>
 #include <netdb.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -15,11 +17,17 @@
 
 #include "analysis.h"
 #include "clock.h"
+#include "escape.h"
 #include "gapscope.h"
 #include "metrics.h"
+#include "numarg.h"
 #include "trace.h"
 
-#define EV_KINDS (GS_EV_MAX + 1) /* the last: the recorder's own records */
+#define EV_KINDS	    (GS_EV_MAX + 1) /* the last: the recorder's own records */
+/* Connections served at once, and the time each has for its whole exchange (Prometheus' default
+ * scrape timeout is 10 s; a local scrape takes about a millisecond). */
+#define METRICS_CONNS	    64
+#define METRICS_DEADLINE_MS 2000
 
 /* Gap lengths, seconds: the histogram's upper bounds (+Inf after). */
 static const double buckets[] = { 0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30 };
@@ -46,7 +54,7 @@ struct numbers {
 };
 
 struct metrics {
-	int fd;
+	int fd, wake; /* the listening socket; an eventfd that stops the server */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	struct numbers n; /* under lock */
@@ -137,17 +145,34 @@ void metrics__flight(struct metrics *m, __u64 dumps, __u64 ring_bytes)
 	pthread_mutex_unlock(&m->lock);
 }
 
-/* A label value as the exposition format wants it: \, " and newline escaped. */
+/*
+ * A label value as the exposition format wants it: UTF-8 (a byte that starts no valid character,
+ * by escape.h's strict decoder, as U+FFFD: one such name would make Prometheus reject the whole
+ * scrape), with \, " and newline escaped.
+ */
 static void label(FILE *f, const char *s)
 {
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s);
+	uint32_t cp;
+
 	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '\\' || *s == '"')
+	while (n) {
+		int len = utf8__decode(p, n, &cp);
+
+		if (!len) {
+			fputs("\xef\xbf\xbd", f);
+			len = 1;
+		} else if (*p == '\\' || *p == '"') {
 			fputc('\\', f);
-		if (*s == '\n')
+			fputc(*p, f);
+		} else if (*p == '\n') {
 			fputs("\\n", f);
-		else
-			fputc(*s, f);
+		} else {
+			fwrite(p, 1, len, f);
+		}
+		p += len;
+		n -= len;
 	}
 	fputc('"', f);
 }
@@ -264,31 +289,18 @@ static void render(FILE *f, const struct numbers *n)
 	fprintf(f, "process_resident_memory_bytes %ld\n", pages * sysconf(_SC_PAGESIZE));
 }
 
-/* One request: its head read (up to 8 KiB, a second at most), then the answer. */
-static void answer(struct metrics *m, int c)
+/* The answer to a request head: the status line, headers and body, in *OUT (malloc'd). */
+static int answer(struct metrics *m, const char *req, char **out, size_t *len)
 {
-	struct timeval tv = { 1, 0 };
-	char req[8192], *body = NULL;
-	size_t len = 0, blen = 0;
+	char *body = NULL;
+	size_t blen = 0;
 	struct numbers n;
 	const char *status = "200 OK";
-	FILE *f;
+	FILE *f = open_memstream(&body, &blen);
+	int r;
 
-	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	while (len < sizeof(req) - 1) {
-		ssize_t r = recv(c, req + len, sizeof(req) - 1 - len, 0);
-
-		if (r <= 0)
-			return;
-		len += r;
-		req[len] = 0;
-		if (strstr(req, "\r\n\r\n"))
-			break;
-	}
-	f = open_memstream(&body, &blen);
 	if (!f)
-		return;
+		return -ENOMEM;
 	if (!strncmp(req, "GET /metrics ", 13) || !strncmp(req, "GET /metrics?", 13)) {
 		pthread_mutex_lock(&m->lock);
 		n = m->n;
@@ -306,62 +318,193 @@ static void answer(struct metrics *m, int c)
 		status = "404 Not Found";
 		fputs("gapscope: metrics are at /metrics\n", f);
 	}
-	fclose(f);
-	dprintf(c,
-		"HTTP/1.1 %s\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
-		"Content-Length: %zu\r\nConnection: close\r\n\r\n",
-		status, blen);
-	for (size_t off = 0; off < blen;) {
-		ssize_t w = send(c, body + off, blen - off, MSG_NOSIGNAL);
-
-		if (w <= 0)
-			break;
-		off += w;
+	if (fclose(f)) {
+		free(body);
+		return -ENOMEM;
 	}
+	r = asprintf(out,
+		     "HTTP/1.1 %s\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
+		     "Content-Length: %zu\r\nConnection: close\r\n\r\n%.*s",
+		     status, blen, (int)blen, body);
 	free(body);
+	if (r < 0)
+		return -ENOMEM;
+	*len = r;
+	return 0;
+}
+
+/*
+ * The server: one thread, one poll(2) over the listening socket, a wake-up eventfd and at most
+ * METRICS_CONNS connections, every socket non-blocking. A connection has METRICS_DEADLINE_MS
+ * from its accept for its whole exchange (the request head read, up to 8 KiB, the answer
+ * written), then it is closed: a client that trickles a byte at a time, or never sends, holds a
+ * slot for that long and nothing else. With every slot taken, a new connection takes the slot
+ * of the one accepted first. Before, connections were served one after the other with a 1 s
+ * timeout per recv(2): one slow client starved every scrape and held the recorder's exit.
+ */
+struct conn {
+	int fd; /* -1: a free slot */
+	__u64 deadline_ns;
+	char req[8192];
+	size_t len;
+	char *out; /* the answer, being written */
+	size_t out_len, out_off;
+};
+
+static void conn__close(struct conn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c->out);
+	*c = (struct conn){ .fd = -1 };
+}
+
+/* Reads what C has; the answer is made once the head is whole. false: close C. */
+static bool conn__read(struct metrics *m, struct conn *c)
+{
+	for (;;) {
+		ssize_t r = recv(c->fd, c->req + c->len, sizeof(c->req) - 1 - c->len, 0);
+
+		if (r < 0)
+			return errno == EAGAIN || errno == EINTR;
+		if (!r)
+			return false;
+		c->len += r;
+		c->req[c->len] = 0;
+		if (strstr(c->req, "\r\n\r\n"))
+			return !answer(m, c->req, &c->out, &c->out_len);
+		if (c->len == sizeof(c->req) - 1)
+			return false; /* no head fits */
+	}
+}
+
+/* Writes what the socket takes of the answer. false: done or failed, close C. */
+static bool conn__write(struct conn *c)
+{
+	while (c->out_off < c->out_len) {
+		ssize_t w = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (w < 0)
+			return errno == EAGAIN || errno == EINTR;
+		c->out_off += w;
+	}
+	return false;
+}
+
+static void accept_all(struct metrics *m, struct conn *conns, __u64 now)
+{
+	for (;;) {
+		int fd = accept4(m->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		size_t slot = 0;
+
+		if (fd < 0)
+			return; /* EAGAIN, or an error of that one connection */
+		for (size_t i = 0; i < METRICS_CONNS; i++) {
+			if (conns[i].fd < 0) {
+				slot = i;
+				break;
+			}
+			if (conns[i].deadline_ns < conns[slot].deadline_ns)
+				slot = i;
+		}
+		conn__close(&conns[slot]);
+		conns[slot].fd = fd;
+		conns[slot].deadline_ns = now + METRICS_DEADLINE_MS * 1000000ull;
+	}
 }
 
 static void *serve(void *arg)
 {
 	struct metrics *m = arg;
+	struct conn conns[METRICS_CONNS];
+	struct pollfd pfd[METRICS_CONNS + 2];
 
+	for (size_t i = 0; i < METRICS_CONNS; i++)
+		conns[i] = (struct conn){ .fd = -1 };
 	for (;;) {
-		int c = accept4(m->fd, NULL, NULL, SOCK_CLOEXEC);
+		__u64 now = clock__mono_ns(), next = now + 60 * NSEC_PER_SEC;
+		int timeout;
 
-		if (c < 0) {
-			if (errno == EINTR || errno == ECONNABORTED)
-				continue;
-			break; /* shut down */
+		pfd[0] = (struct pollfd){ .fd = m->fd, .events = POLLIN };
+		pfd[1] = (struct pollfd){ .fd = m->wake, .events = POLLIN };
+		for (size_t i = 0; i < METRICS_CONNS; i++) {
+			struct conn *c = &conns[i];
+
+			if (c->fd >= 0 && now >= c->deadline_ns)
+				conn__close(c); /* its whole exchange took too long */
+			if (c->fd >= 0 && c->deadline_ns < next)
+				next = c->deadline_ns;
+			pfd[2 + i] = (struct pollfd){ .fd = c->fd,
+						      .events = c->out ? POLLOUT : POLLIN };
 		}
-		answer(m, c);
-		close(c);
+		timeout = (int)((next - now + 999999) / 1000000);
+		if (poll(pfd, METRICS_CONNS + 2, timeout) < 0 && errno != EINTR)
+			break;
+		if (pfd[1].revents)
+			break; /* metrics__free */
+		now = clock__mono_ns();
+		for (size_t i = 0; i < METRICS_CONNS; i++) {
+			struct conn *c = &conns[i];
+			bool keep;
+
+			if (c->fd < 0 || !pfd[2 + i].revents)
+				continue;
+			keep = c->out ? conn__write(c) : conn__read(m, c);
+			if (keep && c->out && c->out_off == 0)
+				keep = conn__write(c);
+			if (!keep)
+				conn__close(c);
+		}
+		if (pfd[0].revents & POLLIN)
+			accept_all(m, conns, now);
 	}
+	for (size_t i = 0; i < METRICS_CONNS; i++)
+		conn__close(&conns[i]);
 	return NULL;
 }
 
-struct metrics *metrics__new(const char *addr_port)
+/*
+ * ADDR:PORT into HOST and PORT: the port a number from 1 to 65535 (getaddrinfo takes 99999 and
+ * listens on 99999 mod 65536), the host as given ("[::1]" unbracketed; empty: every address).
+ */
+static int split_addr(const char *addr_port, char *host, size_t size, char *port)
 {
-	struct addrinfo hints = { .ai_flags = AI_PASSIVE, .ai_socktype = SOCK_STREAM }, *ai = NULL;
-	char host[256];
-	const char *port = strrchr(addr_port, ':');
-	struct metrics *m;
-	int one = 1, err;
+	const char *colon = strrchr(addr_port, ':');
+	long long p;
 	size_t hl;
 
-	if (!port || !port[1]) {
-		fprintf(stderr, "gapscope: --metrics wants ADDR:PORT, got %s\n", addr_port);
-		return NULL;
-	}
-	hl = port - addr_port;
-	if (hl >= sizeof(host))
-		hl = sizeof(host) - 1;
+	if (!colon || numarg__int(colon + 1, 1, 65535, &p))
+		return -EINVAL;
+	hl = colon - addr_port;
+	if (hl >= size)
+		return -EINVAL;
 	memcpy(host, addr_port, hl);
 	host[hl] = 0;
 	if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') { /* [::1] */
 		memmove(host, host + 1, hl - 2);
 		host[hl - 2] = 0;
 	}
-	err = getaddrinfo(*host ? host : NULL, port + 1, &hints, &ai);
+	sprintf(port, "%lld", p);
+	return 0;
+}
+
+struct metrics *metrics__new(const char *addr_port)
+{
+	struct addrinfo hints = { .ai_flags = AI_PASSIVE, .ai_socktype = SOCK_STREAM }, *ai = NULL;
+	char host[256], port[8], shown[NI_MAXHOST];
+	struct sockaddr_storage sa;
+	socklen_t sl = sizeof(sa);
+	struct metrics *m;
+	int one = 1, err;
+
+	if (split_addr(addr_port, host, sizeof(host), port)) {
+		fprintf(stderr,
+			"gapscope: --metrics wants ADDR:PORT with a port from 1 to 65535, got %s\n",
+			addr_port);
+		return NULL;
+	}
+	err = getaddrinfo(*host ? host : NULL, port, &hints, &ai);
 	if (err) {
 		fprintf(stderr, "gapscope: --metrics %s: %s\n", addr_port, gai_strerror(err));
 		return NULL;
@@ -372,20 +515,35 @@ struct metrics *metrics__new(const char *addr_port)
 		return NULL;
 	}
 	pthread_mutex_init(&m->lock, NULL);
-	m->fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (m->fd < 0 || setsockopt(m->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(m->fd, ai->ai_addr, ai->ai_addrlen) || listen(m->fd, 16) ||
+	m->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	m->fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (m->wake < 0 || m->fd < 0 ||
+	    setsockopt(m->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(m->fd, ai->ai_addr, ai->ai_addrlen) || listen(m->fd, 64) ||
+	    getsockname(m->fd, (struct sockaddr *)&sa, &sl) ||
 	    (errno = pthread_create(&m->thread, NULL, serve, m))) {
 		fprintf(stderr, "gapscope: --metrics %s: %s\n", addr_port, strerror(errno));
 		if (m->fd >= 0)
 			close(m->fd);
+		if (m->wake >= 0)
+			close(m->wake);
 		freeaddrinfo(ai);
 		free(m);
 		return NULL;
 	}
 	freeaddrinfo(ai);
 	m->running = true;
-	fprintf(stderr, "gapscope: metrics on http://%s/metrics\n", addr_port);
+	/* The address bound, as the kernel has it: "all interfaces" said where it is every one. */
+	if (getnameinfo((struct sockaddr *)&sa, sl, shown, sizeof(shown), NULL, 0, NI_NUMERICHOST))
+		snprintf(shown, sizeof(shown), "?");
+	if (!strcmp(shown, "0.0.0.0") || !strcmp(shown, "::"))
+		fprintf(stderr,
+			"gapscope: metrics on http://HOST:%s/metrics, HOST any address of this "
+			"machine (bound to all interfaces: %s)\n",
+			port, shown);
+	else
+		fprintf(stderr, "gapscope: metrics on http://%s%s%s:%s/metrics\n",
+			strchr(shown, ':') ? "[" : "", shown, strchr(shown, ':') ? "]" : "", port);
 	return m;
 }
 
@@ -415,9 +573,12 @@ void metrics__free(struct metrics *m, double linger_s)
 		}
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
-	shutdown(m->fd, SHUT_RDWR);
+	/* The server thread wakes at once, whatever its clients do, and closes them. */
+	if (eventfd_write(m->wake, 1))
+		shutdown(m->fd, SHUT_RDWR);
 	pthread_join(m->thread, NULL);
 	close(m->fd);
+	close(m->wake);
 	for (int k = 0; k < BK_MAX; k++)
 		for (int i = 0; i < METRICS_FUNCTIONS; i++)
 			free((char *)m->n.cause[k][i].function);

@@ -19,7 +19,10 @@
  *   process_cpu_seconds_total, process_resident_memory_bytes   the recorder's own
  *
  * The recording's thread updates the numbers under a mutex; a thread of its own answers
- * requests, one at a time, each with a copy of them. Served over plain HTTP/1.1 with
+ * requests, each with a copy of them: one poll(2) loop over non-blocking sockets, at most
+ * METRICS_CONNS connections, each closed METRICS_DEADLINE_MS after its accept (metrics.c), so
+ * that no client can hold a scrape or the recorder's exit. Label values are valid UTF-8 whatever
+ * the names hold. Served over plain HTTP/1.1 with
  * "Connection: close" (the listener is a socket of its own, no HTTP library: libmicrohttpd,
  * Debian's, needs GnuTLS, which the portable binary cannot link statically).
  */
@@ -35,8 +38,8 @@ struct gap;
 struct gs_hdr;
 struct metrics;
 
-/* Listens on addr:port ("127.0.0.1:9464", "[::1]:9464", ":9464" for every address). NULL with
- * the reason printed. */
+/* Listens on addr:port ("127.0.0.1:9464", "[::1]:9464", ":9464" for every address; the port 1
+ * to 65535) and says where, as bound. NULL with the reason printed. */
 struct metrics *metrics__new(const char *addr_port);
 /* A record of the recording (counted by type; loss records read). */
 void metrics__record(struct metrics *m, const struct gs_hdr *h);

@@ -337,12 +337,12 @@ struct report_out_opts {
 int summary_txt__write(const struct analysis *a, const struct report_out_opts *o, FILE *out);
 int summary_json__write(const struct analysis *a, FILE *out);
 /*
- * Folded stacks under dir (which exists): folded_out__gap writes one gap's stacks to
- * dir/.seq-N.folded and appends them to dir/all.folded (an on_gap callback);
- * folded_out__finish names each file for its gap's id, dir/NNNN.folded.
+ * Folded stacks under the directory fd DFD (the caller's, kept open until folded_out__free):
+ * folded_out__gap writes one gap's stacks to .seq-N.folded and appends them to all.folded (an
+ * on_gap callback); folded_out__finish names each file for its gap's id, NNNN.folded.
  */
 struct folded_out;
-struct folded_out *folded_out__new(const char *dir);
+struct folded_out *folded_out__new(int dfd);
 int folded_out__gap(const struct gap *g, void *folded_out);
 int folded_out__finish(struct folded_out *f, const struct analysis *a);
 void folded_out__free(struct folded_out *f);

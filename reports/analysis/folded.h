@@ -43,6 +43,8 @@ void folded__free(struct folded *f);
 struct folded *folded__parse(const char *text, size_t len);
 /* Reads a whole file (or stdin for "-") and parses it. */
 struct folded *folded__read_file(const char *path);
+/* The same, NAME under the directory DFD, never through a link at NAME. */
+struct folded *folded__read_at(int dfd, const char *name);
 
 /* Adds weight to the stack frames[0] (root) .. frames[n - 1] (leaf). 0 or -ENOMEM/-EINVAL. */
 int folded__add(struct folded *f, const char *const *frames, size_t n, __u64 weight);

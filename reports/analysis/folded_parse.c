@@ -4,8 +4,10 @@
  * tree the renderers walk.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "folded.h"
 
@@ -256,15 +258,12 @@ struct folded *folded__parse(const char *text, size_t len)
 	return f;
 }
 
-struct folded *folded__read_file(const char *path)
+static struct folded *read_stream(FILE *in)
 {
-	FILE *in = strcmp(path, "-") ? fopen(path, "r") : stdin;
 	char *buf = NULL;
 	size_t len = 0, cap = 0, got;
 	struct folded *f = NULL;
 
-	if (!in)
-		return NULL;
 	do {
 		if (cap - len < 65536) {
 			char *nb = realloc(buf, cap = cap ? 2 * cap : 1 << 20);
@@ -282,8 +281,39 @@ struct folded *folded__read_file(const char *path)
 		errno = EIO;
 out:
 	free(buf);
+	return f;
+}
+
+struct folded *folded__read_file(const char *path)
+{
+	FILE *in = strcmp(path, "-") ? fopen(path, "re") : stdin;
+	struct folded *f;
+
+	if (!in)
+		return NULL;
+	f = read_stream(in);
 	if (in != stdin)
 		fclose(in);
+	return f;
+}
+
+struct folded *folded__read_at(int dfd, const char *name)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), err;
+	FILE *in = fd >= 0 ? fdopen(fd, "r") : NULL;
+	struct folded *f;
+
+	if (!in) {
+		err = errno;
+		if (fd >= 0)
+			close(fd);
+		errno = err;
+		return NULL;
+	}
+	f = read_stream(in);
+	err = errno;
+	fclose(in);
+	errno = err;
 	return f;
 }
 

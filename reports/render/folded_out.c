@@ -11,12 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis.h"
 #include "outfile.h"
 
 struct folded_out {
-	char dir[PATH_MAX - 32];
+	int dfd; /* the gaps/ directory, the caller's */
 	FILE *all;
 };
 
@@ -40,16 +41,14 @@ static void put_stacks(FILE *out, const struct gap *g)
 	}
 }
 
-struct folded_out *folded_out__new(const char *dir)
+struct folded_out *folded_out__new(int dfd)
 {
 	struct folded_out *f = calloc(1, sizeof(*f));
-	char path[PATH_MAX];
 
 	if (!f)
 		return NULL;
-	snprintf(f->dir, sizeof(f->dir), "%s", dir);
-	snprintf(path, sizeof(path), "%s/all.folded", f->dir);
-	f->all = outfile__fopen(path, true);
+	f->dfd = dfd;
+	f->all = outfile__fopenat(dfd, "all.folded", true);
 	if (!f->all) {
 		free(f);
 		return NULL;
@@ -60,30 +59,32 @@ struct folded_out *folded_out__new(const char *dir)
 int folded_out__gap(const struct gap *g, void *ctx)
 {
 	struct folded_out *f = ctx;
-	char path[PATH_MAX];
+	char name[32];
 	FILE *out;
 	int err;
 
-	snprintf(path, sizeof(path), "%s/.seq-%u.folded", f->dir, g->seq);
-	out = outfile__fopen(path, true);
+	snprintf(name, sizeof(name), ".seq-%u.folded", g->seq);
+	out = outfile__fopenat(f->dfd, name, true);
 	if (!out)
 		return -errno;
 	put_stacks(out, g);
 	put_stacks(f->all, g);
 	err = outfile__fclose(out);
-	if (err)
+	if (err) {
+		unlinkat(f->dfd, name, 0); /* not left cut short (a full disk) */
 		return err;
+	}
 	return ferror(f->all) ? -EIO : 0;
 }
 
 int folded_out__finish(struct folded_out *f, const struct analysis *a)
 {
-	char from[PATH_MAX], to[PATH_MAX];
+	char from[32], to[32];
 
 	for (size_t i = 0; i < a->ngaps; i++) {
-		snprintf(from, sizeof(from), "%s/.seq-%u.folded", f->dir, a->gaps[i].seq);
-		snprintf(to, sizeof(to), "%s/%04u.folded", f->dir, a->gaps[i].id);
-		if (rename(from, to))
+		snprintf(from, sizeof(from), ".seq-%u.folded", a->gaps[i].seq);
+		snprintf(to, sizeof(to), "%04u.folded", a->gaps[i].id);
+		if (renameat(f->dfd, from, f->dfd, to))
 			return -errno;
 	}
 	if (fflush(f->all))

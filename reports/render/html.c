@@ -6,11 +6,13 @@
  * script (the page's copy of flame.js drives them).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "assets.h"
 #include "escape.h"
@@ -181,18 +183,18 @@ static size_t html__svg_inline(FILE *out, const struct html_svg *s, bool dry)
 }
 
 /* base/path's text when it is smaller than room; NULL otherwise. */
-static char *html__read_svg(const char *base, const char *path, size_t room, size_t *len)
+static char *html__read_svg(int dfd, const char *path, size_t room, size_t *len)
 {
-	char *full, *buf = NULL;
+	int fd = openat(dfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	FILE *in = fd >= 0 ? fdopen(fd, "r") : NULL;
+	char *buf = NULL;
 	struct stat sb;
-	FILE *in;
 
-	if (asprintf(&full, "%s/%s", base, path) < 0)
+	if (!in) {
+		if (fd >= 0)
+			close(fd);
 		return NULL;
-	in = fopen(full, "r");
-	free(full);
-	if (!in)
-		return NULL;
+	}
 	if (!fstat(fileno(in), &sb) && (size_t)sb.st_size < room) {
 		buf = malloc(sb.st_size + 1);
 		if (buf && fread(buf, 1, sb.st_size, in) == (size_t)sb.st_size) {
@@ -294,8 +296,8 @@ int html__write(FILE *out, const struct html_input *in, struct html_stats *stats
 		char *text = NULL;
 		size_t len;
 
-		if (!s.svg && s.path && in->base_dir && used < max)
-			s.svg = text = html__read_svg(in->base_dir, s.path, max - used, &s.svg_len);
+		if (!s.svg && s.path && in->with_dir && used < max)
+			s.svg = text = html__read_svg(in->dir_fd, s.path, max - used, &s.svg_len);
 		len = s.svg ? html__svg_inline(out, &s, true) : 0;
 		if (len && used + len < max) {
 			used += html__svg_inline(out, &s, false) + 80;

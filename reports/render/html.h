@@ -47,9 +47,11 @@ struct html_input {
 	const struct html_svg *svgs; /* per gap, and the all-gaps one (gap 0) */
 	size_t nsvgs;
 	size_t max_bytes; /* 0: HTML_MAX_BYTES */
-	/* Where the paths lie: a graph given by path only is read from there to be inlined
-	 * (when it fits), so a caller may write the SVG files first and keep no text. */
-	const char *base_dir;
+	/* Where the paths lie (with_dir): a graph given by path only is read from under the
+	 * directory fd dir_fd to be inlined (when it fits), so a caller may write the SVG files
+	 * first and keep no text. */
+	bool with_dir;
+	int dir_fd;
 };
 
 #define HTML_MAX_BYTES (16u << 20)

@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "hash.h"
+#include "escape.h"
 #include "analysis.h"
 #include "folded.h"
 #include "outfile.h"
@@ -93,20 +94,35 @@ static int rehash(struct pprof *p)
 	return 0;
 }
 
-/* The string's index in the table, added if new; -1 when out of memory. */
+/*
+ * The string's index in the table, added if new; -1 when out of memory. Stored as valid UTF-8
+ * (bytes that start no character as U+FFFD): proto3 strings must be, and strict decoders reject
+ * a profile whose names the target chose otherwise.
+ */
 static long intern(struct pprof *p, const char *s)
 {
+	bool failed;
+	char *fixed = esc__utf8(s, &failed), *copy;
 	size_t k;
-	char *copy;
 
-	if ((p->nstrs + 1) * 2 > p->hash_cap && rehash(p))
+	if (failed)
 		return -1;
+	if (fixed)
+		s = fixed;
+	if ((p->nstrs + 1) * 2 > p->hash_cap && rehash(p)) {
+		free(fixed);
+		return -1;
+	}
 	for (k = hash__str(s) & (p->hash_cap - 1); p->hash[k]; k = (k + 1) & (p->hash_cap - 1))
-		if (!strcmp(p->strs[p->hash[k] - 1], s))
+		if (!strcmp(p->strs[p->hash[k] - 1], s)) {
+			free(fixed);
 			return p->hash[k] - 1;
-	if (grow((void **)&p->strs, &p->cap_strs, p->nstrs + 1, sizeof(*p->strs)))
+		}
+	if (grow((void **)&p->strs, &p->cap_strs, p->nstrs + 1, sizeof(*p->strs))) {
+		free(fixed);
 		return -1;
-	copy = strdup(s);
+	}
+	copy = fixed ?: strdup(s);
 	if (!copy)
 		return -1;
 	p->strs[p->nstrs] = copy;
@@ -416,10 +432,10 @@ static int add_stack(const char *const *frames, size_t n, __u64 weight, void *ct
 	return pprof__add(g->p, frames, n, weight, &g->l);
 }
 
-int pprof__from_report(const struct analysis *a, const char *gapsdir, const char *path, bool force)
+int pprof__from_report(const struct analysis *a, int gaps_dfd, const char *path, bool force)
 {
 	struct pprof *p = pprof__new();
-	char file[PATH_MAX];
+	char file[32];
 	int err = 0;
 
 	if (!p)
@@ -436,8 +452,8 @@ int pprof__from_report(const struct analysis *a, const char *gapsdir, const char
 				       .tier = g->tier } };
 		struct folded *f;
 
-		snprintf(file, sizeof(file), "%s/%04u.folded", gapsdir, g->id);
-		f = folded__read_file(file);
+		snprintf(file, sizeof(file), "%04u.folded", g->id);
+		f = folded__read_at(gaps_dfd, file);
 		if (!f) {
 			err = -EINVAL;
 			break;

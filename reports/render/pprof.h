@@ -51,10 +51,10 @@ int pprof__write(const struct pprof *p, const char *path, bool force, __u64 time
 		 __u64 duration_ns);
 
 /*
- * report --pprof: every gap of a, its stacks read back from gapsdir/NNNN.folded (written by
- * folded_out), labelled with the gap's id, device, cause and tier; written to path. 0 or -errno
- * (-EINVAL: a folded file could not be read).
+ * report --pprof: every gap of a, its stacks read back from NNNN.folded under the directory fd
+ * gaps_dfd (written by folded_out), labelled with the gap's id, device, cause and tier; written
+ * to path. 0 or -errno (-EINVAL: a folded file could not be read).
  */
-int pprof__from_report(const struct analysis *a, const char *gapsdir, const char *path, bool force);
+int pprof__from_report(const struct analysis *a, int gaps_dfd, const char *path, bool force);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "flamegraph.h"
 #include "folded.h"
@@ -14,7 +15,8 @@
 #include "speedscope.h"
 
 struct ro {
-	const char *dir;
+	int dfd;	 /* the report's directory, taken once by the caller */
+	const char *dir; /* its name, for messages */
 	const struct analysis *a;
 	const char *name; /* the trace's file name: the page's and profiles' title */
 	size_t svg_max_bytes;
@@ -24,22 +26,25 @@ struct ro {
 	struct html_svg *svgs; /* per gap, then the all-gaps graph */
 };
 
-static FILE *open_out(const char *dir, const char *name, char *path, size_t size)
+static FILE *open_out(const struct ro *r, const char *name, char *path, size_t size)
 {
 	FILE *f;
 
-	snprintf(path, size, "%s/%s", dir, name);
-	f = outfile__fopen(path, true); /* DIR is the report's own: replace what is there */
+	snprintf(path, size, "%s/%s", r->dir, name);
+	/* DIR is the report's own: replace what is there */
+	f = outfile__fopenat(r->dfd, name, true);
 	if (!f)
 		fprintf(stderr, "gapscope: cannot write %s: %s\n", path, strerror(errno));
 	return f;
 }
 
-static int close_out(FILE *f, const char *path, int err)
+/* Closes a file of the report; one that could not be written whole (a full disk) is removed. */
+static int close_out(const struct ro *r, FILE *f, const char *path, int err)
 {
 	int cerr = outfile__fclose(f);
 
 	if (cerr || err) {
+		unlinkat(r->dfd, path + strlen(r->dir) + 1, 0);
 		if (cerr)
 			fprintf(stderr, "gapscope: cannot write %s: %s\n", path, strerror(-cerr));
 		else
@@ -50,13 +55,13 @@ static int close_out(FILE *f, const char *path, int err)
 }
 
 /* A folded file of the report; an empty set where the analysis wrote none. */
-static struct folded *read_folded(const char *dir, const char *name)
+static struct folded *read_folded(const struct ro *r, const char *name)
 {
 	char path[PATH_MAX];
 	struct folded *f;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = folded__read_file(path);
+	snprintf(path, sizeof(path), "%s/%s", r->dir, name);
+	f = folded__read_at(r->dfd, name);
 	if (!f && errno == ENOENT)
 		f = folded__new();
 	if (!f)
@@ -72,7 +77,7 @@ static int write_svg(struct ro *r, const char *name, const struct folded *f, con
 				 .max_bytes = r->svg_max_bytes };
 	struct flame_stats fs = {};
 	char path[PATH_MAX];
-	FILE *out = open_out(r->dir, name, path, sizeof(path));
+	FILE *out = open_out(r, name, path, sizeof(path));
 	long size;
 	int err;
 
@@ -80,7 +85,7 @@ static int write_svg(struct ro *r, const char *name, const struct folded *f, con
 		return -1;
 	err = flamegraph__write_svg(out, f, &fo, &fs);
 	size = ftell(out);
-	if (close_out(out, path, err))
+	if (close_out(r, out, path, err))
 		return -1;
 	r->st.svgs++;
 	r->st.svg_frames_omitted += fs.frames_omitted;
@@ -100,7 +105,7 @@ static int write_gap(struct ro *r, size_t i)
 		 (g->start_ns - r->a->start_ns) / 1e9, g->tier);
 	gap__chain_line(g, title, sizeof(title));
 	snprintf(name, sizeof(name), "gaps/%04u.folded", g->id);
-	r->sets[1 + i] = read_folded(r->dir, name);
+	r->sets[1 + i] = read_folded(r, name);
 	r->names[1 + i] = strdup(sub);
 	snprintf(name, sizeof(name), "gaps/%04u.svg", g->id);
 	r->svgs[i] = (struct html_svg){ .gap = g->id,
@@ -117,7 +122,7 @@ static int write_all(struct ro *r)
 
 	flame__fmt_ns(d, sizeof(d), r->a->gap_ns);
 	snprintf(sub, sizeof(sub), "%zu gaps, %s of GPU idle time", r->a->ngaps, d);
-	r->sets[0] = read_folded(r->dir, "gaps/all.folded");
+	r->sets[0] = read_folded(r, "gaps/all.folded");
 	r->names[0] = strdup("all gaps");
 	r->svgs[r->a->ngaps] = (struct html_svg){ .gap = 0, .path = strdup("gaps/all.svg") };
 	if (!r->sets[0] || !r->names[0] || !r->svgs[r->a->ngaps].path)
@@ -137,8 +142,8 @@ static int write_launches(struct ro *r)
 
 	if (!idlesplit__shown(r->a) || !u->stacks || !folded__total(u->stacks))
 		return 0;
-	out = open_out(r->dir, "gaps/launches.folded", path, sizeof(path));
-	if (!out || close_out(out, path, folded__write(out, u->stacks)))
+	out = open_out(r, "gaps/launches.folded", path, sizeof(path));
+	if (!out || close_out(r, out, path, folded__write(out, u->stacks)))
 		return -1;
 	flame__fmt_ns(d, sizeof(d), folded__total(u->stacks));
 	snprintf(sub, sizeof(sub), "%s on CPU or runnable between its launches: %s, %llu samples",
@@ -149,12 +154,12 @@ static int write_launches(struct ro *r)
 static int write_speedscope(struct ro *r)
 {
 	char path[PATH_MAX], title[PATH_MAX + 32];
-	FILE *out = open_out(r->dir, "gaps.speedscope.json", path, sizeof(path));
+	FILE *out = open_out(r, "gaps.speedscope.json", path, sizeof(path));
 
 	if (!out)
 		return -1;
 	snprintf(title, sizeof(title), "gapscope report of %s", r->name);
-	return close_out(out, path,
+	return close_out(r, out, path,
 			 speedscope__write(out, title, (const struct folded *const *)r->sets,
 					   (const char *const *)r->names, r->a->ngaps + 1));
 }
@@ -162,7 +167,7 @@ static int write_speedscope(struct ro *r)
 static int write_timeline(struct ro *r, const char *trace_path, const struct timeline_opts *o)
 {
 	char path[PATH_MAX], err[512] = "";
-	FILE *out = open_out(r->dir, "timeline.json", path, sizeof(path));
+	FILE *out = open_out(r, "timeline.json", path, sizeof(path));
 	int ret;
 
 	if (!out)
@@ -170,7 +175,7 @@ static int write_timeline(struct ro *r, const char *trace_path, const struct tim
 	ret = timeline__write(out, trace_path, r->a, o, &r->st.timeline, err, sizeof(err));
 	if (ret && *err)
 		fprintf(stderr, "gapscope: %s: %s\n", path, err);
-	return close_out(out, path, ret);
+	return close_out(r, out, path, ret);
 }
 
 /* index.html: summary.json's text as the page embeds it, busy intervals, graphs by path. */
@@ -199,9 +204,9 @@ static int write_html(struct ro *r, size_t max_bytes)
 						.busy = iv,
 						.n = a->devices[d].nbusy };
 	}
-	out = open_out(r->dir, "index.html", path, sizeof(path));
+	out = open_out(r, "index.html", path, sizeof(path));
 	if (out)
-		ret = close_out(out, path,
+		ret = close_out(r, out, path,
 				html__write(out,
 					    &(struct html_input){ .title = r->name,
 								  .summary_json = sum,
@@ -211,7 +216,8 @@ static int write_html(struct ro *r, size_t max_bytes)
 								  .svgs = r->svgs,
 								  .nsvgs = a->ngaps + 1,
 								  .max_bytes = max_bytes,
-								  .base_dir = r->dir },
+								  .with_dir = true,
+								  .dir_fd = r->dfd },
 					    &r->st.html));
 out:
 	for (size_t d = 0; devs && d < a->ndevices; d++)
@@ -221,12 +227,12 @@ out:
 	return ret;
 }
 
-int render_out__write(const char *dir, const char *trace_path, const struct analysis *a,
+int render_out__write(int dfd, const char *dir, const char *trace_path, const struct analysis *a,
 		      const struct render_out_opts *o, struct render_out_stats *stats)
 {
 	const struct render_out_opts none = {};
 	const char *slash = strrchr(trace_path, '/');
-	struct ro r = { .dir = dir, .a = a, .name = slash ? slash + 1 : trace_path };
+	struct ro r = { .dfd = dfd, .dir = dir, .a = a, .name = slash ? slash + 1 : trace_path };
 	size_t n = a->ngaps + 1;
 	int ret = -1;
 

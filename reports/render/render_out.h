@@ -10,7 +10,7 @@
  *                          over the trace
  *   index.html             the page (html.h), reading the graphs back from their files
  *
- *	if (render_out__write(dir, trace_path, a, NULL, NULL))
+ *	if (render_out__write(dfd, dir, trace_path, a, NULL, NULL))
  *		goto fail;	(what could not be written was said on stderr)
  */
 #ifndef GAPSCOPE_RENDER_OUT_H
@@ -38,11 +38,12 @@ struct render_out_stats {
 };
 
 /*
- * Writes the files above into dir, which holds the analysis' folded files (a gap's missing
- * folded file gives an empty graph). trace_path is the trace a analysed. o and stats may be
+ * Writes the files above into the directory fd DFD (named DIR in messages), which holds the
+ * analysis' folded files (a gap's missing folded file gives an empty graph); every file is
+ * created and read relative to DFD, never again through DIR's path. trace_path is the trace a analysed. o and stats may be
  * NULL. Returns 0, or -1 after saying on stderr what could not be written.
  */
-int render_out__write(const char *dir, const char *trace_path, const struct analysis *a,
+int render_out__write(int dfd, const char *dir, const char *trace_path, const struct analysis *a,
 		      const struct render_out_opts *o, struct render_out_stats *stats);
 
 #endif

@@ -82,6 +82,12 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 		return NULL;
 	}
 	/*
+	 * libdebuginfod bounds a download that makes no progress (DEBUGINFOD_TIMEOUT), not one that
+	 * trickles: a server that sends a byte a second held a report without end. A file gets
+	 * SYM_DEBUGINFOD_MAXTIME seconds unless the environment says otherwise.
+	 */
+	setenv("DEBUGINFOD_MAXTIME", SYM_DEBUGINFOD_MAXTIME, 0);
+	/*
 	 * "": next to the file (.gnu_debuglink); ".debug": its .debug/; an absolute folder:
 	 * .build-id/xx/rest.debug, then the file's path, there. A relative one would be taken as
 	 * a folder next to each file, and a colon would split one.
@@ -310,7 +316,8 @@ static struct sym_cache_ent *cache_get(struct symbolizer *s, int module, __u64 k
 	}
 	if (grow((void **)&s->frames, &s->capframes, s->nframes + n, sizeof(*s->frames)))
 		return NULL;
-	memcpy(&s->frames[s->nframes], f, n * sizeof(*f));
+	if (n) /* a data key without a name keeps none: there may be no array yet */
+		memcpy(&s->frames[s->nframes], f, n * sizeof(*f));
 	*e = (struct sym_cache_ent){ key, module + 1, n, s->nframes };
 	s->nframes += n;
 	s->cache_used++;

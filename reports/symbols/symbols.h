@@ -14,7 +14,8 @@
  * --debug-dir and /usr/lib/debug) and by .gnu_debuglink (next to the file, in its .debug/, under
  * --debug-dir and /usr/lib/debug); where the mapped file is gone or another build, the binary or
  * debug file of its build-id under those folders stands in for it. As everywhere libdwfl is
- * used, a DEBUGINFOD_URLS in the environment also has debuginfod servers asked for debug files.
+ * used, a DEBUGINFOD_URLS in the environment also has debuginfod servers asked for debug files,
+ * each download bounded by DEBUGINFOD_MAXTIME (SYM_DEBUGINFOD_MAXTIME seconds where it is unset).
  *
  * Before an offset every source a file offers is used: its .symtab, a separate debug file
  * (build-id, debuglink), the MiniDebugInfo of .gnu_debugdata, debuginfod (where DEBUGINFOD_URLS
@@ -39,6 +40,8 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include <elfutils/libdwfl.h>
+
+#define SYM_DEBUGINFOD_MAXTIME "10"
 
 struct symbolizer_opts {
 	const char *debug_dir; /* --debug-dir: searched before /usr/lib/debug; may be NULL */

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # gapscope record refuses bad setups with one line on stderr and a non-zero exit, before starting
 # the target: existing output without -f, unwritable output, no privileges, no kernel BTF, a
-# command that does not exist (127, as a shell says it), a pid that does not exist (1). A refusal
-# after -p listed the processes frees them (valgrind). And it passes the target's exit status
+# command that does not exist (127, as a shell says it), a pid that does not exist (1), a
+# --cgroup outside /sys/fs/cgroup (a cgroup.procs file planted elsewhere and reached through ..).
+# A refusal after -p listed the processes frees them (valgrind). It records the process of a
+# thread id given with -p, saying so. And it passes the target's exit status
 # through: a code as a code, a signal as the same signal.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
@@ -63,6 +65,59 @@ expect_error leak "cannot create $TMP/no/such/dir.gsc: No such file or directory
 	valgrind -q --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=99 \
 	"$GS" record -o "$TMP/no/such/dir.gsc" -p $$
 assert_eq "$(cat "$TMP/leak.rc")" 1 "leak: exit status"
+
+# A cgroup.procs outside the cgroup file system, naming a live process.
+mkdir "$TMP/fakecg"
+echo $$ >"$TMP/fakecg/cgroup.procs"
+expect_error cgroup_escape "--cgroup ../../..$TMP/fakecg is not under /sys/fs/cgroup" \
+	"$GS" record -o "$TMP/cg.gsc" --cgroup "../../..$TMP/fakecg"
+
+# -p of a thread that is not its process's main thread: the process is recorded.
+cat >"$TMP/threads.c" <<'EOC'
+#include <malloc.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+static void *run(void *a)
+{
+	char c;
+	printf("%ld\n", (long)syscall(SYS_gettid));
+	fflush(stdout);
+	while (read(0, &c, 1) == 1) /* a malloc_trim per byte of stdin, until it ends */
+		malloc_trim(0);
+	return a;
+}
+int main(void)
+{
+	pthread_t t;
+	if (pthread_create(&t, NULL, run, NULL))
+		return 1;
+	pthread_join(t, NULL);
+	return 0;
+}
+EOC
+$CC -O2 -pthread -o "$TMP/threads" "$TMP/threads.c"
+mkfifo "$TMP/tin"
+coproc TH { exec "$TMP/threads" <"$TMP/tin"; }
+thpid=$TH_PID
+exec {tw}>"$TMP/tin"
+read -r tid <&"${TH[0]}"
+mkfifo "$TMP/trec"
+"$GS" record -o "$TMP/tid.gsc" -p "$tid" 2>"$TMP/trec" {tw}>&- &
+rp=$!
+exec {tr}<"$TMP/trec"
+read_until "$tr" "$TMP/tid.err" "*recording pid*" || die "-p TID: no recording: $(cat "$TMP/tid.err")"
+grep -q "^gapscope: pid $tid is a thread of process $thpid: recording the process$" "$TMP/tid.err" ||
+	die "-p TID: not said: $(cat "$TMP/tid.err")"
+# 20 trims, one per byte, through the thread's fd 0 (the FIFO): then the end.
+printf '%020d' 0 >&$tw
+exec {tw}>&-
+cat <&$tr >>"$TMP/tid.err"
+wait "$rp" || die "-p TID: record failed: $(cat "$TMP/tid.err")"
+"$GS" script --no-stacks "$TMP/tid.gsc" >"$TMP/tid.txt"
+grep -q "^# target pid=$thpid attach" "$TMP/tid.txt" || die "-p TID: the target is not the process"
+assert_eq "$(grep -c ' probe:malloc_trim ' "$TMP/tid.txt")" 20 "-p TID: the thread's malloc_trim calls"
 
 # Exit status: the target's code; a death by signal is the same signal for the caller.
 rc=0

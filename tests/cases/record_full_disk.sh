@@ -4,7 +4,10 @@
 # last whole chunk (script and report work on it and say it was cut; a trace cut before its
 # first chunk holds no record, which report refuses in one line), and the line counts the
 # chunk where it was cut and the events lost. A report or script output that cannot be written
-# makes those fail too.
+# makes those fail too. A flight recorder whose --pprof-dir fills up goes on recording: the
+# command's exit status, a whole trace, one line for the profiles not written, and no partial or
+# empty profile left behind (a second fclose of a failed stream aborted it before). A --dump-dir
+# that fills up: the summary counts the dumps whose files are there, and no file is left empty.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "loads BPF programs and mounts tmpfs"
@@ -101,4 +104,40 @@ rc=0
 "$GS" script "$TMP/disk-1m/t.gsc" >/dev/full 2>"$TMP/script.err" || rc=$?
 assert_eq "$rc" 1 "script onto a full output"
 grep -q "^gapscope: cannot write standard output" "$TMP/script.err" || die "script: no write error"
+
+# --pprof-dir on a full disk: the profiles are lost, said once, the recording is not.
+small_disk pp 2m
+mkdir "$TMP/pp/dir"
+dd if=/dev/zero of="$TMP/pp/fill" bs=4k count=1000 2>/dev/null || true
+rc=0
+"$GS" record --flight 5 --pprof-dir "$TMP/pp/dir" --push-interval 1 -o "$TMP/pp.gsc" -f -- \
+	"$BUILD/zkengine" --device sim --scenario tracker-trim -n 12 >/dev/null 2>"$TMP/pp.err" || rc=$?
+grep '^gapscope: flight: .*profile' "$TMP/pp.err" || true
+assert_eq "$rc" 0 "--pprof-dir on a full disk: the recorder's exit status (the command's)"
+assert_eq "$(grep -c 'cannot write the profile .*: No space left on device (counted' "$TMP/pp.err")" 1 \
+	"--pprof-dir on a full disk: lines saying a profile was not written"
+grep -q '^gapscope: flight: 0 gap profile(s) pushed, 0 failed, 0 skipped (the last push still going), 0 written, [1-9][0-9]* not written$' \
+	"$TMP/pp.err" || die "--pprof-dir on a full disk: the profiles are not counted"
+assert_eq "$(find "$TMP/pp/dir" -type f | wc -l)" 0 "--pprof-dir on a full disk: files left"
+"$GS" script "$TMP/pp.gsc" >/dev/null 2>"$TMP/pp.script.err" || die "script failed on the trace"
+! grep -q "did not finish\|cut off" "$TMP/pp.script.err" || die "--pprof-dir on a full disk: the trace was cut"
+
+# --dump-dir on a full disk: room for about one dump and part of its report.
+small_disk dd 512k
+"$GS" record --flight 5 --trigger-gap 50 --dump-dir "$TMP/dd" -o "$TMP/dd.gsc" -f -- \
+	"$BUILD/zkengine" --device sim --scenario tracker-trim -n 24 >/dev/null 2>"$TMP/dd.err" ||
+	die "--dump-dir on a full disk: record failed: $(cat "$TMP/dd.err")"
+grep '^gapscope: flight: ' "$TMP/dd.err" | cut -c1-200
+line=$(grep '^gapscope: flight: [0-9]* dump(s) written' "$TMP/dd.err") || die "no summary line"
+said=$(echo "$line" | sed 's/^gapscope: flight: \([0-9]*\) dump.*/\1/')
+mb=$(echo "$line" | sed 's/.* written (\([0-9.]*\) MB).*/\1/')
+files=$(find "$TMP/dd" -maxdepth 1 -name '*.gsc' | wc -l)
+bytes=$(find "$TMP/dd" -maxdepth 1 -name '*.gsc' -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')
+echo "--dump-dir on a full disk: $said said written ($mb MB), $files on disk ($bytes bytes)"
+assert_eq "$said" "$files" "--dump-dir on a full disk: dumps said written against files there"
+awk -v mb="$mb" -v b="$bytes" 'BEGIN { exit !(mb * 1e6 > b - 60000 && mb * 1e6 < b + 60000) }' ||
+	die "--dump-dir on a full disk: $mb MB said, $bytes bytes there"
+grep -q 'cannot write .*No space left on device\|report FAILED' "$TMP/dd.err" || die "the disk never filled"
+empty=$(find "$TMP/dd" -type f -empty)
+[ -z "$empty" ] || die "--dump-dir on a full disk: empty files left: $empty"
 echo ok

@@ -4,6 +4,11 @@
 # over the scraped series gives the gap seconds by root cause and in all of the report of the
 # same run's whole recording (-o) within 1%, its causes table's top row by (kind, function) too,
 # and `promtool check metrics` passes the exposition.
+# Then under attack: threads named with bytes that are no UTF-8 (their names in the cause labels)
+# leave an exposition that promtool passes, the labels carrying U+FFFD; with a client trickling a
+# byte every 0.4 s and 30 idle connections open, a scrape is answered within 1 s, SIGTERM ends
+# the linger within 1 s, and a recorder whose target ended exits within --metrics-linger + 1 s.
+# A port out of 1..65535 is refused; an empty host is said to be every interface.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "loads BPF programs and attaches uprobes"
@@ -117,4 +122,105 @@ print("idle split %.6f s, idle %.6f s; gaps %.6f s (summary %.6f s)" % (
 assert abs(split - idle) <= 0.001 * idle, "the split does not sum to the idle time"
 assert abs(gaps - d["idle_split"]["gaps_ns"] / 1e9) <= 0.01 * gaps, "gaps"
 PY
+
+ms() { echo $(($(date +%s%N) / 1000000)); }
+# hold PORT: 30 connections that send nothing and one that trickles a request head, until killed.
+hold() {
+	python3 - "$1" "$TMP/held" <<'PY' &
+import socket, sys, time
+idle = [socket.create_connection(("127.0.0.1", int(sys.argv[1]))) for _ in range(30)]
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+open(sys.argv[2], "w").close()
+for c in b"GET /metrics HTTP/1.1\r\nX: " + b"a" * 4000:
+    try:
+        s.send(bytes([c]))
+    except OSError:  # closed at its deadline: come back, as a slowloris client does
+        s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    time.sleep(0.4)
+PY
+	HOLD_PID=$!
+	until [ -e "$TMP/held" ]; do sleep 0.1; done
+}
+# scrape PORT FILE: /metrics into FILE; the milliseconds it took.
+scrape() {
+	local t0
+	t0=$(ms)
+	curl -sf -m 10 "http://127.0.0.1:$1/metrics" >"$2" || die "no answer to a scrape"
+	echo $(($(ms) - t0))
+}
+# done_wait PORT: until the recorder says every gap is counted.
+done_wait() {
+	until curl -sf -m 10 "http://127.0.0.1:$1/metrics" | grep -q '^gapscope_recording_done 1$'; do
+		kill -0 "$REC_PID" 2>/dev/null || { cat "$TMP/b.err"; die "the recorder ended"; }
+		sleep 0.1
+	done
+}
+HOLD_PID=
+stop_hold() { [ -z "$HOLD_PID" ] || kill "$HOLD_PID" 2>/dev/null || true; wait "$HOLD_PID" 2>/dev/null || true; HOLD_PID=; }
+trap 'stop_hold; stop' EXIT
+
+$CC -O2 -g -shared -fPIC -o "$TMP/libcuda.so.1" tests/record/fakecuda.c
+$CC -O1 -g -fno-omit-frame-pointer -pthread -o "$TMP/badnames" tests/record/badnames.c -ldl
+BPORT=$(free_port)
+"$GS" record --flight 20 --metrics "127.0.0.1:$BPORT" --metrics-linger 300 -o "$TMP/b.gsc" -- \
+	"$TMP/badnames" "$TMP/libcuda.so.1" 5 >/dev/null 2>"$TMP/b.err" &
+REC_PID=$!
+until curl -sf -m 10 "http://127.0.0.1:$BPORT/metrics" >/dev/null; do
+	kill -0 "$REC_PID" 2>/dev/null || { cat "$TMP/b.err"; die "the recorder ended"; }
+	sleep 0.1
+done
+hold "$BPORT"
+t=$(scrape "$BPORT" "$TMP/b1.txt")
+echo "a scrape beside 30 idle connections and a trickling one, while recording: $t ms"
+[ "$t" -lt 1000 ] || die "a scrape took $t ms"
+done_wait "$BPORT"
+t=$(scrape "$BPORT" "$TMP/b.txt")
+echo "a scrape beside them, lingering: $t ms"
+[ "$t" -lt 1000 ] || die "a scrape took $t ms"
+promtool check metrics <"$TMP/b.txt" || die "promtool check metrics failed on hostile names"
+grep '^gapscope_gap_cause_seconds_total' "$TMP/b.txt" | LC_ALL=C grep -c $'\xef\xbf\xbd' >"$TMP/fffd" ||
+	die "no U+FFFD in a cause label: $(grep '^gapscope_gap_cause' "$TMP/b.txt")"
+echo "cause labels with U+FFFD: $(cat "$TMP/fffd")"
+t0=$(ms)
+kill -TERM "$REC_PID"
+wait "$REC_PID" || true
+REC_PID=
+t=$(($(ms) - t0))
+echo "SIGTERM to exit, lingering beside them: $t ms"
+[ "$t" -lt 1000 ] || die "SIGTERM took $t ms to end the recorder"
+stop_hold
+
+# A linger of 2 s with the same clients: the recorder exits on its own within 3 s.
+SPORT=$(free_port)
+"$GS" record --flight 5 --metrics "127.0.0.1:$SPORT" --metrics-linger 2 -o "$TMP/s.gsc" -- \
+	"$BUILD/zkengine" --device sim --scenario tracker-trim -n 8 >/dev/null 2>"$TMP/b.err" &
+REC_PID=$!
+until curl -sf -m 10 "http://127.0.0.1:$SPORT/metrics" >/dev/null; do
+	kill -0 "$REC_PID" 2>/dev/null || { cat "$TMP/b.err"; die "the recorder ended"; }
+	sleep 0.1
+done
+rm -f "$TMP/held"
+hold "$SPORT"
+done_wait "$SPORT"
+t0=$(ms)
+wait "$REC_PID" || die "record failed"
+REC_PID=
+t=$(($(ms) - t0))
+echo "from the recording's end to the recorder's exit, --metrics-linger 2: $t ms"
+[ "$t" -lt 3000 ] || die "the recorder took $t ms to exit"
+stop_hold
+
+# --metrics addresses: a port out of range is refused, an empty host said to be every interface.
+for a in 127.0.0.1:99999 0.0.0.0:65536 127.0.0.1:0 127.0.0.1: 127.0.0.1:x; do
+	rc=0
+	"$GS" record --flight 5 --metrics "$a" -o "$TMP/a.gsc" -f -- true >/dev/null 2>"$TMP/a.err" || rc=$?
+	[ "$rc" -ne 0 ] || die "--metrics $a accepted"
+	grep -q "^gapscope: --metrics wants ADDR:PORT with a port from 1 to 65535, got $a$" "$TMP/a.err" ||
+		die "--metrics $a: $(cat "$TMP/a.err")"
+done
+APORT=$(free_port)
+"$GS" record --flight 5 --metrics ":$APORT" -o "$TMP/a.gsc" -f -- true >/dev/null 2>"$TMP/a.err" ||
+	die "--metrics :PORT failed: $(cat "$TMP/a.err")"
+grep -q "^gapscope: metrics on http://HOST:$APORT/metrics, HOST any address of this machine (bound to all interfaces: " \
+	"$TMP/a.err" || die "--metrics :PORT: $(grep metrics "$TMP/a.err")"
 echo ok

@@ -4,6 +4,9 @@
 # http.server), and written to --pprof-dir. Every push carries name, from, until and
 # format=pprof, and a multipart part "profile" that go tool pprof reads; the pushed profiles
 # add up to the gaps of the report of the same run's whole recording (-o), and are the files.
+# A store that takes connections and never answers: each push is said to time out, and the
+# recorder exits within 2 x 2 s (the push in flight, then the last) of its target, not ~18 s;
+# --pprof-dir's files are 0600.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "loads BPF programs and attaches uprobes"
@@ -75,4 +78,30 @@ want=$(python3 -c 'import json,sys; print(sum(g["duration_ns"] for g in json.loa
 echo "$n profiles, $total ns of gaps; the report of the whole recording: $want ns"
 awk -v t="$total" -v w="$want" 'BEGIN { d = t - w; if (d < 0) d = -d; exit !(w > 0 && d <= 0.01 * w) }' ||
 	die "the pushed profiles hold $total ns of gaps, the report $want"
+for f in "$TMP/pprof"/*; do
+	assert_eq "$(stat -c %a "$f")" 600 "$f: mode"
+done
+
+# A store that accepts and never answers.
+python3 - "$TMP/hport" <<'PY' &
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 0)); s.listen(64)
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+held = []
+while True:
+    held.append(s.accept()[0])
+PY
+HOLD=$!
+trap '[ -n "$RECV_PID" ] && kill "$RECV_PID" 2>/dev/null; kill "$HOLD" 2>/dev/null; cleanup' EXIT
+until [ -s "$TMP/hport" ]; do sleep 0.1; done
+t0=$(date +%s%N)
+"$GS" record --flight 5 --push "http://127.0.0.1:$(cat "$TMP/hport")/ingest" --push-interval 1 \
+	-o "$TMP/hung.gsc" -- sleep 3 2>"$TMP/hung.err" || die "record failed: $(cat "$TMP/hung.err")"
+ms=$((($(date +%s%N) - t0) / 1000000))
+grep 'profile(s) pushed\|pushing a profile' "$TMP/hung.err"
+echo "a store that never answers: the recording of sleep 3 took $ms ms"
+[ "$ms" -lt 9000 ] || die "the recorder took $ms ms for a 3 s target"
+grep -q 'pushing a profile to http://127.0.0.1:[0-9]*/ingest failed: Connection timed out' "$TMP/hung.err" ||
+	die "the timeout is not said as one"
 echo ok

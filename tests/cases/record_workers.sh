@@ -8,7 +8,9 @@
 # CPU contention (preemption: the machine's load, or the workers' own), and its longest such
 # gap's chain goes from the feeder's wait, named with its system call and file kind, to a
 # data_worker thread of another process. The program runs at nice -19 so that the machine's
-# other work takes little of its CPU time.
+# other work takes little of its CPU time. With one -p, library calls made only by descendants
+# (a child that exists at the attach, and three forked after it) are all in the trace: every
+# malloc_trim and cuStreamSynchronize of each.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "loads BPF programs and attaches uprobes"
@@ -100,4 +102,31 @@ done
 attached cgroup pipe "$cg" cgroup
 rmdir "$cg"
 check cgroup "read (pipe)"
+# One -p: the descendants' library calls, none of them the parent's.
+$CC -O2 -g -o "$TMP/treecalls" tests/record/treecalls.c -ldl
+$CC -O2 -g -shared -fPIC -o "$TMP/libcuda.so.1" tests/record/fakecuda.c
+coproc T { exec "$TMP/treecalls" "$TMP/libcuda.so.1" 50 3; }
+tpid=$T_PID
+read -r -t 60 line <&"${T[0]}" || die "treecalls did not start"
+mkfifo "$TMP/tree.fifo"
+"$GS" record -o "$TMP/tree.gsc" -p "${line#ready }" 2>"$TMP/tree.fifo" &
+rp=$!
+exec {fd}<"$TMP/tree.fifo"
+read_until "$fd" "$TMP/tree.err" "*recording pid * and 1 more process(es)*" ||
+	{ cat "$TMP/tree.err"; die "tree: no attach to the parent and its child"; }
+cat <&$fd >>"$TMP/tree.err" &
+echo go >&"${T[1]}"
+cat <&"${T[0]}" >"$TMP/tree.out"
+wait "$tpid" || die "treecalls failed"
+wait "$rp" || { cat "$TMP/tree.err"; die "record tree"; }
+want=$(sed -n 's/^calls=//p' "$TMP/tree.out")
+assert_eq "$want" 200 "treecalls' calls"
+"$GS" script --no-stacks --no-meta "$TMP/tree.gsc" >"$TMP/tree.events"
+trims=$(grep -c ' probe:malloc_trim ' "$TMP/tree.events" || true)
+syncs=$(grep -c ' cuda:cuStreamSynchronize' "$TMP/tree.events" || true)
+echo "one -p, calls of descendants: $trims of $want malloc_trim, $syncs of $want cuStreamSynchronize"
+assert_eq "$trims" "$want" "one -p: the descendants' malloc_trim calls"
+assert_eq "$syncs" "$want" "one -p: the descendants' cuStreamSynchronize calls"
+"$GS" script --no-stacks "$TMP/tree.gsc" | grep -q '^# losses total=0 ' || die "tree: events lost"
+
 echo "ok: the workers' augment_batch is named through pipe, socket and eventfd waits, with -p, several -p and --cgroup"

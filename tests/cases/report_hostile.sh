@@ -6,8 +6,10 @@
 # gaps.speedscope.json must be UTF-8 that json.load takes; every SVG (and those inlined in
 # index.html) well-formed XML; summary.txt, report's stdout and script's output free of control
 # characters, with one '# end' line (tests/report/hostile_check.py); the page opens in Chromium
-# without errors and shows a gap's flame graph. Also report's options: NaN, wrapping numbers and
-# an absurd --copy-rate refused; report -f into an older report leaves none of its gap files.
+# without errors and shows a gap's flame graph; --pprof's profile passes a strict proto3
+# decoder; the program's file under the newline directory is read (not "missing"). Also report's
+# options: NaN, wrapping numbers and an absurd --copy-rate refused; report -f into an older
+# report leaves none of its gap files.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "loads BPF programs and attaches uprobes"
@@ -25,13 +27,28 @@ $CC -O2 -g -shared -fPIC -o "$TMP/lib/libcuda.so.1" tests/record/fakecuda.c
 	>"$TMP/rec.out" 2>&1 || { cat "$TMP/rec.out"; die "record"; }
 # --top 1000: every gap listed with its closer (the hostile threads' gaps are all 3 ms: which
 # ten of them are the longest is chance).
-"$GS" report "$TMP/t.gsc" -o "$TMP/rep" --top 1000 >"$TMP/rep.txt" 2>"$TMP/rep.err" ||
+"$GS" report "$TMP/t.gsc" -o "$TMP/rep" --top 1000 --pprof "$TMP/rep.pb.gz" >"$TMP/rep.txt" 2>"$TMP/rep.err" ||
 	{ cat "$TMP/rep.err"; die "report"; }
 [ ! -s "$TMP/rep.err" ] || die "report warned: $(cat "$TMP/rep.err")"
 "$GS" script "$TMP/t.gsc" >"$TMP/script.txt" 2>"$TMP/script.err" || die "script"
 grep -q '^gaps: [1-9]' "$TMP/rep.txt" || die "no gaps: $(cat "$TMP/rep.txt")"
 python3 tests/report/hostile_check.py "$TMP/rep" "$TMP/rep.txt" "$TMP/script.txt" ||
 	die "hostile names broke an output"
+# --pprof's string table through a strict proto3 decoder (Debian's python3-protobuf, under the
+# system's interpreter): the names are UTF-8, U+FFFD where the target's bytes were none.
+/usr/bin/python3 tests/report/pprof_strict.py "$TMP/rep.pb.gz" >"$TMP/pprof.txt" || die "--pprof: invalid strings"
+cat "$TMP/pprof.txt"
+grep -q ' [1-9][0-9]* with U+FFFD$' "$TMP/pprof.txt" || die "--pprof: no hostile name in the profile"
+# The program's own file, under a directory whose name holds a newline, is found and read:
+# /proc/PID/maps writes the newline as \012, which no file is named.
+python3 - "$TMP/rep/summary.json" <<'PY' || die "a file under the newline directory was not read"
+import json, sys
+s = json.load(open(sys.argv[1]))
+bad = [f for f in s.get("symbols", {}).get("unnamed_files", [])
+       if ("\n" in f["path"] or "\\012" in f["path"]) and f["state"] != "ok"]
+print("files under the newline directory not read: %d" % len(bad))
+assert not bad, bad
+PY
 # Each thread closed gaps, under its escaped name (one sample: a terminal escape).
 grep -q '\\x1b\]0;pwned\\x07' "$TMP/rep.txt" || die "the OSC name is not shown escaped"
 grep -q "^# target pid=[0-9]* launch $TMP/evil\\\\x0a# end events=0\\\\x0a" "$TMP/script.txt" ||

@@ -6,6 +6,7 @@
  * open the host's files, and libdwfl would spend the run loading them. Outputs go to a temporary
  * directory made once, written over by every input.
  */
+#include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
 
@@ -16,6 +17,7 @@
 static struct fuzz_file file;
 static char dir[PATH_MAX], gaps[PATH_MAX];
 static FILE *devnull;
+static int dfd = -1, gfd = -1;
 
 static void cleanup(void)
 {
@@ -38,6 +40,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	snprintf(gaps, sizeof(gaps), "%s/gaps", dir);
 	if (mkdir(gaps, 0755))
 		return 1;
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	gfd = open(gaps, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 || gfd < 0)
+		return 1;
 	devnull = fopen("/dev/null", "we");
 	atexit(cleanup);
 	return 0;
@@ -55,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!fixed || fuzz_file__set(&file, fixed, size))
 		goto out;
-	fo = folded_out__new(gaps);
+	fo = folded_out__new(gfd);
 	if (!fo)
 		goto out;
 	ao.on_gap = folded_out__gap;
@@ -67,7 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		goto out;
 	summary_json__write(a, devnull);
 	summary_txt__write(a, &oo, devnull);
-	render_out__write(dir, file.path, a, &ro, NULL);
+	render_out__write(dfd, dir, file.path, a, &ro, NULL);
 out:
 	folded_out__free(fo);
 	analysis__free(a);

@@ -13,6 +13,7 @@
  * Prints what was downsampled to keep the files small.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -489,7 +490,8 @@ static int from_report(const char *dir)
 					      .summary_len = sum_len,
 					      .svgs = svgs,
 					      .nsvgs = n,
-					      .base_dir = dir },
+					      .with_dir = true,
+					      .dir_fd = open(dir, O_RDONLY | O_DIRECTORY) },
 			NULL))
 		die("html__write");
 	close_out(out, "index.html");

@@ -30,6 +30,7 @@
 #define MS 1000000ull
 
 static struct gputime *g;
+static struct strtab *names; /* g's, freed with it */
 
 static __u64 woken_at; /* the next call's wakeup, 0 none */
 
@@ -106,7 +107,7 @@ static void one_stream(bool model)
 	struct gpu_idle *i;
 	size_t n, nd;
 
-	g = gputime__new(strtab__new(), MS);
+	g = gputime__new(names = strtab__new(), MS);
 	CHECK(g, "new");
 	if (model)
 		gputime__copy_model(g, 1.0, 0);
@@ -137,6 +138,7 @@ static void one_stream(bool model)
 	free(d[0].busy);
 	free(d);
 	gputime__free(g);
+	strtab__free(names);
 }
 
 /* Stream A done at 9 ms less 3 ms of copies back; stream B's kernel behind 8 ms of uploads
@@ -147,7 +149,7 @@ static void two_streams(__u64 third_ms, __u64 want_end)
 	struct gpu_idle *i;
 	size_t n;
 
-	g = gputime__new(strtab__new(), MS);
+	g = gputime__new(names = strtab__new(), MS);
 	gputime__copy_model(g, 1.0, 0);
 	launch(t0, 0xa0);
 	copy_back(t0 + MS / 2, 0xa0, 3000000);
@@ -163,6 +165,7 @@ static void two_streams(__u64 third_ms, __u64 want_end)
 	CHECK_EQ_U64(i[0].end, t0 + want_end * MS);
 	free(i);
 	gputime__free(g);
+	strtab__free(names);
 }
 
 /* Two streams' uploads share the device's link: the second's kernel waits for both. */
@@ -172,7 +175,7 @@ static void shared_link(void)
 	struct gpu_idle *i;
 	size_t n;
 
-	g = gputime__new(strtab__new(), MS);
+	g = gputime__new(names = strtab__new(), MS);
 	gputime__copy_model(g, 1.0, 0);
 	launch(t0 - 10 * MS, 0xc0);
 	sync_stream(t0 - 9 * MS, t0 - 5 * MS, 0xc0);
@@ -190,6 +193,7 @@ static void shared_link(void)
 	CHECK_EQ_U64(i[1].end, t0 + 8 * MS); /* b's upload after a's */
 	free(i);
 	gputime__free(g);
+	strtab__free(names);
 }
 
 /*
@@ -203,7 +207,7 @@ static void late_return(bool woken)
 	struct gpu_idle *i;
 	size_t n;
 
-	g = gputime__new(strtab__new(), MS);
+	g = gputime__new(names = strtab__new(), MS);
 	launch(t0, 0xa0);
 	launch(t0 + 8 * MS, 0xb0);
 	woken_at = woken ? t0 + 5 * MS : 0;
@@ -220,6 +224,7 @@ static void late_return(bool woken)
 	}
 	free(i);
 	gputime__free(g);
+	strtab__free(names);
 }
 
 /* An off-CPU interval of tid (process 100) from a to b (ms), woken at w by waker (0: irq). */

@@ -199,9 +199,11 @@ static void check_debug(void)
 int main(void)
 {
 	const char *exe = "/usr/bin/python3";
+	char *real = realpath(exe, NULL);
 
 	check_table();
-	check_probe(realpath(exe, NULL) ?: exe);
+	check_probe(real ?: exe);
+	free(real);
 	check_lines(exe);
 	check_debug();
 	printf("ok: Python %d.%d's layout and line tables\n", PY_MAJOR_VERSION, PY_MINOR_VERSION);

@@ -324,6 +324,15 @@ int main(int argc, char **argv)
 	      "");
 	CHECK(!symbolizer__data_symbol(s, TGID, (__u64)outer), "code is not data");
 	CHECK(!symbolizer__data_symbol(s, TGID + 7, (__u64)lock), "no such process");
+	/*
+	 * A data lookup without a name as a symbolizer's first answer: no frame to keep, and no
+	 * frame array yet (a copy of nothing from nowhere: undefined, which check-asan's UBSan
+	 * reports).
+	 */
+	s2 = symbolizer__new(&(struct symbolizer_opts){ 0 });
+	CHECK(s2 && add_self_maps(s2, TGID, lib, false) > 4, "a second symbolizer");
+	CHECK(!symbolizer__data_symbol(s2, TGID, (__u64)outer), "code is not data, asked first");
+	symbolizer__free(s2);
 
 	/* Nothing mapped there. */
 	CHECK_EQ_U64(symbolizer__resolve(s, TGID, 4096, f, 8), 0);
