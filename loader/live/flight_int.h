@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The flight recorder's state, shared by flight.c (the live analysis, the triggers and the
+ * dumps they ask for) and flight_ring.c (the ring of chunks, the records every dump needs, and
+ * the rules by which the ring lets go of a chunk).
+ */
+#ifndef GAPSCOPE_FLIGHT_INT_H
+#define GAPSCOPE_FLIGHT_INT_H
+
+#include "analysis.h"
+#include "clock.h"
+#include "flight.h"
+#include "metrics.h"
+#include "reader.h"
+
+#define ALIGN8(x)      (((x) + 7) & ~(size_t)7)
+#define FLIGHT_PENDING 4
+#define FLIGHT_IDLE    256 /* gap ends remembered */
+#define FLIGHT_REPORTS 4   /* dumps whose report runs while the next one is written */
+#define NS	       1000000000ull
+#define HOUR_NS	       (3600ull * NS)
+
+struct flight_req {
+	__u64 w0, w1, asked;
+	__u64 start; /* of what triggered it (the gap's start) */
+	char reason[96];
+};
+
+struct flight {
+	struct flight_opts o;
+	__u64 keep_ns, cap_bytes;
+	struct flight_chunk *head, *last; /* oldest, newest */
+	struct flight_chunk *tail;	  /* the one being filled (== last), NULL: none */
+	__u64 ring_bytes, let_go_early, dropped;
+	/* The ring's chunks and those it let go of that a dump still writes (atomically: the dump's
+	 * thread lets go of its own): what --flight-mb bounds. */
+	__u64 alive;
+	/* What every dump needs (flight__sticky), each a malloc'd record. */
+	struct gs_hdr **sticky;
+	size_t nsticky, cap_sticky, sticky_bytes;
+	__u64 sticky_dropped;
+	/* The live analysis. */
+	struct analysis *a;
+	struct ordered_reader *rd;
+	/* Dumps: asked for, being written, done. */
+	struct flight_req pending[FLIGHT_PENDING];
+	size_t npending;
+	struct flight_dump *cur;		       /* writing its file */
+	struct flight_dump *reporting[FLIGHT_REPORTS]; /* file written, report running */
+	__u64 *hour; /* when each dump of the last hour was asked for */
+	size_t nhour;
+	__u64 dumped_bytes, dumps, suppressed, covered;
+	bool said_suppressed;
+	int sfd;
+	int dump_dfd; /* --dump-dir, taken once: every dump is created under it */
+	__u64 real_off;
+	struct metrics *m; /* --metrics, or NULL */
+	struct push *push; /* --push, --pprof-dir, or NULL */
+	/* Where the live analysis saw each device start work from idle (its gaps' ends), at least
+	 * keep_ns / (FLIGHT_IDLE / 2) apart: a program with many short gaps keeps some from as far
+	 * back as the ring reaches. */
+	struct {
+		__u64 at[FLIGHT_IDLE];
+		size_t n;
+	} idle[METRICS_DEVICES];
+	unsigned int ticks;
+	/* Replayed (flight__replay): the clock is the records' own, set by flight__set_clock. */
+	bool replay;
+	__u64 replay_ns;
+	__u64 ring_max; /* the most alive ever */
+};
+
+/* Now: CLOCK_MONOTONIC, the records' clock; in a replay, how far the records have come. */
+static inline __u64 flight_now(const struct flight *f)
+{
+	return f->replay ? f->replay_ns : clock__mono_ns();
+}
+
+/* flight.c */
+/* Hands h, a record the ring holds, to the live analysis's ordered reader. */
+void live_push(struct flight *f, const struct gs_hdr *h);
+
+/* flight_ring.c */
+void close_tail(struct flight *f, __u64 now);
+void let_go(struct flight *f, __u64 now, size_t need);
+
+#endif
