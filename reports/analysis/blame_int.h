@@ -60,6 +60,11 @@ int blame__root_cpu(struct blame *b, const struct thread *th, const struct actio
 /* On-CPU time [s, e) of th that no sample fell in, as a root (blame_oncpu.c). */
 int blame__unsampled(struct blame *b, const struct thread *th, __u64 s, __u64 e);
 
+/* Runnable, not running, over [s, e) of o, as a root (blame_sched.c). */
+struct th_off;
+int blame__runnable(struct blame *b, const struct thread *th, const struct th_off *o, __u64 s,
+		    __u64 e);
+
 /* The hops (blame_hops.c): through a task (tasks.h's pieces, latest first) to z; to th's
  * creator for [a, born). */
 int blame__task_hop(struct blame *b, const struct thread *th, const struct task_seg *seg, __u32 n,
