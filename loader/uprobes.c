@@ -21,10 +21,9 @@
 #include "metadata.h"
 #include "procmaps.h"
 #include "resolve.h"
-#include "runtimes.h"
 #include "trace.h"
 #include "umulti.h"
-#include "uprobes.h"
+#include "uprobes_int.h"
 
 /* A file probed already, by inode. */
 struct probed_file {
@@ -33,31 +32,12 @@ struct probed_file {
 	char *path;
 };
 
-/* One probe of a file, collected first, then attached together with the file's others. */
-struct pending {
-	__u32 id;
-	__u32 family; /* enum gs_probe_family */
-	__u32 kind;   /* enum cu_kind */
-	bool ret;     /* with a return probe */
-	bool lookup;  /* a hot lookup, attached as a link of its own (uprobes__retire_lookups) */
-	__u64 offset;
-	char *sym;
-	int err;
-};
-
 /* A hot lookup's links, until it is retired (fds -1 after). */
 struct lookup_probe {
 	int fd[2]; /* entry, return: kept in u->links as well */
 	__u32 lib, id, kind;
 	__u64 offset;
 	char *lib_path, *sym;
-};
-
-struct file_probes {
-	struct uprobes *u;
-	struct pending *p;
-	size_t n, cap;
-	__u32 cu_lib; /* the file's slot in the BPF side's per-library tables */
 };
 
 static int attach_one(struct uprobes *u, struct bpf_program *prog, bool ret, const char *path,
@@ -71,8 +51,8 @@ static int attach_one(struct uprobes *u, struct bpf_program *prog, bool ret, con
 	return links__add(u->links, l);
 }
 
-static struct pending *add_pending(struct file_probes *fp, __u32 family, const char *sym,
-				   __u64 offset)
+struct pending *file_probes__add(struct file_probes *fp, __u32 family, const char *sym,
+				 __u64 offset)
 {
 	struct pending *p;
 
@@ -102,7 +82,7 @@ static int cuda_sym(const struct elfx_sym *s, void *ctx)
 
 	if (!cuda_fns__lookup(s->name, &d) || fp->u->out->next_probe_id >= CU_MAX_FNS)
 		return 0;
-	p = add_pending(fp, GS_PROBE_CUDA, s->name, s->offset);
+	p = file_probes__add(fp, GS_PROBE_CUDA, s->name, s->offset);
 	if (!p)
 		return 0;
 	p->kind = d.kind;
@@ -113,58 +93,12 @@ static int cuda_sym(const struct elfx_sym *s, void *ctx)
 	return 0;
 }
 
-/* An async runtime's task function (runtimes.h): an interval with its task as arg0. */
-static int task_sym(const struct elfx_sym *s, void *ctx)
-{
-	struct file_probes *fp = ctx;
-	const struct rt_fn *f = runtimes__match(s->name);
-	struct pending *p;
-
-	if (!f)
-		return 0;
-	p = add_pending(fp, GS_PROBE_TASK, f->name, s->offset);
-	if (p) {
-		p->kind = f->kind;
-		p->ret = true;
-	}
-	return 0;
-}
-
-/* Every file but libc and libcuda: an async runtime's task functions, from its symbol table. */
-static void probe_tasks(struct file_probes *fp, const char *path, const char *shown)
-{
-	size_t before = fp->n, n;
-	char said[ESC_TEXT_MAX]; /* a path the target chose, for a terminal */
-	bool symtab = false;
-	int err = elfx__for_each_sym(path, task_sym, fp, &symtab);
-
-	if (err)
-		return;
-	n = fp->n - before;
-	if (n) {
-		fprintf(stderr, "gapscope: %s: %zu async task probes\n",
-			esc__text(said, sizeof(said), shown, SIZE_MAX), n);
-	} else if (!symtab && elfx__rodata_has(path, "tokio")) {
-		/* A stripped program built with tokio: its runtime is there, unprobed. */
-		fprintf(stderr,
-			"gapscope: %s: no symbol table: the async runtime in it (tokio) cannot be "
-			"probed (blame follows threads only)\n",
-			esc__text(said, sizeof(said), shown, SIZE_MAX));
-	} else if (!symtab) {
-		/* Most files have none (a distribution's libraries): counted, said with -v. */
-		fp->u->no_symtab++;
-		if (fp->u->verbose >= 2)
-			fprintf(stderr, "gapscope: %s: no symbol table: no async runtime probed\n",
-				esc__text(said, sizeof(said), shown, SIZE_MAX));
-	}
-}
-
 static struct pending *add_interval(struct file_probes *fp, __u32 family, const char *path,
 				    const char *sym)
 {
 	__u64 off = 0;
 	int err = elfx__sym_offset(path, sym, &off);
-	struct pending *p = add_pending(fp, family, sym, off);
+	struct pending *p = file_probes__add(fp, family, sym, off);
 
 	if (p) {
 		p->ret = true;
@@ -419,7 +353,7 @@ static void probe_file(struct uprobes *u, const char *path, const char *shown)
 		if (probe_spec__matches(&u->specs[i], shown))
 			add_interval(&fp, GS_PROBE_USER, path, u->specs[i].sym);
 	if (!path__is_libcuda(shown) && !path__is_libc(shown))
-		probe_tasks(&fp, path, shown);
+		file_probes__add_tasks(&fp, path, shown);
 	attach_pending(&fp, path, shown);
 	for (size_t i = 0; i < fp.n; i++)
 		free(fp.p[i].sym);
