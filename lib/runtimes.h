@@ -2,7 +2,7 @@
 /*
  * Async runtimes' task functions, by name: where a task is polled and where it is woken. The
  * recorder probes every function of a target's executable whose demangled name is in the table
- * (loader/uprobes.c), as an interval with its first argument, the task's identity; the report
+ * (loader/uprobes_tasks.c), as an interval with its first argument, the task's identity; the report
  * follows a task across the threads that polled and woke it (reports/analysis/tasks.c). Adding a runtime
  * is adding its rows (ARCHITECTURE.md says how), as long as its poll and wake functions are
  * real functions (a vtable's entries are) that take the task as their first argument.

@@ -60,7 +60,7 @@ void uprobes__watch(struct uprobes *u);
 /*
  * One trap per hot call: PyTorch calls cuKernelGetFunction before every launch, so its probe
  * (entry and return: two more traps a launch) is retired once the library's kernel handles have
- * shown their names LOOKUP_TRUST times without a contradiction (bpf/cuda.bpf.c, calibrate()):
+ * shown their names LOOKUP_TRUST times without a contradiction (bpf/names.bpf.h, calibrate()):
  * from then on a launch of a function no lookup named reads the name from its handle, once. The
  * trace gets the probe's record again, flagged GS_PROBE_F_RETIRED, at the time it went. Needs
  * uprobe_multi links (the probe is its own link); called at every poll tick.

@@ -10,7 +10,8 @@
  * (gapscope-flight-YYYYMMDDTHHMMSS.mmmZ.gsc under --dump-dir), then `gapscope report` of it
  * beside it (FILE.report/), at most --dump-max-per-hour an hour and --dump-max-mb in all.
  *
- *   flight.c        the ring, the records every dump needs, the live analysis, the triggers
+ *   flight.c        the live analysis, the triggers, the dumps they ask for
+ *   flight_ring.c   the ring, its let-go rules, the records every dump needs
  *   flight_dump.c   writing a dump and its report, off the recording's thread
  *   flight_replay.c a recorded trace through the same, its records' times the clock (--replay)
  *   flight_opts.c   the options (an argp child of record's)
