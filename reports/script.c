@@ -548,8 +548,9 @@ int cmd_script(int argc, char **argv)
 		fprintf(stderr, "gapscope: out of memory\n");
 		goto out;
 	}
-	printf("# trace version=%u arch=%s\n", trace__version(tr),
-	       gs_arch__name(trace_flags__arch(trace__stats(tr)->flags)));
+	if (!o.no_meta)
+		printf("# trace version=%u arch=%s\n", trace__version(tr),
+		       gs_arch__name(trace_flags__arch(trace__stats(tr)->flags)));
 	while ((n = oreader__next(r, &h)) > 0) {
 		print_record(&s, h, n);
 		if (launch_counter__add(s.launches, h)) {

@@ -67,34 +67,15 @@ static int complete_gap(struct analysis *a, struct blame *bl, const struct analy
 	a->woken_outside_ns += g->woken_outside_ns;
 	if (!err && o->on_gap)
 		err = o->on_gap(g, o->ctx);
-	for (__u32 r = 0; r < g->nroots; r++)
-		free(g->roots[r].parts);
-	for (__u32 r = 1; r < g->nroots; r++) {
-		for (__u32 k = 0; k < g->roots[r].nlinks; k++)
-			free(g->roots[r].links[k].frames);
-		free(g->roots[r].links);
-	}
-	free(g->roots);
-	g->roots = NULL;
-	g->nroots = 0;
-	for (__u32 i = 0; i < g->nstacks; i++)
-		free(g->stacks[i].frames);
-	free(g->stacks);
-	g->stacks = NULL;
-	g->nstacks = 0;
+	gap__free_walk(g);
 	if (o->forget_gaps) {
 		/* Live (record --flight): handed on, counted in causes and gap_ns, not kept. */
-		for (__u32 k = 0; k < g->nchain; k++)
-			free(g->chain[k].frames);
-		free(g->chain);
-		free(g->kinds);
+		gap__free_parts(g);
 		return err;
 	}
 	kept = vec__push(&p->gaps, sizeof(*kept));
 	if (!kept) {
-		for (__u32 k = 0; k < g->nchain; k++)
-			free(g->chain[k].frames);
-		free(g->chain);
+		gap__free_parts(g);
 		return -ENOMEM;
 	}
 	*kept = *g;
@@ -453,32 +434,16 @@ void analysis__free(struct analysis *a)
 	if (!a)
 		return;
 	p = a->priv;
-	for (size_t g = 0; g < a->ngaps; g++) {
-		struct gap *gp = &a->gaps[g];
-
-		for (__u32 k = 0; k < gp->nchain; k++)
-			free(gp->chain[k].frames);
-		free(gp->chain);
-		free(gp->kinds);
-	}
+	for (size_t g = 0; g < a->ngaps; g++)
+		gap__free_parts(&a->gaps[g]);
 	free(a->gaps);
 	if (p) {
-		for (size_t i = 0; i < p->pending.n; i++) {
-			struct gap *g = VEC_AT(&p->pending, struct gap, i);
-
-			free(g->roots);
-			free(g->stacks);
-		}
+		for (size_t i = 0; i < p->pending.n; i++)
+			gap__free_parts(VEC_AT(&p->pending, struct gap, i));
 		vec__free(&p->pending);
 		causes__free(&p->kind_fn);
-		for (size_t g = 0; g < p->gaps.n; g++) {
-			struct gap *gp = VEC_AT(&p->gaps, struct gap, g);
-
-			for (__u32 k = 0; k < gp->nchain; k++)
-				free(gp->chain[k].frames);
-			free(gp->chain);
-			free(gp->kinds);
-		}
+		for (size_t g = 0; g < p->gaps.n; g++)
+			gap__free_parts(VEC_AT(&p->gaps, struct gap, g));
 		vec__free(&p->gaps);
 		blame__free(p->bl);
 	}

@@ -11,7 +11,9 @@ need_built "$GS" "$ZK" "$LIBCUDA"
 SRV_PID=
 REC_PID=
 stop() {
-	[ -n "$REC_PID" ] && kill -KILL "$REC_PID" 2>/dev/null
+	# A recorder killed takes no signal to its engine: that one goes by its exact command line.
+	[ -n "$REC_PID" ] && kill -KILL "$REC_PID" 2>/dev/null &&
+		pkill -KILL -xf './zk-stripped --device sim --scenario tracker-trim --partitions 100000'
 	[ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null
 	cleanup
 }

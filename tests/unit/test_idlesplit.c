@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "idlesplit.h"
+#include "folded.h"
 #include "idlesplit_int.h"
 #include "kinds.h"
 #include "stacktab.h"
