@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -74,6 +75,18 @@ void live_push(struct flight *f, const struct gs_hdr *h)
 	live_drain(f);
 }
 
+/* A dump not written for a limit: counted, said the first time. */
+static void suppress(struct flight *f, const char *why, const char *limit)
+{
+	f->suppressed++;
+	if (!f->said_suppressed)
+		fprintf(stderr,
+			"gapscope: flight: dump of %s not written: %s (counted from now on, not said "
+			"again)\n",
+			why, limit);
+	f->said_suppressed = true;
+}
+
 /* A dump of [w0, w1] asked for: queued, or counted where a limit or another window says no. */
 static void ask(struct flight *f, __u64 w0, __u64 w1, __u64 start, __u64 end, const char *why)
 {
@@ -98,17 +111,11 @@ static void ask(struct flight *f, __u64 w0, __u64 w1, __u64 start, __u64 end, co
 			f->hour[k++] = f->hour[i];
 	f->nhour = k;
 	if (f->nhour >= f->o.max_per_hour || f->npending == FLIGHT_PENDING ||
-	    f->dumped_bytes >= (__u64)f->o.max_total_mb << 20) {
-		f->suppressed++;
-		if (!f->said_suppressed)
-			fprintf(stderr,
-				"gapscope: flight: dump of %s not written: %s (counted from now on, "
-				"not said again)\n",
-				why,
-				f->nhour >= f->o.max_per_hour ? "--dump-max-per-hour reached" :
-				f->npending == FLIGHT_PENDING ? "too many dumps waiting" :
-								"--dump-max-mb reached");
-		f->said_suppressed = true;
+	    __atomic_load_n(&f->disk, __ATOMIC_ACQUIRE) >= f->disk_cap) {
+		suppress(f, why,
+			 f->nhour >= f->o.max_per_hour ? "--dump-max-per-hour reached" :
+			 f->npending == FLIGHT_PENDING ? "too many dumps waiting" :
+							 "--dump-max-mb reached");
 		return;
 	}
 	f->hour[f->nhour++] = now;
@@ -204,6 +211,12 @@ static void start_dump(struct flight *f, const struct flight_req *r)
 
 	if (!d)
 		return;
+	/* The dumps before it, those still being written or reported included, took it all. */
+	if (__atomic_load_n(&f->disk, __ATOMIC_ACQUIRE) >= f->disk_cap) {
+		suppress(f, r->reason, "--dump-max-mb reached");
+		free(d);
+		return;
+	}
 	*d = (struct flight_dump){ .w0 = r->w0,
 				   .w1 = r->w1,
 				   .asked_ns = r->asked,
@@ -211,7 +224,9 @@ static void start_dump(struct flight *f, const struct flight_req *r)
 				   .dir = f->o.dir,
 				   .dfd = f->dump_dfd,
 				   .report = !f->o.no_report,
-				   .replay = f->replay };
+				   .replay = f->replay,
+				   .disk = &f->disk,
+				   .disk_cap = f->disk_cap };
 	snprintf(d->reason, sizeof(d->reason), "%s", r->reason);
 	d->w0 = clean_start(f, r->w0, r->w1, r->start, &d->clean);
 	d->late = d->w0 > r->start; /* the ring no longer held the trigger's start */
@@ -268,7 +283,7 @@ static void reap_dumps(struct flight *f, bool wait)
 		f->reporting[i] = NULL;
 		/* Counted once its thread is joined (its bytes and error are the thread's until
 		 * then); its line, then freed. */
-		flight_dump__join(d, d->thread, &f->dumps, &f->dumped_bytes);
+		flight_dump__join(d, d->thread, &f->n);
 	}
 	for (int i = 0; f->cur && i < FLIGHT_REPORTS; i++)
 		if (!f->reporting[i] &&
@@ -301,7 +316,7 @@ void flight__tick(struct flight *f)
 			if (!analysis__split(f->a, d, &busy, &split))
 				metrics__split(f->m, d, &split, busy);
 		}
-		metrics__flight(f->m, f->dumps, f->ring_bytes);
+		metrics__flight(f->m, f->n.dumps, f->ring_bytes);
 	}
 	if (f->push)
 		push__tick(f->push);
@@ -336,6 +351,7 @@ struct flight *flight__new(const struct flight_opts *o, unsigned int ringbuf_mb)
 	struct flight *f = calloc(1, sizeof(*f));
 	struct analysis_opts ao = { .min_gap_ns = 1000000, .max_hops = 8, .forget_gaps = true };
 	char err[256];
+	struct stat st;
 	sigset_t mask;
 
 	if (!f || !(f->hour = calloc(o->max_per_hour + 1, sizeof(*f->hour)))) {
@@ -368,6 +384,10 @@ struct flight *flight__new(const struct flight_opts *o, unsigned int ringbuf_mb)
 		flight__stop(f);
 		return NULL;
 	}
+	/* What du says of the dump directory counts its own blocks: so does the budget. */
+	f->disk_cap = (__u64)o->max_total_mb << 20;
+	if (!fstat(f->dump_dfd, &st))
+		f->disk = (__u64)st.st_blocks * 512;
 	if ((o->metrics && !(f->m = metrics__new(o->metrics))) ||
 	    ((o->push_url || o->pprof_dir) &&
 	     !(f->push = push__new(o->push_url, o->pprof_dir, o->push_interval_s)))) {
@@ -429,17 +449,21 @@ void flight__stop(struct flight *f)
 	reap_dumps(f, true);
 	if (f->sfd >= 0)
 		fprintf(stderr,
-			"gapscope: flight: %llu dump(s) written (%.1f MB), %llu not written for the "
-			"limits, %llu inside another's window; %llu chunk(s) let go early for "
-			"--flight-mb, %llu record(s) dropped, %llu not kept for every dump; the ring "
+			"gapscope: flight: %llu dump(s) written (%.1f MB), %.1f MiB on disk with "
+			"their reports (--dump-max-mb %u), %llu report(s) removed for it, %llu not "
+			"written for the limits, %llu inside another's window; %llu chunk(s) let go "
+			"early for --flight-mb, %llu record(s) dropped, %llu not kept for every dump; the ring "
 			"held at most %.1f MiB (dumps being written included)\n",
-			(unsigned long long)f->dumps, f->dumped_bytes / 1e6,
-			(unsigned long long)f->suppressed, (unsigned long long)f->covered,
-			(unsigned long long)f->let_go_early, (unsigned long long)f->dropped,
-			(unsigned long long)f->sticky_dropped, f->ring_max / 1048576.0);
+			(unsigned long long)f->n.dumps, f->n.bytes / 1e6,
+			__atomic_load_n(&f->disk, __ATOMIC_ACQUIRE) / 1048576.0, f->o.max_total_mb,
+			(unsigned long long)f->n.reports_over,
+			(unsigned long long)(f->suppressed + f->n.over),
+			(unsigned long long)f->covered, (unsigned long long)f->let_go_early,
+			(unsigned long long)f->dropped, (unsigned long long)f->sticky_dropped,
+			f->ring_max / 1048576.0);
 	push__free(f->push);
 	if (f->m)
-		metrics__flight(f->m, f->dumps, f->ring_bytes);
+		metrics__flight(f->m, f->n.dumps, f->ring_bytes);
 	metrics__free(f->m, f->o.metrics_linger_s);
 	while (f->head) {
 		struct flight_chunk *c = f->head;

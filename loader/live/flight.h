@@ -8,7 +8,8 @@
  * least --trigger-gap, or SIGUSR1, asks for a dump: the window around it (--dump-before,
  * --dump-after) written by a thread of its own as an ordinary trace file named by the time
  * (gapscope-flight-YYYYMMDDTHHMMSS.mmmZ.gsc under --dump-dir), then `gapscope report` of it
- * beside it (FILE.report/), at most --dump-max-per-hour an hour and --dump-max-mb in all.
+ * beside it (FILE.report/), at most --dump-max-per-hour an hour and --dump-max-mb on disk in all
+ * (traces and reports).
  *
  *   flight.c        the live analysis, the triggers, the dumps they ask for
  *   flight_ring.c   the ring, its let-go rules, the records every dump needs
@@ -115,6 +116,9 @@ struct flight_dump {
 	int dfd; /* dir, taken once by the recorder: the dump and its report are made under it */
 	bool report;
 	bool replay; /* the window is of a replay's clock: no time after it to say */
+	/* --dump-max-mb: the bytes on disk (du's: blocks) of every dump of the recording, traces
+	 * and reports, taken atomically by each dump's thread as it writes, and their bound. */
+	__u64 *disk, disk_cap;
 	/* Set by the thread. */
 	char path[4096];
 	char name[64]; /* path's last component, under dfd */
@@ -122,17 +126,25 @@ struct flight_dump {
 	double write_ms, report_ms;
 	double after_ms; /* from the window's end to the file written */
 	int err;
-	int written; /* atomically: 1 once the file is written (its chunks let go) */
-	int done;    /* atomically: 1 when the thread finished, its report too */
+	bool over;	  /* the trace would have passed --dump-max-mb: removed */
+	bool report_over; /* its report would have: removed */
+	int written;	  /* atomically: 1 once the file is written (its chunks let go) */
+	int done;	  /* atomically: 1 when the thread finished, its report too */
 	pthread_t thread;
 };
 
 void flight_chunk__put(struct flight_chunk *c);
 /* Starts the thread that writes d; 0 or -errno. */
 int flight_dump__start(struct flight_dump *d, pthread_t *thread);
-/* Waits for it, prints its line, adds a written file to *dumps and its size to *bytes, frees
- * what it held (d too). */
-void flight_dump__join(struct flight_dump *d, pthread_t thread, __u64 *dumps, __u64 *bytes);
+/* What the joined dumps add up to. */
+struct flight_dump_counts {
+	__u64 dumps, bytes; /* files written and kept, their size */
+	__u64 over;	    /* traces removed for --dump-max-mb */
+	__u64 reports_over; /* reports removed for it */
+};
+
+/* Waits for it, prints its line, counts it in *n, frees what it held (d too). */
+void flight_dump__join(struct flight_dump *d, pthread_t thread, struct flight_dump_counts *n);
 
 /*
  * Records every dump needs whatever its window, kept apart from the ring: the recorder's

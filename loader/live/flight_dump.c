@@ -6,7 +6,12 @@
  * ordinary trace file; then `gapscope report` of it, as a process of its own (its memory is not
  * the recorder's), beside it. The chunks are the ring's own, held by a reference each until the
  * file is written: the recording goes on appending and letting go meanwhile.
+ *
+ * --dump-max-mb bounds what the dumps leave on disk, as du counts it: each trace and each report
+ * is measured once written and taken from the recording's budget at once (by the thread that
+ * wrote it, not when the dump is joined later); one that does not fit is removed and counted.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -58,6 +63,56 @@ static bool in_window(const struct flight_dump *d, const struct gs_hdr *h)
 	return t >= d->w0 && t <= d->w1;
 }
 
+/* Takes n bytes of --dump-max-mb's budget, false where they would pass it. */
+static bool disk_take(struct flight_dump *d, __u64 n)
+{
+	__u64 cur = __atomic_load_n(d->disk, __ATOMIC_ACQUIRE);
+
+	do {
+		if (cur + n > d->disk_cap)
+			return false;
+	} while (!__atomic_compare_exchange_n(d->disk, &cur, cur + n, false, __ATOMIC_ACQ_REL,
+					      __ATOMIC_ACQUIRE));
+	return true;
+}
+
+/*
+ * The bytes on disk of name under dfd and, a directory, of everything in it (du's count: blocks);
+ * never through a link. rm: removes it all too. Names are opened relative to the fds, as the
+ * report made them (outfile.h).
+ */
+static __u64 tree_walk(int dfd, const char *name, bool rm)
+{
+	struct dirent *de;
+	struct stat st;
+	__u64 n = 0;
+	DIR *dir;
+	int fd;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return 0;
+	n = (__u64)st.st_blocks * 512;
+	if (!S_ISDIR(st.st_mode)) {
+		if (rm)
+			unlinkat(dfd, name, 0);
+		return n;
+	}
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	dir = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		return n;
+	}
+	while ((de = readdir(dir)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			n += tree_walk(dirfd(dir), de->d_name, rm);
+	closedir(dir);
+	if (rm)
+		unlinkat(dfd, name, AT_REMOVEDIR);
+	return n;
+}
+
 static int write_trace(struct flight_dump *d)
 {
 	struct trace_writer *w = trace__create_at(d->dfd, d->name, false);
@@ -101,6 +156,11 @@ static int write_trace(struct flight_dump *d)
 	/* Its size on disk: the last chunk is compressed by trace__finish. */
 	if (!err && !fstatat(d->dfd, d->name, &st, AT_SYMLINK_NOFOLLOW))
 		d->bytes = st.st_size;
+	/* Kept only where it fits in what the dumps may take, with what is taken already. */
+	if (!err && !disk_take(d, (__u64)st.st_blocks * 512)) {
+		d->over = true;
+		err = -EFBIG;
+	}
 	if (err)
 		unlinkat(d->dfd, d->name, 0);
 	return err;
@@ -160,8 +220,17 @@ static void *dump_thread(void *arg)
 	d->nchunks = 0;
 	__atomic_store_n(&d->written, 1, __ATOMIC_RELEASE);
 	if (!d->err && d->report) {
+		char dir[sizeof(d->name) + 8];
+
 		d->err = run_report(d) == 0 ? 0 : 1;
 		d->report_ms = (clock__mono_ns() - t1) / 1e6;
+		/* What it wrote (a failed one too) stays only where it fits; the next dump's trace
+		 * may have taken the budget meanwhile. */
+		snprintf(dir, sizeof(dir), "%s.report", d->name);
+		if (!disk_take(d, tree_walk(d->dfd, dir, false))) {
+			tree_walk(d->dfd, dir, true);
+			d->report_over = true;
+		}
 	}
 	__atomic_store_n(&d->done, 1, __ATOMIC_RELEASE);
 	return NULL;
@@ -172,14 +241,21 @@ int flight_dump__start(struct flight_dump *d, pthread_t *thread)
 	return -pthread_create(thread, NULL, dump_thread, d);
 }
 
-void flight_dump__join(struct flight_dump *d, pthread_t thread, __u64 *dumps, __u64 *bytes)
+void flight_dump__join(struct flight_dump *d, pthread_t thread, struct flight_dump_counts *n)
 {
 	pthread_join(thread, NULL);
 	if (d->err >= 0) { /* its file written (its report may have failed) */
-		++*dumps;
-		*bytes += d->bytes;
+		n->dumps++;
+		n->bytes += d->bytes;
 	}
-	if (d->err < 0)
+	n->over += d->over;
+	n->reports_over += d->report_over;
+	if (d->over)
+		fprintf(stderr,
+			"gapscope: flight: dump of %s not kept: its %.1f MB would pass --dump-max-mb "
+			"(%llu MiB, traces and reports)\n",
+			d->reason, d->bytes / 1e6, (unsigned long long)(d->disk_cap >> 20));
+	else if (d->err < 0)
 		fprintf(stderr, "gapscope: flight: cannot write %s: %s\n", d->path,
 			strerror(-d->err));
 	else
@@ -192,9 +268,10 @@ void flight_dump__join(struct flight_dump *d, pthread_t thread, __u64 *dumps, __
 			d->clean ? "from an idle GPU" : "GPU state at its start unknown",
 			d->late ? ", after the trigger: the ring no longer held its start" : "",
 			(unsigned long long)d->records, d->bytes / 1e6, d->write_ms, d->after_ms,
-			!d->report ? "no report" :
-			d->err	   ? "report FAILED" :
-				     "report written",
+			!d->report     ? "no report" :
+			d->report_over ? "report removed: it would pass --dump-max-mb" :
+			d->err	       ? "report FAILED" :
+					 "report written",
 			d->report_ms);
 	for (size_t i = 0; i < d->nchunks; i++)
 		flight_chunk__put(d->chunks[i]);

@@ -49,7 +49,11 @@ struct flight {
 	struct flight_dump *reporting[FLIGHT_REPORTS]; /* file written, report running */
 	__u64 *hour; /* when each dump of the last hour was asked for */
 	size_t nhour;
-	__u64 dumped_bytes, dumps, suppressed, covered;
+	struct flight_dump_counts n; /* of the dumps joined */
+	__u64 suppressed, covered;
+	/* --dump-max-mb: bytes on disk the dumps took (atomically: their threads take them as they
+	 * write, flight_dump.c), from the dump directory's own at the start; and its bound. */
+	__u64 disk, disk_cap;
 	bool said_suppressed;
 	int sfd;
 	int dump_dfd; /* --dump-dir, taken once: every dump is created under it */

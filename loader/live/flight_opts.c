@@ -60,7 +60,11 @@ static const struct argp_option opts[] = {
 	  1 },
 	{ "dump-after", OPT_AFTER, "S", 0, "Seconds after it dumped (default 1)", 1 },
 	{ "dump-max-per-hour", OPT_PER_HOUR, "N", 0, "At most N dumps an hour (default 12)", 1 },
-	{ "dump-max-mb", OPT_MAX_MB, "MB", 0, "At most MB of dumps in all (default 1024)", 1 },
+	{ "dump-max-mb", OPT_MAX_MB, "MB", 0,
+	  "At most MB MiB on disk for the dumps in all, as du counts it: their traces and their "
+	  "reports (default 1024; a trace or report that would pass it is removed and counted, "
+	  "and no dump starts once it is reached)",
+	  1 },
 	{ "dump-dir", OPT_DIR, "DIR", 0,
 	  "Where dumps go (default .): gapscope-flight-TIME.gsc and its .report/", 1 },
 	{ "dump-no-report", OPT_NO_REPORT, NULL, 0, "Dumps without a report beside them", 1 },
