@@ -22,6 +22,7 @@
 #include "pycode.h"
 #include "procmaps.h"
 #include "trace.h"
+#include "vec.h"
 
 void trace_out__append(struct trace_out *o, const void *rec, size_t size)
 {
@@ -255,13 +256,11 @@ static int cmp_count(const void *a, const void *b)
 static struct gs_rec_launches *launches_room(struct gs_rec_launches *r, size_t *cap, size_t want)
 {
 	struct gs_rec_launches *nr;
-	size_t ncap = *cap ? *cap : 64;
+	size_t ncap = array__cap(*cap, sizeof(struct gs_launch_count), want, 64);
 
 	if (want <= *cap)
 		return r;
-	while (ncap < want)
-		ncap *= 2;
-	nr = realloc(r, sizeof(*r) + ncap * sizeof(struct gs_launch_count));
+	nr = ncap ? realloc(r, sizeof(*r) + ncap * sizeof(struct gs_launch_count)) : NULL;
 	if (!nr) {
 		free(r);
 		return NULL;
@@ -431,15 +430,8 @@ static bool map_records__seen(struct map_records *m, const struct map_seen *s)
 		    v->ino == s->ino && v->pgoff == s->pgoff)
 			return true;
 	}
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 256;
-		struct map_seen *n = realloc(m->v, cap * sizeof(*n));
-
-		if (!n)
-			return true;
-		m->v = n;
-		m->cap = cap;
-	}
+	if (array__grow((void **)&m->v, &m->cap, sizeof(*m->v), m->n + 1, 256))
+		return true;
 	m->v[m->n++] = *s;
 	return false;
 }
