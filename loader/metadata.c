@@ -338,11 +338,13 @@ static void write_launch_ivals(struct trace_out *o, struct record_bpf *skel, pid
 	while (!bpf_map_get_next_key(fd, prev, &tid)) {
 		prev = &tid;
 		if (n == cap) {
-			cap = cap ? 2 * cap : 64;
-			bigger = realloc(r, sizeof(*r) + cap * sizeof(r->e[0]));
+			size_t ncap = array__cap(cap, sizeof(r->e[0]), n + 1, 64);
+
+			bigger = ncap ? realloc(r, sizeof(*r) + ncap * sizeof(r->e[0])) : NULL;
 			if (!bigger)
 				goto out;
 			r = bigger;
+			cap = ncap;
 		}
 		r->e[n] = (struct gs_launch_ival){ .tid = tid };
 		if (!bpf_map_lookup_elem(fd, &tid, &r->e[n].h))
