@@ -10,6 +10,7 @@
 #include <libiberty/demangle.h>
 
 #include "demangle_int.h"
+#include "vec.h"
 
 /* C++ ("_Z"), Rust legacy ("_ZN...17h<hash>E") and Rust v0 ("_R") names: what the demangler knows. */
 static bool is_mangled(const char *name)
@@ -58,8 +59,8 @@ static struct dm_ent *dm_slot(struct dm_ent *tab, size_t cap, const char *key)
 
 static int dm_grow(struct demangler *d)
 {
-	size_t cap = d->cap ? d->cap * 2 : 1024;
-	struct dm_ent *tab = calloc(cap, sizeof(*tab));
+	size_t cap = array__cap(d->cap, sizeof(struct dm_ent), d->cap + 1, 1024);
+	struct dm_ent *tab = cap ? calloc(cap, sizeof(*tab)) : NULL;
 
 	if (!tab)
 		return -1;

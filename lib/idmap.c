@@ -28,10 +28,10 @@ long idmap__get(const struct idmap *m, __u64 key)
 
 static int idmap__grow(struct idmap *m)
 {
-	struct idmap big = { .cap = m->cap ? m->cap * 2 : 64 };
+	struct idmap big = { .cap = array__cap(m->cap, sizeof(*big.keys), m->cap + 1, 64) };
 
-	big.keys = calloc(big.cap, sizeof(*big.keys));
-	big.vals = calloc(big.cap, sizeof(*big.vals));
+	big.keys = big.cap ? calloc(big.cap, sizeof(*big.keys)) : NULL;
+	big.vals = big.cap ? calloc(big.cap, sizeof(*big.vals)) : NULL;
 	if (!big.keys || !big.vals) {
 		free(big.keys);
 		free(big.vals);

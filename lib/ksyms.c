@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "ksyms.h"
+#include "vec.h"
 
 struct ksyms {
 	struct ksym *syms;
@@ -34,15 +35,8 @@ struct ksyms *ksyms__new(void)
 
 static int push(struct ksyms *k, __u64 addr, const char *name)
 {
-	if (k->n == k->cap) {
-		size_t cap = k->cap ? k->cap * 2 : 1024;
-		struct ksym *ns = realloc(k->syms, cap * sizeof(*ns));
-
-		if (!ns)
-			return -ENOMEM;
-		k->syms = ns;
-		k->cap = cap;
-	}
+	if (array__grow((void **)&k->syms, &k->cap, sizeof(*k->syms), k->n + 1, 1024))
+		return -ENOMEM;
 	if (k->n && addr < k->syms[k->n - 1].addr)
 		k->sorted = false;
 	k->syms[k->n++] = (struct ksym){ .addr = addr, .name = name };
@@ -103,13 +97,15 @@ static int read_all(int fd, char **out, size_t *outlen)
 		if (!text)
 			return -ENOMEM;
 		if (len == cap) {
-			char *t = realloc(text, (cap *= 2) + 1);
+			size_t ncap = array__cap(cap, 1, cap + 1, 0);
+			char *t = ncap ? realloc(text, ncap + 1) : NULL; /* + 1: the NUL */
 
 			if (!t) {
 				free(text);
 				return -ENOMEM;
 			}
 			text = t;
+			cap = ncap;
 		}
 		n = read(fd, text + len, cap - len);
 		if (n < 0 && errno == EINTR)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Interned strings (open addressing on an FNV-1a hash) and growable arrays. */
+/* Interned strings: open addressing on an FNV-1a hash. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,8 +30,8 @@ struct strtab *strtab__new(void)
 
 static int strtab__grow(struct strtab *t)
 {
-	size_t cap = t->cap * 2;
-	char **slots = calloc(cap, sizeof(*slots));
+	size_t cap = array__cap(t->cap, sizeof(char *), t->cap + 1, 1024);
+	char **slots = cap ? calloc(cap, sizeof(*slots)) : NULL;
 
 	if (!slots)
 		return -1;
@@ -101,26 +101,4 @@ void strtab__free(struct strtab *t)
 		free(t->slots[i]);
 	free(t->slots);
 	free(t);
-}
-
-void *vec__grow_push(struct vec *v, size_t elem)
-{
-	size_t cap = v->cap ? v->cap * 2 : 16;
-	void *d = realloc(v->data, cap * elem);
-	char *p;
-
-	if (!d)
-		return NULL;
-	v->data = d;
-	v->cap = cap;
-	v->elem = elem;
-	p = (char *)v->data + v->n++ * elem;
-	memset(p, 0, elem);
-	return p;
-}
-
-void vec__free(struct vec *v)
-{
-	free(v->data);
-	*v = (struct vec){};
 }

@@ -8,7 +8,8 @@
 #define GAPSCOPE_STRTAB_H
 
 #include <stddef.h>
-#include <string.h>
+
+#include "vec.h" /* struct vec: most users of one intern strings too */
 
 struct strtab;
 
@@ -21,31 +22,5 @@ const char *strtab__internf(struct strtab *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 size_t strtab__bytes(const struct strtab *t);
 void strtab__free(struct strtab *t);
-
-/* A growable array of fixed-size elements. */
-struct vec {
-	void *data;
-	size_t n, cap, elem;
-};
-
-void *vec__grow_push(struct vec *v, size_t elem); /* vec__push when the array is full */
-void vec__free(struct vec *v);
-
-/*
- * A zeroed new element, NULL on ENOMEM. Inline: the timelines push one for nearly every event,
- * and with elem a constant the zeroing is a few stores, not a call.
- */
-static inline void *vec__push(struct vec *v, size_t elem)
-{
-	char *p;
-
-	if (v->n == v->cap)
-		return vec__grow_push(v, elem);
-	v->elem = elem;
-	p = (char *)v->data + v->n++ * elem;
-	memset(p, 0, elem);
-	return p;
-}
-#define VEC_AT(v, type, i) (&((type *)(v)->data)[i])
 
 #endif

@@ -19,6 +19,7 @@
 #include "metadata.h"
 #include "procmaps.h"
 #include "trace.h"
+#include "vec.h"
 
 struct archive_file {
 	int fd;
@@ -76,16 +77,9 @@ void archive__note(struct archive *a, pid_t tgid, __u64 start, __u64 end, const 
 		if (fd < 0)
 			return;
 	}
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? 2 * a->cap : 32;
-		struct archive_file *v = realloc(a->v, cap * sizeof(*v));
-
-		if (!v) {
-			close(fd);
-			return;
-		}
-		a->v = v;
-		a->cap = cap;
+	if (array__grow((void **)&a->v, &a->cap, sizeof(*a->v), a->n + 1, 32)) {
+		close(fd);
+		return;
 	}
 	f = &a->v[a->n];
 	*f = (struct archive_file){

@@ -22,6 +22,7 @@
 #include "privs.h"
 #include "trace.h"
 #include "umulti.h"
+#include "vec.h"
 
 /*
  * /sys/kernel/btf/vmlinux readable and starting with a BTF header (magic 0xeB9F). Only the
@@ -238,16 +239,9 @@ static int run_task_iter(struct bpf_program *prog, pid_t pid, struct iter_out *o
 	while (fd >= 0) {
 		ssize_t r;
 
-		if (out->len + 4096 > out->cap) {
-			size_t cap = out->cap ? 2 * out->cap : 65536;
-			char *b = realloc(out->buf, cap);
-
-			if (!b) {
-				err = -ENOMEM;
-				break;
-			}
-			out->buf = b;
-			out->cap = cap;
+		if (array__grow((void **)&out->buf, &out->cap, 1, out->len + 4096, 65536)) {
+			err = -ENOMEM;
+			break;
 		}
 		r = read(fd, out->buf + out->len, out->cap - out->len);
 		if (r == 0)

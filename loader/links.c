@@ -6,19 +6,13 @@
 #include <bpf/libbpf.h>
 
 #include "links.h"
+#include "vec.h"
 
 int links__add(struct links *k, struct bpf_link *l)
 {
-	if (k->n == k->cap) {
-		size_t cap = k->cap ? k->cap * 2 : 256;
-		struct bpf_link **n = realloc(k->l, cap * sizeof(*n));
-
-		if (!n) {
-			bpf_link__destroy(l);
-			return -ENOMEM;
-		}
-		k->l = n;
-		k->cap = cap;
+	if (array__grow((void **)&k->l, &k->cap, sizeof(*k->l), k->n + 1, 256)) {
+		bpf_link__destroy(l);
+		return -ENOMEM;
 	}
 	k->l[k->n++] = l;
 	return 0;

@@ -22,6 +22,7 @@
 #include "pycode.h"
 #include "procmaps.h"
 #include "trace.h"
+#include "vec.h"
 
 void trace_out__append(struct trace_out *o, const void *rec, size_t size)
 {
@@ -255,13 +256,11 @@ static int cmp_count(const void *a, const void *b)
 static struct gs_rec_launches *launches_room(struct gs_rec_launches *r, size_t *cap, size_t want)
 {
 	struct gs_rec_launches *nr;
-	size_t ncap = *cap ? *cap : 64;
+	size_t ncap = array__cap(*cap, sizeof(struct gs_launch_count), want, 64);
 
 	if (want <= *cap)
 		return r;
-	while (ncap < want)
-		ncap *= 2;
-	nr = realloc(r, sizeof(*r) + ncap * sizeof(struct gs_launch_count));
+	nr = ncap ? realloc(r, sizeof(*r) + ncap * sizeof(struct gs_launch_count)) : NULL;
 	if (!nr) {
 		free(r);
 		return NULL;
@@ -339,11 +338,13 @@ static void write_launch_ivals(struct trace_out *o, struct record_bpf *skel, pid
 	while (!bpf_map_get_next_key(fd, prev, &tid)) {
 		prev = &tid;
 		if (n == cap) {
-			cap = cap ? 2 * cap : 64;
-			bigger = realloc(r, sizeof(*r) + cap * sizeof(r->e[0]));
+			size_t ncap = array__cap(cap, sizeof(r->e[0]), n + 1, 64);
+
+			bigger = ncap ? realloc(r, sizeof(*r) + ncap * sizeof(r->e[0])) : NULL;
 			if (!bigger)
 				goto out;
 			r = bigger;
+			cap = ncap;
 		}
 		r->e[n] = (struct gs_launch_ival){ .tid = tid };
 		if (!bpf_map_lookup_elem(fd, &tid, &r->e[n].h))
@@ -431,15 +432,8 @@ static bool map_records__seen(struct map_records *m, const struct map_seen *s)
 		    v->ino == s->ino && v->pgoff == s->pgoff)
 			return true;
 	}
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 256;
-		struct map_seen *n = realloc(m->v, cap * sizeof(*n));
-
-		if (!n)
-			return true;
-		m->v = n;
-		m->cap = cap;
-	}
+	if (array__grow((void **)&m->v, &m->cap, sizeof(*m->v), m->n + 1, 256))
+		return true;
 	m->v[m->n++] = *s;
 	return false;
 }

@@ -14,6 +14,7 @@
 #include "pycode.h"
 #include "pyoffsets.h"
 #include "trace.h"
+#include "vec.h"
 
 #define PY_NAME_MAX  1024	/* characters of a name or file kept */
 #define PY_TABLE_MAX (64 << 10) /* bytes of a line table read */
@@ -74,15 +75,8 @@ static struct pyproc *proc_find(struct pycode *pc, pid_t tgid)
 
 static struct pyproc *proc_add(struct pycode *pc, pid_t tgid)
 {
-	if (pc->nprocs == pc->capprocs) {
-		size_t cap = pc->capprocs ? 2 * pc->capprocs : 8;
-		struct pyproc *v = realloc(pc->procs, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		pc->procs = v;
-		pc->capprocs = cap;
-	}
+	if (array__grow((void **)&pc->procs, &pc->capprocs, sizeof(*pc->procs), pc->nprocs + 1, 8))
+		return NULL;
 	pc->procs[pc->nprocs] = (struct pyproc){ .tgid = tgid };
 	return &pc->procs[pc->nprocs++];
 }
@@ -255,8 +249,8 @@ static bool seen(struct pycode *pc, __u32 tgid, __u64 code)
 	size_t i;
 
 	if (2 * (pc->nseen + 1) > pc->capseen) {
-		size_t cap = pc->capseen ? 2 * pc->capseen : 1024;
-		struct code_key *old = pc->seen, *v = calloc(cap, sizeof(*v));
+		size_t cap = array__cap(pc->capseen, sizeof(*pc->seen), pc->capseen + 1, 1024);
+		struct code_key *old = pc->seen, *v = cap ? calloc(cap, sizeof(*v)) : NULL;
 
 		if (!v)
 			return true; /* out of memory: named no more */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "tree.h"
+#include "vec.h"
 
 static bool has(const struct proc_tree *t, pid_t pid)
 {
@@ -26,15 +27,8 @@ static int add(struct proc_tree *t, pid_t pid)
 {
 	if (has(t, pid))
 		return 0;
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 16;
-		pid_t *p = realloc(t->pids, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		t->pids = p;
-		t->cap = cap;
-	}
+	if (array__grow((void **)&t->pids, &t->cap, sizeof(*t->pids), t->n + 1, 16))
+		return -ENOMEM;
 	t->pids[t->n++] = pid;
 	return 0;
 }

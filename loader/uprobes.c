@@ -24,6 +24,7 @@
 #include "trace.h"
 #include "umulti.h"
 #include "uprobes_int.h"
+#include "vec.h"
 
 /* A file probed already, by inode. */
 struct probed_file {
@@ -59,15 +60,8 @@ struct pending *file_probes__add(struct file_probes *fp, __u32 family, const cha
 	for (size_t i = 0; i < fp->n; i++)
 		if (fp->p[i].offset == offset && fp->p[i].family == family)
 			return NULL; /* an alias of a function already probed */
-	if (fp->n == fp->cap) {
-		size_t cap = fp->cap ? fp->cap * 2 : 64;
-
-		p = realloc(fp->p, cap * sizeof(*p));
-		if (!p)
-			return NULL;
-		fp->p = p;
-		fp->cap = cap;
-	}
+	if (array__grow((void **)&fp->p, &fp->cap, sizeof(*fp->p), fp->n + 1, 64))
+		return NULL;
 	p = &fp->p[fp->n++];
 	*p = (struct pending){ .family = family, .offset = offset, .sym = strdup(sym) };
 	p->id = fp->u->out->next_probe_id++;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "reader_int.h"
+#include "vec.h"
 
 /* The most FIFO entries moved to put an early record in its place; past it, it goes to the heap. */
 #define FIFO_SHIFT_MAX 32
@@ -24,19 +25,12 @@ static inline bool before(const struct entry *a, const struct entry *b)
 	return a->key < b->key || (a->key == b->key && a->seq < b->seq);
 }
 
+/* Room for one more of the held entries, of which there are never more than OREADER_MAX_HELD. */
 static int grow(void **v, size_t *cap, size_t sz)
 {
-	size_t ncap = *cap ? *cap * 2 : 1024;
-	void *nv;
-
-	if (ncap > OREADER_MAX_HELD)
+	if (array__cap(*cap, sz, *cap + 1, 1024) > OREADER_MAX_HELD)
 		return -ENOMEM;
-	nv = realloc(*v, ncap * sz);
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	*cap = ncap;
-	return 0;
+	return array__grow(v, cap, sz, *cap + 1, 1024);
 }
 
 /* Room for one more entry in the FIFO. */

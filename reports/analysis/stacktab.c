@@ -5,6 +5,7 @@
 
 #include "stacktab.h"
 #include "trace.h"
+#include "vec.h"
 
 struct stack_ent {
 	__u64 hash;
@@ -93,8 +94,8 @@ static __u64 hash_of(__u32 tgid, const __u64 *f, __u32 n)
 
 static int grow_slots(struct stacktab *t)
 {
-	size_t cap = t->capslots * 2;
-	__u32 *s = calloc(cap, sizeof(*s));
+	size_t cap = array__cap(t->capslots, sizeof(*t->slots), t->capslots + 1, 1);
+	__u32 *s = cap ? calloc(cap, sizeof(*s)) : NULL;
 
 	if (!s)
 		return -1;
@@ -130,26 +131,10 @@ __u32 stacktab__add(struct stacktab *t, const struct gs_hdr *h)
 		for (k = hash & (t->capslots - 1); t->slots[k]; k = (k + 1) & (t->capslots - 1))
 			;
 	}
-	if (t->nents == t->capents) {
-		struct stack_ent *e = realloc(t->ents, 2 * t->capents * sizeof(*e));
-
-		if (!e)
-			return STACK_NONE;
-		t->ents = e;
-		t->capents *= 2;
-	}
-	if (t->nframes + nu + nk > t->capframes) {
-		size_t cap = t->capframes ? t->capframes * 2 : 4096;
-		__u64 *fr;
-
-		while (cap < t->nframes + nu + nk)
-			cap *= 2;
-		fr = realloc(t->frames, cap * sizeof(*fr));
-		if (!fr)
-			return STACK_NONE;
-		t->frames = fr;
-		t->capframes = cap;
-	}
+	if (array__grow((void **)&t->ents, &t->capents, sizeof(*t->ents), t->nents + 1, 256) ||
+	    array__grow((void **)&t->frames, &t->capframes, sizeof(*t->frames),
+			t->nframes + nu + nk, 4096))
+		return STACK_NONE;
 	memcpy(t->frames + t->nframes, f, (nu + nk) * sizeof(*f));
 	t->ents[t->nents] = (struct stack_ent){
 		.hash = hash, .off = t->nframes, .tgid = h->tgid, .nu = nu, .nk = nk

@@ -10,6 +10,7 @@
 #include "offcpu.h"
 #include "sample.h"
 #include "trace.h"
+#include "vec.h"
 
 #define FUTEX_LOCK_PI  6
 #define FUTEX_LOCK_PI2 13
@@ -109,9 +110,9 @@ const struct thread **threads__all(const struct threads *t, size_t *n)
 
 static int threads__grow(struct threads *t)
 {
-	struct threads big = { .cap = t->cap * 2 };
+	struct threads big = { .cap = array__cap(t->cap, sizeof(*t->slots), t->cap + 1, 1) };
 
-	big.slots = calloc(big.cap, sizeof(*big.slots));
+	big.slots = big.cap ? calloc(big.cap, sizeof(*big.slots)) : NULL;
 	if (!big.slots)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->cap; i++)
@@ -241,8 +242,8 @@ static struct wake_list *wake_list(struct threads *t, __u64 uaddr, __u32 tgid, b
 	if (!create && !t->wl_cap)
 		return NULL;
 	if (!t->wl_cap || (create && (t->wl_n + 1) * 2 > t->wl_cap)) {
-		size_t cap = t->wl_cap ? t->wl_cap * 2 : 64;
-		struct wake_list *nw = calloc(cap, sizeof(*nw));
+		size_t cap = array__cap(t->wl_cap, sizeof(*t->wl), t->wl_cap + 1, 64);
+		struct wake_list *nw = cap ? calloc(cap, sizeof(*nw)) : NULL;
 
 		if (!nw)
 			return NULL;

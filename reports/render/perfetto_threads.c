@@ -9,6 +9,7 @@
 
 #include "perfetto_int.h"
 #include "reader.h"
+#include "vec.h"
 
 #define PEND_MAX       8
 #define FUTEX_LOCK_PI  6
@@ -148,16 +149,17 @@ static struct tl_thread *thread_note(struct tl *t, __u32 tid, __u32 tgid)
 	if (t->th[i])
 		return t->th[i];
 	if (2 * (t->st.threads + 1) > t->thcap) {
-		struct tl_thread **tab = calloc(2 * t->thcap, sizeof(*tab));
+		size_t cap = array__cap(t->thcap, sizeof(*t->th), t->thcap + 1, 1);
+		struct tl_thread **tab = cap ? calloc(cap, sizeof(*tab)) : NULL;
 
 		if (!tab)
 			return NULL;
 		for (size_t k = 0; k < t->thcap; k++)
 			if (t->th[k])
-				tab[thread_slot(tab, 2 * t->thcap, t->th[k]->tid)] = t->th[k];
+				tab[thread_slot(tab, cap, t->th[k]->tid)] = t->th[k];
 		free(t->th);
 		t->th = tab;
-		t->thcap *= 2;
+		t->thcap = cap;
 		i = thread_slot(t->th, t->thcap, tid);
 	}
 	t->th[i] = calloc(1, sizeof(**t->th));

@@ -18,6 +18,7 @@
 #include "outfile.h"
 #include "pprof.h"
 #include "profile.pb-c.h"
+#include "vec.h"
 
 /* Label keys and units: string-table indices fixed at pprof__new(). */
 enum { S_EMPTY, S_GAP_TYPE, S_NS, S_GAP, S_DEVICE, S_CAUSE, S_CAUSE_FN, S_TIER, S_FIXED };
@@ -57,27 +58,10 @@ struct pprof {
 	__u64 total;
 };
 
-static int grow(void **v, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 64;
-	void *nv;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	nv = realloc(*v, ncap * elem);
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	*cap = ncap;
-	return 0;
-}
-
 static int rehash(struct pprof *p)
 {
-	size_t cap = p->hash_cap ? p->hash_cap * 2 : 1024;
-	__u32 *h = calloc(cap, sizeof(*h));
+	size_t cap = array__cap(p->hash_cap, sizeof(*p->hash), p->hash_cap + 1, 1024);
+	__u32 *h = cap ? calloc(cap, sizeof(*h)) : NULL;
 
 	if (!h)
 		return -ENOMEM;
@@ -118,7 +102,7 @@ static long intern(struct pprof *p, const char *s)
 			free(fixed);
 			return p->hash[k] - 1;
 		}
-	if (grow((void **)&p->strs, &p->cap_strs, p->nstrs + 1, sizeof(*p->strs))) {
+	if (array__grow((void **)&p->strs, &p->cap_strs, sizeof(*p->strs), p->nstrs + 1, 64)) {
 		free(fixed);
 		return -1;
 	}
@@ -182,11 +166,12 @@ static __u64 location(struct pprof *p, const char *name)
 	long s = intern(p, name);
 	size_t old = p->cap_fn_of;
 
-	if (s < 0 || grow((void **)&p->fn_of, &p->cap_fn_of, s + 1, sizeof(*p->fn_of)))
+	if (s < 0 || array__grow((void **)&p->fn_of, &p->cap_fn_of, sizeof(*p->fn_of), s + 1, 64))
 		return 0;
 	memset(p->fn_of + old, 0, (p->cap_fn_of - old) * sizeof(*p->fn_of));
 	if (!p->fn_of[s]) {
-		if (grow((void **)&p->fn_name, &p->cap_fns, p->nfns + 1, sizeof(*p->fn_name)))
+		if (array__grow((void **)&p->fn_name, &p->cap_fns, sizeof(*p->fn_name), p->nfns + 1,
+				64))
 			return 0;
 		p->fn_name[p->nfns++] = s;
 		p->fn_of[s] = p->nfns;
@@ -202,8 +187,9 @@ int pprof__add(struct pprof *p, const char *const *frames, size_t n, __u64 ns,
 
 	if (!n || !ns)
 		return 0;
-	if (grow((void **)&p->samples, &p->cap_samples, p->nsamples + 1, sizeof(*p->samples)) ||
-	    grow((void **)&p->locs, &p->cap_locs, p->nlocs + n, sizeof(*p->locs)))
+	if (array__grow((void **)&p->samples, &p->cap_samples, sizeof(*p->samples), p->nsamples + 1,
+			64) ||
+	    array__grow((void **)&p->locs, &p->cap_locs, sizeof(*p->locs), p->nlocs + n, 64))
 		return -ENOMEM;
 	if ((l->cause && (cause = intern(p, l->cause)) < 0) ||
 	    (l->cause_function && (fn = intern(p, l->cause_function)) < 0) ||

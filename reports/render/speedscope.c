@@ -10,6 +10,7 @@
 #include "hash.h"
 #include "escape.h"
 #include "speedscope.h"
+#include "vec.h"
 
 /* A string -> index table for the shared frames, in first-seen order. */
 struct frame_tab {
@@ -52,15 +53,8 @@ static long frame_tab__get(struct frame_tab *t, const char *name)
 			return t->slots[s] - 1;
 		s = (s + 1) & (t->nslots - 1);
 	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 256;
-		const char **names = realloc(t->names, cap * sizeof(*names));
-
-		if (!names)
-			return -1;
-		t->names = names;
-		t->cap = cap;
-	}
+	if (array__grow((void **)&t->names, &t->cap, sizeof(*t->names), t->n + 1, 256))
+		return -1;
 	t->names[t->n] = name;
 	t->slots[s] = ++t->n;
 	return t->n - 1;

@@ -12,6 +12,7 @@
 
 #include "archived.h"
 #include "decode.h"
+#include "vec.h"
 
 struct ar_file {
 	__u8 bid[32];
@@ -50,15 +51,8 @@ static struct ar_file *file_get(struct report_archive *a, const __u8 *bid, __u32
 	for (size_t i = 0; i < a->n; i++)
 		if (a->v[i].bid_len == len && !memcmp(a->v[i].bid, bid, len))
 			return &a->v[i];
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? 2 * a->cap : 16;
-		struct ar_file *v = realloc(a->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		a->v = v;
-		a->cap = cap;
-	}
+	if (array__grow((void **)&a->v, &a->cap, sizeof(*a->v), a->n + 1, 16))
+		return NULL;
 	a->v[a->n] = (struct ar_file){ .bid_len = len };
 	memcpy(a->v[a->n].bid, bid, len);
 	return &a->v[a->n++];
@@ -241,15 +235,8 @@ const char *report_archive__choose(struct report_archive *a, const char *path, c
 		if (a->ch[i].bid_len == len && !memcmp(a->ch[i].bid, bid, len) &&
 		    !strcmp(a->ch[i].path, path))
 			return a->ch[i].file;
-	if (a->nch == a->capch) {
-		size_t cap = a->capch ? 2 * a->capch : 16;
-		struct ar_choice *v = realloc(a->ch, cap * sizeof(*v));
-
-		if (!v)
-			return path;
-		a->ch = v;
-		a->capch = cap;
-	}
+	if (array__grow((void **)&a->ch, &a->capch, sizeof(*a->ch), a->nch + 1, 16))
+		return path;
 	c = &a->ch[a->nch];
 	*c = (struct ar_choice){ .path = strdup(path), .bid_len = len };
 	if (!c->path)

@@ -8,6 +8,7 @@
 #include "pyframes.h"
 #include "perfmap.h"
 #include "symbols.h"
+#include "vec.h"
 
 struct ksym {
 	__u64 addr;
@@ -121,15 +122,8 @@ void names__add_map(struct names *n, const struct gs_rec_map *m)
 
 void names__add_ksym(struct names *n, __u64 addr, const char *name)
 {
-	if (n->nksyms == n->capksyms) {
-		size_t cap = n->capksyms ? n->capksyms * 2 : 256;
-		struct ksym *k = realloc(n->ksyms, cap * sizeof(*k));
-
-		if (!k)
-			return;
-		n->ksyms = k;
-		n->capksyms = cap;
-	}
+	if (array__grow((void **)&n->ksyms, &n->capksyms, sizeof(*n->ksyms), n->nksyms + 1, 256))
+		return;
 	n->ksyms[n->nksyms].addr = addr;
 	n->ksyms[n->nksyms].name = strtab__intern(n->strs, name);
 	n->nksyms++;

@@ -6,6 +6,7 @@
 
 #include "decode.h"
 #include "perfmap.h"
+#include "vec.h"
 
 #define PERFMAP_BACK 64 /* overlapping ranges looked at behind the last start below addr */
 
@@ -90,15 +91,8 @@ int perfmaps__add_text(struct perfmaps *p, __u32 tgid, const char *text, size_t 
 			nlen = eol - name;
 			while (nlen && (name[nlen - 1] == '\r' || name[nlen - 1] == ' '))
 				nlen--;
-			if (p->n == p->cap) {
-				size_t cap = p->cap ? p->cap * 2 : 256;
-				struct pm_sym *v = realloc(p->v, cap * sizeof(*v));
-
-				if (!v)
-					return -ENOMEM;
-				p->v = v;
-				p->cap = cap;
-			}
+			if (array__grow((void **)&p->v, &p->cap, sizeof(*p->v), p->n + 1, 256))
+				return -ENOMEM;
 			p->v[p->n] = (struct pm_sym){ tgid, start, start + size, p->seq++,
 						      strndup(name, nlen) };
 			if (!p->v[p->n].name)

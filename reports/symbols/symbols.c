@@ -18,22 +18,7 @@
 
 #include "dwscopes.h"
 #include "symbols_int.h"
-
-/* Room for need elements: callers never ask for more than SYM_MAX_FRAMES beyond what they have. */
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t cap2 = *cap ? *cap * 2 : 64;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	n = realloc(*p, cap2 * size);
-	if (!n)
-		return -ENOMEM;
-	*p = n;
-	*cap = cap2;
-	return 0;
-}
+#include "vec.h"
 
 static bool offline;
 
@@ -127,7 +112,7 @@ static int module_get(struct symbolizer *s, const struct sym_map *m, __u32 *idx)
 			return 0;
 		}
 	}
-	if (grow((void **)&s->mods, &s->capmods, s->nmods + 1, sizeof(*s->mods)))
+	if (array__grow((void **)&s->mods, &s->capmods, sizeof(*s->mods), s->nmods + 1, 64))
 		return -ENOMEM;
 	mod = &s->mods[s->nmods];
 	*mod = (struct sym_module){ .path = strdup(m->path), .build_id_len = blen };
@@ -175,7 +160,7 @@ int symbolizer__add_map(struct symbolizer *s, __u32 tgid, const struct sym_map *
 	if (!m || !m->path || m->end <= m->start)
 		return -EINVAL;
 	if (module_get(s, m, &idx) ||
-	    grow((void **)&s->vmas, &s->capvmas, s->nvmas + 1, sizeof(*s->vmas)))
+	    array__grow((void **)&s->vmas, &s->capvmas, sizeof(*s->vmas), s->nvmas + 1, 64))
 		return -ENOMEM;
 	i = vma_upper(s, tgid, m->start);
 	for (j = i; j < s->nvmas && s->vmas[j].tgid == tgid && s->vmas[j].start < m->end; j++)
@@ -314,7 +299,7 @@ static struct sym_cache_ent *cache_get(struct symbolizer *s, int module, __u64 k
 		mod->named += f[n - 1].function != NULL;
 		mod->unnamed += !f[n - 1].function;
 	}
-	if (grow((void **)&s->frames, &s->capframes, s->nframes + n, sizeof(*s->frames)))
+	if (array__grow((void **)&s->frames, &s->capframes, sizeof(*s->frames), s->nframes + n, 64))
 		return NULL;
 	if (n) /* a data key without a name keeps none: there may be no array yet */
 		memcpy(&s->frames[s->nframes], f, n * sizeof(*f));

@@ -13,6 +13,7 @@
 #include "decode.h"
 #include "symbols.h"
 #include "unwind.h"
+#include "vec.h"
 
 #define UW_MAX_FRAMES GS_USTACK_MAX	      /* as many as a record holds, as the BPF walk takes */
 #define UW_EXPIRE_NS  (1000ull * 1000 * 1000) /* a snapshot whose event did not come by then */
@@ -148,15 +149,8 @@ static struct uw_proc *proc_get(struct unwinder *u, __u32 tgid)
 	for (size_t i = 0; i < u->nprocs; i++)
 		if (u->procs[i].tgid == tgid)
 			return &u->procs[i];
-	if (u->nprocs == u->capprocs) {
-		size_t cap = u->capprocs ? 2 * u->capprocs : 8;
-
-		p = realloc(u->procs, cap * sizeof(*p));
-		if (!p)
-			return NULL;
-		u->procs = p;
-		u->capprocs = cap;
-	}
+	if (array__grow((void **)&u->procs, &u->capprocs, sizeof(*u->procs), u->nprocs + 1, 8))
+		return NULL;
 	p = &u->procs[u->nprocs++];
 	*p = (struct uw_proc){ .tgid = tgid, .stale = true };
 	return p;
@@ -183,15 +177,8 @@ void unwinder__add_map(struct unwinder *u, const struct gs_rec_map *m)
 		u->maps[k++] = *x;
 	}
 	u->nmaps = k;
-	if (u->nmaps == u->capmaps) {
-		size_t cap = u->capmaps ? 2 * u->capmaps : 64;
-		struct uw_map *n = realloc(u->maps, cap * sizeof(*n));
-
-		if (!n)
-			return;
-		u->maps = n;
-		u->capmaps = cap;
-	}
+	if (array__grow((void **)&u->maps, &u->capmaps, sizeof(*u->maps), u->nmaps + 1, 64))
+		return;
 	u->maps[u->nmaps] = (struct uw_map){ .tgid = m->h.tgid,
 					     .start = m->start,
 					     .end = m->end,
