@@ -53,7 +53,7 @@ done
 step "a mutated-trace corpus through report --pprof and script"
 M=$AB/mutated
 rm -rf "$M" && mkdir -p "$M/in" "$M/out"
-cc -O2 -g -D_GNU_SOURCE -Ibpf -Iloader -Ireports -o "$M/mutate" tests/fuzz/mutate.c -lz || exit 1
+cc -O2 -g -D_GNU_SOURCE -Ibpf -Ilib -o "$M/mutate" tests/fuzz/mutate.c -lz || exit 1
 "$M/mutate" 1 "$MUTANTS" "$M/in" tests/fuzz/corpus/report/*.gsc || exit 1
 n=0 bad=0
 for f in "$M"/in/*.gsc; do

@@ -18,6 +18,10 @@ skip() { echo "SKIP: $*"; exit 77; }
 # What the tests run: the recorder and reporter, the engine, simcuda's driver (an absolute path,
 # for programs that dlopen it), the C compiler.
 GS=$BUILD/gapscope
+# A program a test links with $BUILD's libgapscope.a is built as that archive was: sanitized
+# under make check-asan (its objects then need the sanitizers' runtime), plain otherwise.
+SAN_FLAGS=$(nm "$BUILD/lib/libgapscope.a" 2>/dev/null | grep -q ' __asan_' &&
+	echo "-fsanitize=address,undefined" || true)
 ZK=$BUILD/zkengine
 case $BUILD in
 /*) LIBCUDA=$BUILD/simcuda/libcuda.so.1 ;;

@@ -17,7 +17,7 @@ set -eu
 need_probes
 need_built "$ZK" "$BUILD/lib/libgapscope.a"
 cd "$GAPSCOPE_ROOT"
-$CC -O2 -g -D_GNU_SOURCE -Ibpf -Ilib -o "$TMP/add_cupti" tests/report/add_cupti.c \
+$CC $SAN_FLAGS -O2 -g -D_GNU_SOURCE -Ibpf -Ilib -o "$TMP/add_cupti" tests/report/add_cupti.c \
 	"$BUILD/lib/libgapscope.a" -lz -lzstd || die "cannot build add_cupti"
 
 cupti_case() { # cupti_case NAME SCENARIO [ENGINE-ARGS...]

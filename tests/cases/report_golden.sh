@@ -22,7 +22,7 @@ FILES="summary.txt summary.json gaps/0001.folded gaps/0002.folded gaps/0003.fold
 need_built "$BUILD/lib/libgapscope.a"
 
 generator() {
-	${CC:-cc} -O2 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -Ibpf -Ilib \
+	${CC:-cc} $SAN_FLAGS -O2 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -Ibpf -Ilib \
 		tests/golden/report_gen.c tests/golden/report_program.c "$BUILD/lib/libgapscope.a" \
 		-o "$TMP/report_gen" -lz -lzstd ||
 		die "cannot build tests/golden/report_gen.c"

@@ -22,7 +22,7 @@ cd "$GAPSCOPE_ROOT"
 SIM=$(realpath "$BUILD/simcuda/libcuda.so.1")
 $CC -O2 -g -fno-omit-frame-pointer -o "$TMP/launchbound" tests/report/launchbound.c -ldl ||
 	die "cannot build launchbound"
-$CC -O2 -g -D_GNU_SOURCE -Ibpf -Ilib -o "$TMP/add_cupti" tests/report/add_cupti.c \
+$CC $SAN_FLAGS -O2 -g -D_GNU_SOURCE -Ibpf -Ilib -o "$TMP/add_cupti" tests/report/add_cupti.c \
 	"$BUILD/lib/libgapscope.a" -lz -lzstd || die "cannot build add_cupti"
 ARGS="20 200 150"
 

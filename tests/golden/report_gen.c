@@ -84,8 +84,10 @@ static void *rec_new(__u32 type, size_t fixed, __u32 tid, __u64 ts, __u32 cpu, c
 	h->kstack_n = nk;
 	if (nu || nk)
 		h->flags |= GS_F_STACK; /* the BPF side took stacks; the recorder compacted them */
-	memcpy((char *)h + fixed, u, 8 * nu);
-	memcpy((char *)h + fixed + 8 * nu, k, 8 * nk);
+	if (nu)				/* memcpy's source may not be NULL, even for no bytes */
+		memcpy((char *)h + fixed, u, 8 * nu);
+	if (nk)
+		memcpy((char *)h + fixed + 8 * nu, k, 8 * nk);
 	return h;
 }
 

@@ -256,7 +256,7 @@ static void wake_chain(double hop_ms)
 	struct gpu_idle *i;
 	size_t n;
 
-	g = gputime__new(strtab__new(), MS);
+	g = gputime__new(names = strtab__new(), MS);
 	call(10 * MS, 0, CU_K_GRAPH_LAUNCH, 0xa0, 0, "cuGraphLaunch");
 	offcpu(200, 5, 10.95, 10.9, 0);
 	offcpu(300, 9, 11.02, 11.0, 200);
@@ -273,6 +273,7 @@ static void wake_chain(double hop_ms)
 	}
 	free(i);
 	gputime__free(g);
+	strtab__free(names);
 }
 
 /* A launch at 10 ms; cuMemFree from 12 to 20 ms, its thread asleep 12.5-15, woken at 14.8. */
@@ -281,7 +282,7 @@ static void free_drain(bool irq)
 	struct gpu_idle *i;
 	size_t n;
 
-	g = gputime__new(strtab__new(), MS);
+	g = gputime__new(names = strtab__new(), MS);
 	launch(10 * MS, 0xa0);
 	if (irq)
 		offcpu(100, 12.5, 15, 14.8, 0);
@@ -295,6 +296,7 @@ static void free_drain(bool irq)
 	      "%s", i[0].start_how);
 	free(i);
 	gputime__free(g);
+	strtab__free(names);
 }
 
 /* A launch at 10 ms and a host function at 10.1; the driver thread, asleep from 10.5, woken
@@ -304,7 +306,7 @@ static void host_fn(void)
 	struct gpu_idle *i;
 	size_t n;
 
-	g = gputime__new(strtab__new(), MS);
+	g = gputime__new(names = strtab__new(), MS);
 	launch(10 * MS, 0xa0);
 	call(10 * MS + MS / 10, 0, CU_K_HOST_FUNC, 0xa0, 0, "cuLaunchHostFunc");
 	offcpu(200, 10.5, 12, 11.9, 0);
@@ -314,6 +316,7 @@ static void host_fn(void)
 	CHECK_EQ_U64(i[0].start, (__u64)(11.9 * MS));
 	free(i);
 	gputime__free(g);
+	strtab__free(names);
 }
 
 /*
@@ -327,7 +330,7 @@ static void unconfirmed(int how)
 	struct device_summary *d;
 	size_t nd, n;
 
-	g = gputime__new(strtab__new(), MS);
+	g = gputime__new(names = strtab__new(), MS);
 	launch(10 * MS, 0xa0);
 	if (how == 2) {
 		sync_stream(10 * MS + MS / 10, 20 * MS, 0xa0);
@@ -350,6 +353,7 @@ static void unconfirmed(int how)
 	free(d[0].busy);
 	free(d);
 	gputime__free(g);
+	strtab__free(names);
 }
 
 /* A launch never seen done: busy to the end, unconfirmed from the launch, the stream named. */
@@ -358,7 +362,7 @@ static void unclosed_stream(void)
 	struct device_summary *d;
 	size_t nd;
 
-	g = gputime__new(strtab__new(), MS);
+	g = gputime__new(names = strtab__new(), MS);
 	launch(10 * MS, 0xa0);
 	launch(11 * MS, 0xa0);
 	CHECK(!gputime__finish(g, 0, 100 * MS, &d, &nd), "finish");
@@ -370,6 +374,7 @@ static void unclosed_stream(void)
 	free(d[0].busy);
 	free(d);
 	gputime__free(g);
+	strtab__free(names);
 }
 
 /*
@@ -382,7 +387,7 @@ static void wait_chain(bool wait)
 	struct gpu_idle *i;
 	size_t n;
 
-	g = gputime__new(strtab__new(), MS);
+	g = gputime__new(names = strtab__new(), MS);
 	launch(10 * MS, 0xa0);
 	event_call(10 * MS + MS / 10, CU_K_EVENT_RECORD, 0xe1, 0xa0, "cuEventRecord");
 	if (wait)
@@ -398,6 +403,7 @@ static void wait_chain(bool wait)
 	}
 	free(i);
 	gputime__free(g);
+	strtab__free(names);
 }
 
 int main(void)
