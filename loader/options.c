@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "gapscope.h"
 #include "numarg.h"
 #include "options.h"
@@ -52,7 +53,6 @@ enum {
 	OPT_SNAP,
 	OPT_SNAP_MIN,
 	OPT_NO_PYTHON,
-	OPT_USAGE,
 };
 
 /* argp wraps help text at 79 columns: keep every line shorter. */
@@ -155,10 +155,6 @@ static const struct argp_option opts[] = {
 	  0 },
 	{ "verbose", 'v', NULL, 0,
 	  "Per-library notes and the probed functions; twice (-vv): libbpf's debug output too", 0 },
-	/* -h as perf, bpftool and bpftrace have it, in place of argp's -? (ARGP_NO_HELP). */
-	{ "help", 'h', NULL, 0, "Give this help list", -1 },
-	{ "usage", OPT_USAGE, NULL, 0, "Give a short usage message", -1 },
-	{ "version", 'V', NULL, 0, "Print the version and the commit built", -1 },
 	{},
 };
 
@@ -261,15 +257,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_FOLLOW:
 		o->follow_children = true;
 		break;
-	case 'h':
-		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
-		break;
-	case OPT_USAGE:
-		argp_state_help(state, stdout, ARGP_HELP_USAGE | ARGP_HELP_EXIT_OK);
-		break;
-	case 'V':
-		printf("%s\n", argp_program_version);
-		exit(0);
 	case OPT_LOCK_HOLDS:
 		o->lock_holds = true;
 		break;
@@ -310,7 +297,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 
 int record_opts__parse(int argc, char **argv, struct record_opts *o)
 {
-	static const struct argp_child children[] = { { &flight_argp, 0, NULL, 0 }, {} };
+	static const struct argp_child children[] = { { &flight_argp, 0, NULL, 0 },
+						      { &cli__argp, 0, NULL, 0 },
+						      {} };
 	static const struct argp argp = {
 		.children = children,
 		.options = opts,

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "analysis.h"
+#include "cli.h"
 #include "escape.h"
 #include "gapscope_cmd.h"
 #include "numarg.h"
@@ -36,8 +37,6 @@ struct report_env {
 	const char *debug_dir;
 	const char *pprof; /* --pprof FILE */
 };
-
-enum { OPT_USAGE = 0x100 };
 
 static const struct argp_option opts[] = {
 	{ "output", 'o', "DIR", 0, "Write the report into DIR (default: FILE.report)", 0 },
@@ -64,10 +63,6 @@ static const struct argp_option opts[] = {
 	  "Also write the gaps' stacks as a gzipped pprof profile (go tool pprof, Pyroscope, "
 	  "Parca): values in ns of gap time, labels gap, device, cause, cause_function, tier",
 	  0 },
-	/* -h as perf, bpftool and bpftrace have it, in place of argp's -? (ARGP_NO_HELP). */
-	{ "help", 'h', NULL, 0, "Give this help list", -1 },
-	{ "usage", OPT_USAGE, NULL, 0, "Give a short usage message", -1 },
-	{ "version", 'V', NULL, 0, "Print the version and the commit built", -1 },
 	{},
 };
 
@@ -91,15 +86,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	struct report_env *env = state->input;
 
 	switch (key) {
-	case 'h':
-		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
-		break;
-	case OPT_USAGE:
-		argp_state_help(state, stdout, ARGP_HELP_USAGE | ARGP_HELP_EXIT_OK);
-		break;
-	case 'V':
-		printf("%s\n", argp_program_version);
-		exit(0);
 	case 'o':
 		env->dir = arg;
 		break;
@@ -291,9 +277,12 @@ static int write_file(int dfd, const char *dir, const char *name, const struct a
 int cmd_report(int argc, char **argv)
 {
 	struct report_env env = { .min_gap_ms = 1, .top = 10 };
-	const struct argp argp = {
-		.options = opts, .parser = parse_opt, .args_doc = "FILE", .doc = doc
-	};
+	static const struct argp_child children[] = { { &cli__argp, 0, NULL, 0 }, {} };
+	const struct argp argp = { .options = opts,
+				   .parser = parse_opt,
+				   .args_doc = "FILE",
+				   .doc = doc,
+				   .children = children };
 	struct analysis_opts aopts = { .max_hops = 8 };
 	struct report_out_opts oopts;
 	struct render_out_opts ropts = {};

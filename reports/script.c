@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "escape.h"
 #include "gapscope_cmd.h"
 #include "launches.h"
@@ -35,17 +36,11 @@ struct script {
 	struct launch_counter *launches;
 };
 
-enum { OPT_USAGE = 0x100 };
-
 static const struct argp_option opts[] = {
 	{ "no-stacks", 's', NULL, 0, "Do not print stacks", 0 },
 	{ "no-meta", 'm', NULL, 0, "Do not print the recorder's '#' metadata lines", 0 },
 	{ "window", 'w', "MS", 0,
 	  "How late (ms) an event may arrive and still be put in time order (default 50)", 0 },
-	/* -h as perf, bpftool and bpftrace have it, in place of argp's -? (ARGP_NO_HELP). */
-	{ "help", 'h', NULL, 0, "Give this help list", -1 },
-	{ "usage", OPT_USAGE, NULL, 0, "Give a short usage message", -1 },
-	{ "version", 'V', NULL, 0, "Print the version and the commit built", -1 },
 	{},
 };
 
@@ -60,15 +55,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	double ms;
 
 	switch (key) {
-	case 'h':
-		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
-		break;
-	case OPT_USAGE:
-		argp_state_help(state, stdout, ARGP_HELP_USAGE | ARGP_HELP_EXIT_OK);
-		break;
-	case 'V':
-		printf("%s\n", argp_program_version);
-		exit(0);
 	case 's':
 		o->no_stacks = true;
 		break;
@@ -520,11 +506,13 @@ static void print_record(const struct script *s, const struct gs_hdr *h, int how
 int cmd_script(int argc, char **argv)
 {
 	struct script_opts o = { .window_ns = OREADER_WINDOW_NS };
+	static const struct argp_child children[] = { { &cli__argp, 0, NULL, 0 }, {} };
 	static const struct argp argp = {
 		.options = opts,
 		.parser = parse_opt,
 		.args_doc = "FILE",
 		.doc = doc,
+		.children = children,
 	};
 	struct script s = { .opts = &o, .out = stdout };
 	struct ordered_reader *r = NULL;

@@ -48,6 +48,10 @@ for c in record report script; do
 	*) operands=FILE ;;
 	esac
 	usage_ok "$c" "$TMP/$c.long" "$operands"
+	# --usage: the short form, every option in brackets, exit 0.
+	"$GS" "$c" --usage >"$TMP/$c.usage" 2>"$TMP/$c.uerr" || die "$c --usage: exit $?"
+	[ ! -s "$TMP/$c.uerr" ] || die "$c --usage: $(cat "$TMP/$c.uerr")"
+	grep -q "^Usage: gapscope $c \\[-" "$TMP/$c.usage" || die "$c --usage: $(head -1 "$TMP/$c.usage")"
 done
 
 # -h among other options is help too, and records nothing.
