@@ -40,20 +40,9 @@ sys.path.insert(0, "tests/record")
 from attach import *
 
 py, libcuda, trace, errfile = sys.argv[1:5]
-t = subprocess.Popen([py, "tests/record/pyfeeder.py", libcuda, "10", "5"], stdin=subprocess.PIPE,
-                     stdout=subprocess.PIPE)
-out = Lines(t.stdout)
-i = out.wait(r"^pyfeeder: pid \d+$")
-if i is None:
-    die("pyfeeder never started: %s" % out.join())
-rec, err = start_record(int(out.lines[i].split()[-1]), trace, sys.argv[5:])
-t.stdin.write(b"go\n")
-t.stdin.close()
-t.wait()
-rec.wait()
+_, err = record_gated([py, "tests/record/pyfeeder.py", libcuda, "10", "5"], "pyfeeder", trace,
+                      sys.argv[5:])
 open(errfile, "w").write("".join(l + "\n" for l in err.join()))
-if t.returncode != 0 or rec.returncode != 0:
-    die("pyfeeder exit %s, recorder exit %s" % (t.returncode, rec.returncode))
 PY
 done
 at_most 10 "$TMP/py.err" "python3 -p"

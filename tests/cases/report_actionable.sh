@@ -34,20 +34,8 @@ from attach import *
 tmp, py, libcuda = sys.argv[1:4]
 src = os.path.realpath("tests/record/prepfeeder.py")
 trace = os.path.join(tmp, "prep.gsc")
-t = subprocess.Popen(["chrt", "-f", "1", py, src, libcuda, os.path.join(tmp, "libprepwork.so"),
-                      "40", "6000000"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-out = Lines(t.stdout)
-i = out.wait(r"^prepfeeder: pid \d+$")
-if i is None:
-    die("prepfeeder never started: %s" % out.join())
-rec, err = start_record(int(out.lines[i].split()[-1]), trace, [])
-t.stdin.write(b"go\n")
-t.stdin.close()
-t.wait()
-rec.wait()
-if t.returncode != 0 or rec.returncode != 0:
-    die("prepfeeder exit %s, recorder exit %s:\n%s" % (t.returncode, rec.returncode,
-                                                       "\n".join(err.join())))
+out, _ = record_gated(["chrt", "-f", "1", py, src, libcuda, os.path.join(tmp, "libprepwork.so"),
+                       "40", "6000000"], "prepfeeder", trace)
 cpu = dict(kv.split("=") for kv in out.lines[-1].split()[2:])
 cpu = {k: float(v) for k, v in cpu.items()}
 want = {"prep_light": cpu["prep_light"], "prep_heavy": cpu["prep_heavy"],

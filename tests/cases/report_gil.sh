@@ -22,20 +22,7 @@ from attach import *
 
 tmp, py, libcuda = sys.argv[1:4]
 trace = os.path.join(tmp, "gil.gsc")
-t = subprocess.Popen(["chrt", "-f", "1", py, "tests/record/gilsort.py", libcuda, "15"],
-                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-out = Lines(t.stdout)
-i = out.wait(r"^gilsort: pid \d+$")
-if i is None:
-    die("gilsort never started: %s" % out.join())
-rec, err = start_record(int(out.lines[i].split()[-1]), trace, [])
-t.stdin.write(b"go\n")
-t.stdin.close()
-t.wait()
-rec.wait()
-if t.returncode != 0 or rec.returncode != 0:
-    die("gilsort exit %s, recorder exit %s:\n%s" % (t.returncode, rec.returncode,
-                                                    "\n".join(err.join())))
+record_gated(["chrt", "-f", "1", py, "tests/record/gilsort.py", libcuda, "15"], "gilsort", trace)
 rep = os.path.join(tmp, "rep")
 r = subprocess.run([GS, "report", "-f", "-o", rep, trace], capture_output=True, text=True)
 if r.returncode != 0:

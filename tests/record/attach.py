@@ -98,6 +98,27 @@ def start_record(pid, trace, extra=()):
     return p, err
 
 
+def record_gated(cmd, name, trace, extra=()):
+    """Run CMD, a program that prints "NAME: pid N" and waits for "go" on its standard input;
+    attach `gapscope record -p N` to it, let it go, and wait for both to end (either failing
+    is the test's failure). Returns the program's output lines and the recorder's stderr."""
+    t = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    out = Lines(t.stdout)
+    i = out.wait(r"^%s: pid \d+$" % re.escape(name))
+    if i is None:
+        die("%s never started: %s" % (name, out.join()))
+    rec, err = start_record(int(out.lines[i].split()[-1]), trace, extra)
+    t.stdin.write(b"go\n")
+    t.stdin.close()
+    t.wait()
+    rec.wait()
+    if t.returncode != 0 or rec.returncode != 0:
+        die("%s exit %s, recorder exit %s:\n%s" % (name, t.returncode, rec.returncode,
+                                                   "\n".join(err.join())))
+    out.join()
+    return out, err
+
+
 def bpf_ids(pid):
     """The BPF programs, links and maps a process holds, from its fds' fdinfo: exactly ours,
     whatever else runs on the machine."""
