@@ -16,7 +16,7 @@ $CC -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 	reports/script.c reports/script_meta.c reports/analysis/launches.c reports/analysis/context.c reports/analysis/knames.c reports/symbols/perfmap.c \
 	reports/analysis/reader.c reports/symbols/addrmaps.c lib/idmap.c \
 	lib/strtab.c lib/vec.c lib/escape.c reports/analysis/kinds.c lib/ksyms.c lib/numarg.c lib/trace.c lib/syscalls.c \
-	lib/trace_read.c lib/trace_names.c -lz -lzstd
+	lib/trace_read.c lib/trace_names.c lib/cli.c -lz -lzstd
 $CC -O2 -g -pthread -o "$TMP/target" tests/record/target.c -ldl
 $CC -O2 -g -shared -fPIC -o "$TMP/libcuda.so.1" tests/record/fakecuda.c
 "$BUILD/gapscope" record -o "$TMP/t.gsc" -- "$TMP/target" --dlopen "$TMP/libcuda.so.1" \
