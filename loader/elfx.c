@@ -8,6 +8,7 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include "elfpages.h"
 #include "elfx.h"
 
 static Elf *elf_open(const char *path, int *fd)
@@ -29,6 +30,15 @@ static Elf *elf_open(const char *path, int *fd)
 	}
 	return e;
 }
+
+/*
+ * Symbols walked between letting go of the file's pages (elfpages.h): a table of 10^6 symbols
+ * (libtorch's) would otherwise stay resident whole until the file is closed; 32768 of them and
+ * their names are about 1.5 MiB.
+ */
+#define SCAN_RELEASE_EVERY 32768
+/* .rodata read in windows of this size, each let go before the next. */
+#define SCAN_WINDOW (4u << 20)
 
 static void elf_close(Elf *e, int fd)
 {
@@ -75,6 +85,8 @@ static int for_each_sym(Elf *e, Elf64_Word type, int (*cb)(const struct elfx_sym
 			GElf_Sym sym;
 			int ret;
 
+			if (i % SCAN_RELEASE_EVERY == SCAN_RELEASE_EVERY - 1)
+				elfpages__release_one(e);
 			if (!gelf_getsym(data, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
 			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
 				continue;
@@ -155,7 +167,14 @@ bool elfx__rodata_has(const char *path, const char *needle)
 		if (!name || strcmp(name, ".rodata"))
 			continue;
 		d = elf_rawdata(scn, NULL);
-		found = d && d->d_buf && memmem(d->d_buf, d->d_size, needle, strlen(needle));
+		/* In windows that overlap by the needle's length, each page let go once read. */
+		for (size_t at = 0, n = strlen(needle); d && d->d_buf && !found && at < d->d_size;
+		     at += SCAN_WINDOW) {
+			size_t len = d->d_size - at < SCAN_WINDOW + n ? d->d_size - at : SCAN_WINDOW + n;
+
+			found = memmem((const char *)d->d_buf + at, len, needle, n);
+			elfpages__release_one(e);
+		}
 	}
 out:
 	elf_close(e, fd);

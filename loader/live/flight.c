@@ -304,7 +304,11 @@ void flight__tick(struct flight *f)
 		live_drain(f);
 	}
 	let_go(f, now, 0);
-	if (f->m && f->a && ++f->ticks % 20 == 0) {
+	/* Every 20 ticks (2 s), the file pages the live analysis read to name and unwind go: a
+	 * process that maps libtorch would otherwise hold its symbol and unwind tables whole. */
+	if (f->a && ++f->ticks % 20 == 0)
+		f->released_kb += analysis__release_pages(f->a);
+	if (f->m && f->a && f->ticks % 20 == 0) {
 		const struct analysis *a = f->a;
 		__u64 busy;
 
@@ -461,6 +465,11 @@ void flight__stop(struct flight *f)
 			(unsigned long long)f->covered, (unsigned long long)f->let_go_early,
 			(unsigned long long)f->dropped, (unsigned long long)f->sticky_dropped,
 			f->ring_max / 1048576.0);
+	if (f->released_kb)
+		fprintf(stderr,
+			"gapscope: flight: %.1f MiB of mapped files' pages, read to name frames and "
+			"unwind stacks, let go as it went (they count as resident while mapped)\n",
+			f->released_kb / 1024.0);
 	push__free(f->push);
 	if (f->m)
 		metrics__flight(f->m, f->n.dumps, f->ring_bytes);

@@ -16,6 +16,7 @@
 #include "causes.h"
 #include "cgroups.h"
 #include "cuda.h"
+#include "elfpages.h"
 #include "folded.h"
 #include "futex.h"
 #include "gputime.h"
@@ -40,6 +41,20 @@
 struct report_archive *analysis__archive(const struct analysis *a)
 {
 	return a->priv ? a->priv->archive : NULL;
+}
+
+unsigned long long analysis__release_pages(struct analysis *a)
+{
+	struct elfpages ep = { 0 };
+	unsigned long long kb;
+
+	if (!a->priv || elfpages__scan(&ep))
+		return 0;
+	names__release_pages(a->priv->nm, &ep);
+	unwinder__release_pages(a->priv->uw, &ep);
+	kb = ep.released_kb;
+	elfpages__fini(&ep);
+	return kb;
 }
 
 void analysis__note(struct analysis *a, const char *s)

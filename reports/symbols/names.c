@@ -85,6 +85,12 @@ void names__set_archive(struct names *n, struct report_archive *a)
 	symbolizer__set_fallback(n->sym, &f);
 }
 
+void names__release_pages(struct names *n, struct elfpages *ep)
+{
+	if (n)
+		symbolizer__release_pages(n->sym, ep);
+}
+
 void names__free(struct names *n)
 {
 	if (!n)

@@ -38,6 +38,9 @@ void names__set_archive(struct names *n, struct report_archive *a);
 void names__add_map(struct names *n, const struct gs_rec_map *m);
 /* A process that is gone: its mappings and the names cached for it (its pid may come back). */
 void names__forget(struct names *n, __u32 tgid);
+struct elfpages;
+/* The symbolizer's file pages let go (symbolizer__release_pages()). */
+void names__release_pages(struct names *n, struct elfpages *ep);
 void names__add_ksym(struct names *n, __u64 addr, const char *name);
 
 /* The function at a user address (leaf: the address itself, else a return address). */

@@ -17,6 +17,7 @@
 #include <elfutils/libdwfl.h>
 
 #include "dwscopes.h"
+#include "elfpages.h"
 #include "symbols_int.h"
 #include "vec.h"
 
@@ -362,6 +363,15 @@ bool symbolizer__file(const struct symbolizer *s, size_t i, struct sym_file_info
 		dwfl_module_info(s->mods[i].mod, NULL, NULL, NULL, NULL, NULL, NULL,
 				 &f->debug_path);
 	return true;
+}
+
+void symbolizer__release_pages(struct symbolizer *s, struct elfpages *ep)
+{
+	Dwarf_Addr bias;
+
+	for (size_t i = 0; s && i < s->nmods; i++)
+		if (s->mods[i].mod)
+			elfpages__release(ep, dwfl_module_getelf(s->mods[i].mod, &bias));
 }
 
 void symbolizer__free(struct symbolizer *s)

@@ -160,4 +160,11 @@ bool symbolizer__file(const struct symbolizer *s, size_t i, struct sym_file_info
 
 void symbolizer__free(struct symbolizer *s);
 
+struct elfpages;
+/*
+ * Lets go of the resident pages of the files read so far (elfpages.h): names and indexes stay,
+ * and a page is read again when a name on it is asked for. For a recorder that runs for days.
+ */
+void symbolizer__release_pages(struct symbolizer *s, struct elfpages *ep);
+
 #endif

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <elfutils/libdw.h>
 
+#include "elfpages.h"
 #include "symbols_int.h"
 
 static int sym_cmp(const void *a, const void *b)
@@ -179,6 +180,8 @@ static int module_report(struct symbolizer *s, struct sym_module *mod, const cha
 	if (err)
 		goto fail; /* the symbols indexed so far stay for symbolizer__free() */
 	mod->source = module_source(dm, elf);
+	/* Indexing read the whole symbol table: its pages go now, a name's come back when asked. */
+	elfpages__release_one(elf);
 	mod->dwfl = dwfl;
 	mod->mod = dm;
 	return 0;

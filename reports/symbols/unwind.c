@@ -11,6 +11,7 @@
 
 #include "archived.h"
 #include "decode.h"
+#include "elfpages.h"
 #include "symbols.h"
 #include "unwind.h"
 #include "vec.h"
@@ -112,6 +113,23 @@ void unwinder__free(struct unwinder *u)
 	free(u->maps);
 	free(u->rec);
 	free(u);
+}
+
+static int release_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start,
+			  void *arg)
+{
+	Dwarf_Addr bias;
+
+	(void)userdata, (void)name, (void)start;
+	elfpages__release(arg, dwfl_module_getelf(mod, &bias));
+	return DWARF_CB_OK;
+}
+
+void unwinder__release_pages(struct unwinder *u, struct elfpages *ep)
+{
+	for (size_t i = 0; u && i < u->nprocs; i++)
+		if (u->procs[i].dwfl)
+			dwfl_getmodules(u->procs[i].dwfl, release_module, ep, 0);
 }
 
 void unwinder__forget(struct unwinder *u, __u32 tgid)

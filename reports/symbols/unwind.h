@@ -50,6 +50,9 @@ void unwinder__set_archive(struct unwinder *u, struct report_archive *a);
 void unwinder__add_map(struct unwinder *u, const struct gs_rec_map *m);
 /* A process that is gone: its maps and its Dwfl (its modules' files, their CFI) let go of. */
 void unwinder__forget(struct unwinder *u, __u32 tgid);
+struct elfpages;
+/* Lets go of the resident pages of the files unwound through (elfpages.h): their unwind tables. */
+void unwinder__release_pages(struct unwinder *u, struct elfpages *ep);
 
 /*
  * One record of the ordered stream: a snapshot is unwound and kept; an event is returned with
