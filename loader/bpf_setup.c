@@ -177,6 +177,13 @@ int bpf_setup__watch_tgid(struct record_bpf *skel, pid_t tgid)
 	return bpf_map_update_elem(bpf_map__fd(skel->maps.tgids), &key, &one, BPF_ANY);
 }
 
+bool bpf_setup__watching(struct record_bpf *skel, pid_t tgid)
+{
+	__u32 key = tgid, val;
+
+	return !bpf_map_lookup_elem(bpf_map__fd(skel->maps.tgids), &key, &val);
+}
+
 int bpf_setup__attach_tracepoints(struct record_bpf *skel, struct links *links, struct trace_out *o,
 				  pid_t tgid, int pid)
 {

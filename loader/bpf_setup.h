@@ -30,6 +30,8 @@ void bpf_setup__libbpf_output(bool verbose);
 struct record_bpf *bpf_setup__open_load(const struct record_opts *o, bool *umulti);
 /* Lets the BPF side record TGID (the target; its children join it with --follow-children). */
 int bpf_setup__watch_tgid(struct record_bpf *skel, pid_t tgid);
+/* Whether the BPF side records tgid already (given, or forked by a process it records). */
+bool bpf_setup__watching(struct record_bpf *skel, pid_t tgid);
 /*
  * Attaches every loaded tracepoint program (not the uprobes and the sampler, attached per file
  * and per CPU) and records each as a GS_REC_PROBE. 0 or -errno, said why.

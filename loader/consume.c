@@ -384,6 +384,8 @@ int consumer__poll(struct consumer *c, struct target *t, int sfd, double duratio
 				meta__losses(c->out, c->skel, t->gpid, c->up->attach_failed,
 					     uprobes__cuda_libs(c->up));
 				cgroup__sample(c->cg, c->out);
+				if (c->each_second)
+					c->each_second(c->second_ctx);
 			}
 			if (tty && ticks % 20 == 0) {
 				__u64 now = clock__mono_ns();

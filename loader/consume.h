@@ -36,6 +36,9 @@ struct consumer {
 	void (*tick)(void *ctx);
 	void *listener;
 	struct cgroup_watch *cg; /* the target's cgroup, sampled every second (cgroup.h) */
+	/* Called every second on the poll loop (record.c: --cgroup's newcomers); NULL: none. */
+	void (*each_second)(void *ctx);
+	void *second_ctx;
 
 	struct ring_buffer *rb;
 	unsigned char *buf; /* one event, stack compacted */

@@ -100,7 +100,8 @@ static const struct argp_option opts[] = {
 	  0 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0,
 	  "Also record every process of a cgroup (a path under /sys/fs/cgroup: a container, a "
-	  "systemd service) and their descendants",
+	  "systemd service), their descendants, and those that join it later (looked for every "
+	  "second)",
 	  0 },
 	{ "duration", OPT_DURATION, "S", 0, "Stop recording after S seconds", 0 },
 	{ "freq", OPT_FREQ, "HZ", 0, "CPU samples per second per CPU, at most (default 499)", 0 },

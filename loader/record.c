@@ -43,6 +43,39 @@
 #include "trace.h"
 #include "uprobes.h"
 
+/* --cgroup: what a process that joins the cgroup during the recording needs, as at the attach. */
+struct joiners {
+	struct consumer *c;
+	struct proc_tree *tree;
+	const struct pidns *ns;
+	unsigned long long n; /* recorded since the attach */
+};
+
+/*
+ * Every second: the cgroup's newcomers, recorded from then on as a process given at the attach
+ * is (a container's `exec`, a service's new worker). What they did before the look is not in
+ * the trace; a process forked by one already recorded is the BPF side's already.
+ */
+static void follow_joiners(void *ctx)
+{
+	struct joiners *j = ctx;
+	pid_t p[64];
+	size_t n = proc_tree__joined(j->tree, p, 64);
+
+	for (size_t i = 0; i < n; i++) {
+		pid_t g = pidns__global(j->ns, p[i], true);
+
+		if (!g || bpf_setup__watching(j->c->skel, g) || privs__may_trace(p[i]) ||
+		    bpf_setup__watch_tgid(j->c->skel, g))
+			continue;
+		map_records__scan(j->c->maps, j->c->out, p[i]);
+		uprobes__attach_mapped(j->c->up, p[i]);
+		j->c->names_read += meta__threads(j->c->out, p[i]);
+		j->n++;
+		fprintf(stderr, "gapscope: pid %d joined the cgroup: recording it\n", p[i]);
+	}
+}
+
 /*
  * -p: what the process has mapped and runs already, on disk before we say we record. Returns the
  * thread names written.
@@ -203,6 +236,7 @@ int cmd_record(int argc, char **argv)
 	bool umulti;
 	__u64 start_ns;
 	struct proc_tree tree = {};
+	struct joiners joiners;
 	bool probe_all = false; /* uprobes in every process (BPF filters), not one pid's */
 	char terr[512];
 
@@ -343,6 +377,11 @@ int cmd_record(int argc, char **argv)
 		uprobes__attach_predicted(&up, t.exe);
 	else
 		c.names_read += attach_running(&up, &maps, &out, &tree);
+	if (tree.cgroup_procs) {
+		joiners = (struct joiners){ .c = &c, .tree = &tree, .ns = &ns };
+		c.each_second = follow_joiners;
+		c.second_ctx = &joiners;
+	}
 
 	/* Poll until the target ends (or a signal, or --duration); then write the end. */
 	start_ns = clock__mono_ns();

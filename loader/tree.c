@@ -154,6 +154,11 @@ int proc_tree__collect(struct proc_tree *t, const pid_t *pids, int npids, const 
 				 strerror(errno));
 			return -ENOENT;
 		}
+		if (!(t->cgroup_procs = strdup(path))) {
+			fclose(f);
+			rc = -ENOMEM;
+			goto fail;
+		}
 		while (fscanf(f, "%d", &pid) == 1)
 			if ((rc = add(t, pid))) {
 				fclose(f);
@@ -174,8 +179,23 @@ fail:
 	return rc;
 }
 
+size_t proc_tree__joined(struct proc_tree *t, pid_t *joined, size_t max)
+{
+	size_t n = 0;
+	FILE *f = t->cgroup_procs ? fopen(t->cgroup_procs, "re") : NULL;
+	int pid;
+
+	while (f && n < max && fscanf(f, "%d", &pid) == 1)
+		if (pid > 0 && !has(t, pid) && !add(t, pid))
+			joined[n++] = pid;
+	if (f)
+		fclose(f);
+	return n;
+}
+
 void proc_tree__free(struct proc_tree *t)
 {
+	free(t->cgroup_procs);
 	free(t->pids);
 	*t = (struct proc_tree){};
 }
