@@ -304,9 +304,11 @@ void flight__tick(struct flight *f)
 		live_drain(f);
 	}
 	let_go(f, now, 0);
-	/* Every 20 ticks (2 s), the file pages the live analysis read to name and unwind go: a
-	 * process that maps libtorch would otherwise hold its symbol and unwind tables whole. */
-	if (f->a && ++f->ticks % 20 == 0)
+	/* Every 100 ticks (5 s), the file pages the live analysis read to name and unwind go: a
+	 * process that maps libtorch would otherwise hold its symbol and unwind tables whole.
+	 * Reading /proc/self/smaps for it walks the ring's page tables too: a few ms, so not
+	 * more often. */
+	if (f->a && ++f->ticks % 100 == 0)
 		f->released_kb += analysis__release_pages(f->a);
 	if (f->m && f->a && f->ticks % 20 == 0) {
 		const struct analysis *a = f->a;
