@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The one string hash: 64-bit FNV-1a (offset basis 14695981039346656037, prime 1099511628211).
- * Every table keyed by a string uses it (strtab, the renderers' frame tables, the CUPTI
- * collector's names); tests/cases/layout.sh holds the tree to this one definition.
+ * Every table keyed by a string uses it (strtab, strmap for the renderers' string and frame
+ * tables, the CUPTI collector's names); tests/cases/layout.sh holds the tree to this one
+ * definition.
  */
 #ifndef GAPSCOPE_HASH_H
 #define GAPSCOPE_HASH_H

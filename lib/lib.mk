@@ -1,6 +1,6 @@
 # libgapscope.a (lib/): what the recorder and the report share, below both: the trace format
 # (writer, reader, record names), kernel symbols, the async runtimes' table, the demangler,
-# strings, id maps, escaping, numbers. It includes nothing from loader/ or reports/
+# strings, id and string maps, escaping, numbers. It includes nothing from loader/ or reports/
 # (tests/cases/layout.sh). The recorder, the CUPTI collector's tests and every unit test link it.
 
 LIB_SRCS := $(wildcard lib/*.c)

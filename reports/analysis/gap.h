@@ -8,6 +8,7 @@
 #ifndef GAPSCOPE_GAP_H
 #define GAPSCOPE_GAP_H
 
+#include <stdio.h>
 #include <linux/types.h>
 
 enum blame_kind {
@@ -118,6 +119,21 @@ struct cause {
 	struct cause_part leaves[CAUSE_PARTS], lines[CAUSE_PARTS];
 	__u32 nleaves, nlines;
 };
+
+/*
+ * Writes the gap's chain to OUT as summary.txt lists it, one line with its newline: the closer,
+ * then each hop after " ← ", the root with its time ("gpu-worker-0 ← lock tracker_lock held by
+ * finalizer-0 ← malloc_trim 28 ms"). Names are escaped for a terminal, C++ names shortened, and
+ * a run of an async runtime's plumbing folds into one hop. It lives by the model so that any
+ * text output words a chain the same way; the timeline and the flame graphs' titles word it
+ * their own way (gap__chain_line, gap__chain_label in perfetto.h).
+ */
+void gap__chain_print(const struct gap *g, FILE *out);
+/*
+ * A span of time as summary.txt writes every one (the chain's root's among them): "12.5 s" from
+ * 10 s, "208 ms" from 1 ms, "0.42 ms" under that.
+ */
+void gap__print_ms(FILE *out, __u64 ns);
 
 /* What summary.json does not list: the walk's roots and the folded stacks (after on_gap). */
 void gap__free_walk(struct gap *g);

@@ -8,9 +8,13 @@ $(BUILD)/reports/render/assets.o: $(REPORT_ASSETS)
 
 RENDER_OBJS := $(BUILD)/reports/analysis/folded_parse.o $(patsubst %,$(BUILD)/reports/render/%.o,flamegraph speedscope html assets)
 
+# These two are compiled and linked in one step, so -MMD makes the headers prerequisites of the
+# binary itself: once the .d file exists, $^ holds them too, and gcc compiles a header given on
+# its command line alone, where it fails on what its includer brings (html.h's bool). Headers
+# are left off the command line.
 $(BUILD)/tests/render/render_gen: tests/render/render_gen.c $(RENDER_OBJS) $(LIBGAPSCOPE) | $(BUILD)/tests/render/
 	$(call msg,CC,tests/render/render_gen)
-	$(Q)$(CC) $(CFLAGS) $(GAPSCOPE_INC) $^ -o $@ $(LDFLAGS)
+	$(Q)$(CC) $(CFLAGS) $(GAPSCOPE_INC) $(filter-out %.h,$^) -o $@ $(LDFLAGS)
 
 all: $(BUILD)/tests/render/render_gen
 
@@ -18,6 +22,6 @@ all: $(BUILD)/tests/render/render_gen
 $(BUILD)/tests/test_render_folded: tests/render/test_folded.c $(BUILD)/reports/analysis/folded_parse.o \
 				  | $(BUILD)/tests/
 	$(call msg,CC,tests/test_render_folded)
-	$(Q)$(CC) $(CFLAGS) $(GAPSCOPE_INC) $^ -o $@ $(LDFLAGS)
+	$(Q)$(CC) $(CFLAGS) $(GAPSCOPE_INC) $(filter-out %.h,$^) -o $@ $(LDFLAGS)
 
 all: $(BUILD)/tests/test_render_folded

@@ -11,13 +11,13 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "hash.h"
 #include "escape.h"
 #include "analysis.h"
 #include "folded.h"
 #include "outfile.h"
 #include "pprof.h"
 #include "profile.pb-c.h"
+#include "strmap.h"
 #include "vec.h"
 
 /* Label keys and units: string-table indices fixed at pprof__new(). */
@@ -43,11 +43,10 @@ struct psample {
 };
 
 struct pprof {
-	char **strs; /* the string table */
+	char **strs; /* the string table (protobuf-c's type) */
 	size_t nstrs, cap_strs;
-	__u32 *hash; /* open addressing: string index + 1, 0 empty */
-	size_t hash_cap;
-	__u64 *fn_of; /* per string: its function id (1-based), 0 none */
+	struct strmap index; /* strs' indexes */
+	__u64 *fn_of;	     /* per string: its function id (1-based), 0 none */
 	size_t cap_fn_of;
 	__u32 *fn_name; /* per function id - 1: its name's string index */
 	size_t nfns, cap_fns;
@@ -58,26 +57,6 @@ struct pprof {
 	__u64 total;
 };
 
-static int rehash(struct pprof *p)
-{
-	size_t cap = array__cap(p->hash_cap, sizeof(*p->hash), p->hash_cap + 1, 1024);
-	__u32 *h = cap ? calloc(cap, sizeof(*h)) : NULL;
-
-	if (!h)
-		return -ENOMEM;
-	for (size_t i = 0; i < p->nstrs; i++) {
-		size_t k = hash__str(p->strs[i]) & (cap - 1);
-
-		while (h[k])
-			k = (k + 1) & (cap - 1);
-		h[k] = i + 1;
-	}
-	free(p->hash);
-	p->hash = h;
-	p->hash_cap = cap;
-	return 0;
-}
-
 /*
  * The string's index in the table, added if new; -1 when out of memory. Stored as valid UTF-8
  * (bytes that start no character as U+FFFD): proto3 strings must be, and strict decoders reject
@@ -87,21 +66,17 @@ static long intern(struct pprof *p, const char *s)
 {
 	bool failed;
 	char *fixed = esc__utf8(s, &failed), *copy;
-	size_t k;
+	long i;
 
 	if (failed)
 		return -1;
 	if (fixed)
 		s = fixed;
-	if ((p->nstrs + 1) * 2 > p->hash_cap && rehash(p)) {
+	i = strmap__get(&p->index, (const char *const *)p->strs, s);
+	if (i >= 0) {
 		free(fixed);
-		return -1;
+		return i;
 	}
-	for (k = hash__str(s) & (p->hash_cap - 1); p->hash[k]; k = (k + 1) & (p->hash_cap - 1))
-		if (!strcmp(p->strs[p->hash[k] - 1], s)) {
-			free(fixed);
-			return p->hash[k] - 1;
-		}
 	if (array__grow((void **)&p->strs, &p->cap_strs, sizeof(*p->strs), p->nstrs + 1, 64)) {
 		free(fixed);
 		return -1;
@@ -110,8 +85,11 @@ static long intern(struct pprof *p, const char *s)
 	if (!copy)
 		return -1;
 	p->strs[p->nstrs] = copy;
-	p->hash[k] = ++p->nstrs;
-	return p->nstrs - 1;
+	if (strmap__set(&p->index, (const char *const *)p->strs, copy, p->nstrs)) {
+		free(copy);
+		return -1;
+	}
+	return p->nstrs++;
 }
 
 struct pprof *pprof__new(void)
@@ -135,7 +113,7 @@ void pprof__free(struct pprof *p)
 	for (size_t i = 0; i < p->nstrs; i++)
 		free(p->strs[i]);
 	free(p->strs);
-	free(p->hash);
+	strmap__free(&p->index);
 	free(p->fn_of);
 	free(p->fn_name);
 	free(p->locs);

@@ -5,59 +5,32 @@
  * nanoseconds; all profiles share one frame table, so a frame is the same frame in every gap.
  */
 #include <stdlib.h>
-#include <string.h>
 
-#include "hash.h"
 #include "escape.h"
 #include "speedscope.h"
+#include "strmap.h"
 #include "vec.h"
 
-/* A string -> index table for the shared frames, in first-seen order. */
+/* The shared frames, in first-seen order: their indexes are the samples' frame numbers. */
 struct frame_tab {
 	const char **names; /* by index; the strings belong to the folded sets */
 	size_t n, cap;
-	unsigned int *slots; /* index + 1, 0 empty */
-	size_t nslots;
+	struct strmap index;
 };
-
-static int frame_tab__grow(struct frame_tab *t)
-{
-	size_t ns = t->nslots ? 2 * t->nslots : 1024;
-	unsigned int *slots = calloc(ns, sizeof(*slots));
-
-	if (!slots)
-		return -1;
-	for (size_t i = 0; i < t->n; i++) {
-		size_t s = hash__str(t->names[i]) & (ns - 1);
-
-		while (slots[s])
-			s = (s + 1) & (ns - 1);
-		slots[s] = i + 1;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->nslots = ns;
-	return 0;
-}
 
 /* The index of name, added when new; -1 out of memory. */
 static long frame_tab__get(struct frame_tab *t, const char *name)
 {
-	size_t s;
+	long i = strmap__get(&t->index, t->names, name);
 
-	if (2 * (t->n + 1) > t->nslots && frame_tab__grow(t))
-		return -1;
-	s = hash__str(name) & (t->nslots - 1);
-	while (t->slots[s]) {
-		if (!strcmp(t->names[t->slots[s] - 1], name))
-			return t->slots[s] - 1;
-		s = (s + 1) & (t->nslots - 1);
-	}
+	if (i >= 0)
+		return i;
 	if (array__grow((void **)&t->names, &t->cap, sizeof(*t->names), t->n + 1, 256))
 		return -1;
 	t->names[t->n] = name;
-	t->slots[s] = ++t->n;
-	return t->n - 1;
+	if (strmap__set(&t->index, t->names, name, t->n))
+		return -1;
+	return t->n++;
 }
 
 struct profile_writer {
@@ -126,6 +99,6 @@ int speedscope__write(FILE *out, const char *name, const struct folded *const *p
 	}
 	fputs("]}}\n", out);
 	free(tab.names);
-	free(tab.slots);
+	strmap__free(&tab.index);
 	return err || ferror(out) ? -1 : 0;
 }

@@ -10,16 +10,6 @@
 #include "idlesplit.h"
 #include "shortname.h"
 
-static void print_ms(FILE *out, __u64 ns)
-{
-	if (ns >= 10000000000ull)
-		fprintf(out, "%.1f s", ns / 1e9);
-	else if (ns >= 1000000)
-		fprintf(out, "%.0f ms", ns / 1e6);
-	else
-		fprintf(out, "%.2f ms", ns / 1e6);
-}
-
 /* A name as text: no control character of the target's reaches a terminal (escape.h). */
 static void put(FILE *out, const char *s)
 {
@@ -44,131 +34,6 @@ static void print_parts(FILE *out, const char *what, const struct cause_part *p,
 	for (__u32 i = 0; i < n; i++) {
 		fprintf(out, "%s %.1f%% ", i ? "," : "", 100 * p[i].share);
 		put(out, shortname(p[i].name, fn, sizeof(fn)));
-	}
-	fputc('\n', out);
-}
-
-/* One link as "lock tracker_lock held by finalizer-2", "malloc_trim 208 ms", ... */
-static void print_link(FILE *out, const struct chain_link *l, bool last)
-{
-	char lock[SHORTNAME_MAX], fn[SHORTNAME_MAX];
-	const char *function = shortname(l->function, fn, sizeof(fn));
-
-	if (l->kind == BK_LOCK || l->kind == BK_COND) {
-		fprintf(out, "%s ", blame_kind__name(l->kind));
-		put(out, l->lock ? shortname(l->lock, lock, sizeof(lock)) : NULL);
-		if (l->detail) {
-			fputc(' ', out);
-			put(out, l->detail);
-		}
-	} else if (l->kind == BK_PROBE || l->kind == BK_CUDA) {
-		put(out, function ? function : blame_kind__name(l->kind));
-	} else if ((l->kind == BK_PREEMPTED || l->kind == BK_RUNNABLE) && l->detail) {
-		put(out, l->detail);
-	} else if (l->kind == BK_THROTTLED && l->function) {
-		fputs("throttled, ", out); /* the cgroup's path whole: no shortening */
-		put(out, l->function);
-	} else {
-		/* Never a bare kind: without a function, what is known ("no sample, after X"), and
-		 * the thread. */
-		fprintf(out, "%s", blame_kind__name(l->kind));
-		if (function) {
-			fputc(' ', out);
-			put(out, function);
-		} else if (l->detail) {
-			fputs(" (", out);
-			put(out, l->detail);
-			fputs(") in ", out);
-			put(out, l->comm);
-		} else {
-			fputs(" in ", out);
-			put(out, l->comm);
-		}
-	}
-	if (last) {
-		fputc(' ', out);
-		print_ms(out, l->ns);
-	}
-}
-
-/*
- * A hop through an async runtime's own plumbing (a blocking-pool thread parked for work, a
- * task in the run queue, a task awaiting a spawn_blocking's join): a short word for it, NULL
- * for any other link. summary.txt folds a run of them into one hop; summary.json has each.
- */
-static const char *plumbing(const struct chain_link *l)
-{
-	if ((l->kind != BK_COND && l->kind != BK_LOCK) || !l->lock)
-		return NULL;
-	if (!strcmp(l->lock, "task run queue"))
-		return "run queue";
-	if (!strncmp(l->lock, "task join", 9))
-		return "join";
-	for (__u32 i = 0; i < l->nframes; i++)
-		if (strstr(l->frames[i], "::runtime::blocking::pool::"))
-			return "blocking pool";
-	if (!strncmp(l->lock, "by tokio::runtime::", 19) ||
-	    !strncmp(l->lock, "by parking_lot::", 16))
-		return "park";
-	return NULL;
-}
-
-/* A wait for an async lock (a task's, through the runtime): "lock async ...". */
-static bool async_lock(const struct chain_link *l)
-{
-	return l->kind == BK_LOCK && l->lock && !strncmp(l->lock, "async ", 6);
-}
-
-/*
- * The chain, closer first. Runs of the runtime's plumbing fold into one hop ("runtime
- * (blocking pool, join)"), and a queue of tasks on async locks into its first waiter's lock
- * and its last one's holder: the hops a user reads are the program's.
- */
-static void print_chain(FILE *out, const struct gap *g)
-{
-	put(out, g->closer_comm);
-	for (__u32 k = 0; k < g->nchain; k++) {
-		const struct chain_link *l = &g->chain[k];
-		__u32 j = k;
-
-		fprintf(out, " \u2190 ");
-		if (k + 1 < g->nchain && plumbing(l)) {
-			const char *seen[8];
-			__u32 n = 0;
-
-			fputs("runtime (", out);
-			for (; j + 1 < g->nchain && plumbing(&g->chain[j]); j++) {
-				const char *w = plumbing(&g->chain[j]);
-				bool dup = false;
-
-				for (__u32 i = 0; i < n; i++)
-					dup |= seen[i] == w;
-				if (dup || n == 8)
-					continue;
-				fprintf(out, "%s%s", n ? ", " : "", w);
-				seen[n++] = w;
-			}
-			fputc(')', out);
-			k = j - 1;
-			continue;
-		}
-		if (k && (g->chain[k - 1].kind == BK_LOCK || g->chain[k - 1].kind == BK_COND) &&
-		    k + 1 < g->nchain && !plumbing(&g->chain[k - 1])) {
-			put(out, l->comm);
-			fputs(": ", out);
-		}
-		while (async_lock(l) && j + 2 < g->nchain && async_lock(&g->chain[j + 1]))
-			j++;
-		if (j > k) { /* a queue: the first waiter's lock, the last one's holder */
-			struct chain_link q = *l;
-
-			q.detail = g->chain[j].detail;
-			print_link(out, &q, false);
-			fprintf(out, ", %u task%s ahead", j - k, j - k > 1 ? "s" : "");
-			k = j;
-			continue;
-		}
-		print_link(out, l, k + 1 == g->nchain);
 	}
 	fputc('\n', out);
 }
@@ -262,7 +127,7 @@ static double share(__u64 part, __u64 whole)
 static void print_part(FILE *out, const char *label, __u64 ns, __u64 run)
 {
 	fprintf(out, ", %s ", label);
-	print_ms(out, ns);
+	gap__print_ms(out, ns);
 	fprintf(out, " (%.1f%%)", share(ns, run));
 }
 
@@ -309,7 +174,7 @@ static void print_device(FILE *out, const struct analysis *a, const struct devic
 		fprintf(out, "device %u: still busy at the end, never seen done: %s\n", d->id,
 			d->unclosed);
 	fprintf(out, "device %u idle: ", d->id);
-	print_ms(out, idle);
+	gap__print_ms(out, idle);
 	fprintf(out, " (%.1f%% of the run)", share(idle, a->duration_ns));
 	print_part(out, "gaps", s->gaps_ns, a->duration_ns);
 	if (s->under_floor_known)
@@ -361,14 +226,14 @@ static void print_under_floor(FILE *out, const struct analysis *a)
 		return;
 	fputs("under the floor: ", out);
 	if (known) {
-		print_ms(out, under);
+		gap__print_ms(out, under);
 		fputs(" idle in windows under the floor; ", out);
 	}
 	fputs("the launching thread ", out);
 	put(out, u->comm);
 	fprintf(out, " (%" PRIu64 " launches in the trace) between its launches: ",
 		(uint64_t)u->launches);
-	print_ms(out, u->host_ns);
+	gap__print_ms(out, u->host_ns);
 	fputs(" of host time", out);
 	if (u->syncs)
 		fprintf(out,
@@ -389,19 +254,19 @@ static void print_under_floor(FILE *out, const struct analysis *a)
 			k == BK_ON_CPU ? "launch-bound" : blame_kind__name(k));
 		if (k != BK_ON_CPU) {
 			fputs(k == BK_CUDA ? "in CUDA calls (not synchronizes) " : "off CPU ", out);
-			print_ms(out, u->kind_ns[k]);
+			gap__print_ms(out, u->kind_ns[k]);
 			fputc('\n', out);
 			continue;
 		}
 		put(out, u->function ? shortname(u->function, fn, sizeof(fn)) :
 				       "(no sample between launches)");
 		fputc(' ', out);
-		print_ms(out, u->kind_ns[k]);
+		gap__print_ms(out, u->kind_ns[k]);
 		fprintf(out, " (on CPU or runnable; %" PRIu64 " of %" PRIu64 " samples",
 			(uint64_t)u->function_samples, (uint64_t)u->samples);
 		if (u->runnable_ns) {
 			fputs("; runnable ", out);
-			print_ms(out, u->runnable_ns);
+			gap__print_ms(out, u->runnable_ns);
 		}
 		fputs(")\n", out);
 	}
@@ -431,7 +296,7 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 	size_t top;
 
 	fprintf(out, "duration ");
-	print_ms(out, a->duration_ns);
+	gap__print_ms(out, a->duration_ns);
 	fprintf(out, ", %" PRIu64 " events, %" PRIu64 " CUDA events", (uint64_t)a->events,
 		(uint64_t)a->cuda_events);
 	if (a->launches.counted)
@@ -452,18 +317,18 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 			a->copy_gbps, a->copy_latency_us);
 	print_tiers(out, a);
 	fprintf(out, "gaps: %zu, total ", a->ngaps);
-	print_ms(out, a->gap_ns);
+	gap__print_ms(out, a->gap_ns);
 	fprintf(out, " (%.1f%% of the run)\n",
 		a->duration_ns ? 100.0 * a->gap_ns / a->duration_ns : 0.0);
 	if (a->preempted_outside_ns) {
 		fprintf(out, "of which ");
-		print_ms(out, a->preempted_outside_ns);
+		gap__print_ms(out, a->preempted_outside_ns);
 		fprintf(out, " a thread on a chain waited for a CPU held by processes outside the "
 			     "recording\n");
 	}
 	if (a->woken_outside_ns) {
 		fprintf(out, "of which ");
-		print_ms(out, a->woken_outside_ns);
+		gap__print_ms(out, a->woken_outside_ns);
 		fprintf(out, " a chain ended at a waker outside the recording (record it too: -p, "
 			     "--cgroup)\n");
 	}
@@ -474,7 +339,7 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 		fprintf(out, " throttled %llu of %llu periods; runnable while throttled ",
 			(unsigned long long)a->quota.nr_throttled,
 			(unsigned long long)a->quota.nr_periods);
-		print_ms(out, a->quota.throttled_ns);
+		gap__print_ms(out, a->quota.throttled_ns);
 		fprintf(out, ": needs %s%.2f CPU at its peak second (%.2f on average), has %.2f\n",
 			a->quota.use_known ? "≈ " : "≥ ", a->quota.peak_cpus, a->quota.mean_cpus,
 			a->quota.has_cpus);
@@ -497,7 +362,7 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 					  shortname(c->function, fn, sizeof(fn)) :
 					  fn,
 				  SIZE_MAX));
-		print_ms(out, c->ns);
+		gap__print_ms(out, c->ns);
 		fputc('\n', out);
 		print_parts(out, "lines", c->lines, c->nlines, NULL);
 		print_parts(out, "leaves", c->leaves, c->nleaves, c->function);
@@ -511,7 +376,7 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 		snprintf(more, sizeof(more), "(%zu more: summary.json)",
 			 a->ncauses - CAUSES_LISTED);
 		fprintf(out, "  %5.1f%%  %-53s ", a->gap_ns ? 100.0 * ns / a->gap_ns : 0.0, more);
-		print_ms(out, ns);
+		gap__print_ms(out, ns);
 		fputc('\n', out);
 	}
 	top = o->top < a->ngaps ? o->top : a->ngaps;
@@ -527,9 +392,9 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 		const struct gap *g = by_dur[i];
 
 		fprintf(out, "gap %u [", g->id);
-		print_ms(out, g->end_ns - g->start_ns);
+		gap__print_ms(out, g->end_ns - g->start_ns);
 		fprintf(out, "] gpu%u %s", g->device, strcmp(g->tier, "api") ? "(CUPTI) " : "");
-		print_chain(out, g);
+		gap__chain_print(g, out);
 	}
 	free(by_dur);
 	fprintf(out, "\nlosses: %" PRIu64 " events lost", (uint64_t)a->lost_events);
