@@ -40,7 +40,9 @@ void elfpages__fini(struct elfpages *ep);
  * Drops this process's resident pages of E's file image, where the scan saw the image as one
  * such file mapping (libelf falls back to reading a file into malloc'd memory where it cannot map
  * it, and that must never be dropped); true when dropped. Pointers into the image stay valid: the
- * next access reads the page again.
+ * next access reads the page again. On such a fallback copy, elf_rawfile() (which this asks)
+ * reads the whole file, and libelf loses the sections it had read one by one before: a one-time
+ * cost of a path taken only where a file cannot be mapped.
  */
 bool elfpages__release(struct elfpages *ep, Elf *e);
 
