@@ -70,7 +70,8 @@ bool elfpages__release(struct elfpages *ep, Elf *e)
 			continue;
 		if (madvise((void *)lo, hi - lo, MADV_DONTNEED))
 			return false;
-		ep->released_kb += ep->maps[i].rss_kb; /* the whole mapping's: libelf maps files whole */
+		/* The whole mapping's: libelf maps a file whole, one mapping each. */
+		ep->released_kb += ep->maps[i].rss_kb;
 		ep->maps[i].rss_kb = 0;
 		return true;
 	}

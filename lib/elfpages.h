@@ -16,12 +16,15 @@
 #include <stdint.h>
 #include <libelf.h>
 
-/* This process's mappings whose every page is its file's, as /proc/self/smaps showed them. */
+/* A mapping whose every page is its file's, as /proc/self/smaps showed it. */
+struct elfpages_map {
+	uintptr_t start, end;
+	unsigned long rss_kb; /* resident when read */
+};
+
+/* This process's such mappings, read once for a round of releases. */
 struct elfpages {
-	struct elfpages_map {
-		uintptr_t start, end;
-		unsigned long rss_kb; /* resident when read */
-	} *maps;
+	struct elfpages_map *maps;
 	size_t n, cap;
 	unsigned long long released_kb; /* resident when scanned, of the mappings let go */
 };

@@ -38,7 +38,7 @@ static Elf *elf_open(const char *path, int *fd)
  */
 #define SCAN_RELEASE_EVERY 32768
 /* .rodata read in windows of this size, each let go before the next. */
-#define SCAN_WINDOW (4u << 20)
+#define SCAN_WINDOW	   (4u << 20)
 
 static void elf_close(Elf *e, int fd)
 {
@@ -170,7 +170,8 @@ bool elfx__rodata_has(const char *path, const char *needle)
 		/* In windows that overlap by the needle's length, each page let go once read. */
 		for (size_t at = 0, n = strlen(needle); d && d->d_buf && !found && at < d->d_size;
 		     at += SCAN_WINDOW) {
-			size_t len = d->d_size - at < SCAN_WINDOW + n ? d->d_size - at : SCAN_WINDOW + n;
+			size_t len = d->d_size - at < SCAN_WINDOW + n ? d->d_size - at :
+									SCAN_WINDOW + n;
 
 			found = memmem((const char *)d->d_buf + at, len, needle, n);
 			elfpages__release_one(e);

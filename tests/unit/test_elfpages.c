@@ -74,8 +74,8 @@ int main(void)
 		before = rss_file_kb();
 		want = sum_sections(e);
 		touched = rss_file_kb();
-		CHECK(touched - before > st.st_size / 1024 / 2, "reading grew RssFile by %ld kB only",
-		      touched - before);
+		CHECK(touched - before > st.st_size / 1024 / 2,
+		      "reading grew RssFile by %ld kB only", touched - before);
 		CHECK(!elfpages__scan(&ep), "scan");
 		CHECK(elfpages__release(&ep, e), "mode %zu: not released", c);
 		CHECK(ep.released_kb > (unsigned long long)st.st_size / 1024 / 2,
