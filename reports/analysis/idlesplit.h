@@ -73,6 +73,28 @@ static inline double idlesplit__busy_pct(const struct device_summary *d)
 }
 
 /*
+ * Whether the headline is a range (the API tier, without CUPTI for the device: busy time that no
+ * completion signal backs is 0.1% of the active window or more), and its low end in percent: the
+ * busy time less that unconfirmed time. summary.txt, summary.json and the page print the same.
+ */
+static inline bool idlesplit__busy_range(const struct analysis *a, const struct device_summary *d,
+					 double *lo_pct)
+{
+	__u64 active = d->split.active_end - d->split.active_start;
+	__u64 busy = d->busy_ns < active ? d->busy_ns : active;
+
+	for (size_t i = 0; i < a->nagree; i++)
+		if (a->agree[i].device == d->id)
+			return false; /* CUPTI's kernel times: no range */
+	if (d->busy_unknown || 1000.0 * d->unconfirmed_ns < (active ? active : 1))
+		return false;
+	*lo_pct = active ? 100.0 * (busy > d->unconfirmed_ns ? busy - d->unconfirmed_ns : 0) /
+				   active :
+			   0.0;
+	return true;
+}
+
+/*
  * Whether the launching thread's time between launches is worth showing (summary.txt's lines,
  * gaps/launches.{folded,svg}, the page's card): where there is idle time under the floor, as
  * measured (CUPTI, 0.5% of the run or more), or in a launch loop the API tier cannot see into:

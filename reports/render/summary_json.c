@@ -70,6 +70,7 @@ static void json_device(FILE *out, const struct analysis *a, const struct device
 {
 	const struct idle_split *s = &d->split;
 	const struct launch_timing *t = &d->timing;
+	double lo;
 
 	fprintf(out,
 		"%s{\"id\":%u,\"busy_ns\":%" PRIu64 ",\"idle_ns\":%" PRIu64
@@ -102,6 +103,9 @@ static void json_device(FILE *out, const struct analysis *a, const struct device
 			(uint64_t)d->unconfirmed_ns,
 			a->duration_ns ? 100.0 * (d->busy_ns - d->unconfirmed_ns) / a->duration_ns :
 					 0.0);
+	/* summary.txt's headline range, where it prints one (idlesplit__busy_range). */
+	if (idlesplit__busy_range(a, d, &lo))
+		fprintf(out, ",\"active_busy_min_pct\":%.2f", lo);
 	if (d->busy_unknown)
 		fprintf(out, ",\"busy_unknown\":true");
 	if (d->unclosed && *d->unclosed) {

@@ -145,6 +145,7 @@ static void print_device(FILE *out, const struct analysis *a, const struct devic
 	bool cupti = agreement(a, d->id) != NULL;
 	const char *bound = s->under_floor_known ? "" : "at most ";
 	char floor[32];
+	double lo;
 
 	snprintf(floor, sizeof(floor), "%g ms", a->min_gap_ns / 1e6);
 	if (!cupti && d->busy_unknown) {
@@ -153,16 +154,14 @@ static void print_device(FILE *out, const struct analysis *a, const struct devic
 			"device %u: busy unknown (API-inferred: launches, and no completion signal "
 			"ever; busy at most %.1f%%, %.3f s of %.3f s first to last GPU work)\n",
 			d->id, idlesplit__busy_pct(d), busy_active / 1e9, active / 1e9);
-	} else if (!cupti && 1000.0 * d->unconfirmed_ns >= (active ? active : 1)) {
+	} else if (idlesplit__busy_range(a, d, &lo)) {
 		/* Some busy time no completion signal backs: a range, never a guess. */
-		__u64 lo = busy_active > d->unconfirmed_ns ? busy_active - d->unconfirmed_ns : 0;
-
 		fprintf(out,
 			"device %u: busy %.1f-%.1f%% (%.3f s of %.3f s, first to last GPU work, "
 			"API-inferred; %.3f s of it after launches no completion signal followed: "
 			"the GPU may have been idle then); at most %.1f%% of the run\n",
-			d->id, share(lo, active), idlesplit__busy_pct(d), busy_active / 1e9,
-			active / 1e9, d->unconfirmed_ns / 1e9, share(d->busy_ns, a->duration_ns));
+			d->id, lo, idlesplit__busy_pct(d), busy_active / 1e9, active / 1e9,
+			d->unconfirmed_ns / 1e9, share(d->busy_ns, a->duration_ns));
 	} else {
 		fprintf(out,
 			"device %u: busy %s%.1f%% (%.3f s of %.3f s, first to last GPU work, %s); "

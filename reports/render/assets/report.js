@@ -31,6 +31,10 @@
 			// ("at most" where the API tier cannot see idle under the floor).
 			['GPUs', DEVS.map(function (d) {
 				var b = d.active_busy_pct !== undefined ? d.active_busy_pct : d.busy_pct;
+				// summary.txt's range where busy time had no completion signal.
+				if (d.active_busy_min_pct !== undefined)
+					return 'GPU ' + d.id + ' ' + (+d.active_busy_min_pct).toFixed(1) + '-' +
+						(+b).toFixed(1) + '% busy';
 				return 'GPU ' + d.id + ' ' + (d.busy_bound ? '\u2264 ' : '') +
 					(+b).toFixed(1) + '% busy';
 			}).join(' \u00b7 ') || 'none seen'],
