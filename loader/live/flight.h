@@ -161,6 +161,7 @@ static inline bool flight__sticky(__u32 type)
 	case GS_REC_KSYM:
 	case GS_REC_SAMPLER:
 	case GS_REC_CGROUP: /* the quota that names a throttled gap; its cpu.stat is periodic */
+	case GS_REC_PYCODE: /* a Python code object, read once: names frames of any later dump */
 	case GS_EV_COMM:
 	case GS_EV_CU_NAME:
 	case GS_EV_EXEC:

@@ -27,7 +27,8 @@ struct py_code {
 struct py_fr {
 	__u32 tgid, offset;
 	__u64 code;
-	const char *name; /* made when first asked for */
+	const char *name;  /* made when first asked for, once its code object is known */
+	bool unnamed_seen; /* counted once as unnamed */
 };
 
 struct py_pending {
@@ -177,9 +178,12 @@ const char *pyframes__name(struct pyframes *p, __u64 addr)
 		return f->name;
 	c = code_find(p, f->tgid, f->code);
 	if (!c) {
-		p->counts.unnamed++;
-		f->name = strtab__internf(p->strs, "[python code 0x%llx]",
-					  (unsigned long long)f->code);
+		/* Not kept as its name: a live analysis (record --flight) may meet the code object's
+		 * record after the frame, and names it then. */
+		p->counts.unnamed += !f->unnamed_seen;
+		f->unnamed_seen = true;
+		return strtab__internf(p->strs, "[python code 0x%llx]", (unsigned long long)f->code) ?:
+			       "[python]";
 	} else {
 		file = short_file(c->file, &len);
 		f->name = strtab__internf(p->strs, "%s (%.*s:%d)", c->name, len, file,
@@ -264,6 +268,16 @@ const struct gs_hdr *pyframes__feed(struct pyframes *p, const struct gs_hdr *h)
 
 	if (!p)
 		return h;
+	/* A code object met in the stream: a live analysis (record --flight) has no file to scan
+	 * first; a report has it from pyframes__scan() already. */
+	if (h->type == GS_REC_PYCODE) {
+		const char *name, *file;
+		const struct gs_rec_pycode *r = gs_pycode(h, &name, &file);
+
+		if (r && !code_find(p, h->tgid, r->code))
+			add_code(p, h);
+		return h;
+	}
 	if (h->type == GS_EV_PYSTACK) {
 		__u32 n = 0;
 		const struct pystack_event *e = gs_pystack(h, &n);

@@ -7,7 +7,8 @@
 # dropping nothing. At a --flight-mb above the file's 30 s nothing is let go early; at 8 MiB it
 # lets go early and the stall's dump still holds the stall's gap. Then a simulated recording
 # (zkengine tracker-trim, recorded plainly) replayed at --flight 5: every malloc_trim gap over
-# the trigger in the whole recording's report gets a dump that names it.
+# the trigger in the whole recording's report gets a dump that names it. The live analysis's gap
+# profiles (--pprof-dir) name the Python functions of the real recording, none left unnamed.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_built "$GS"
@@ -63,7 +64,18 @@ assert_eq "$rc" 64 "--replay with -p"
 
 if [ -r "$TRACES/stall_attach.gsc" ]; then
 	T=$TRACES/stall_attach.gsc
-	replay stall "$T" --flight 30 --trigger-gap 50
+	mkdir -p "$TMP/stall.pprof"
+	replay stall "$T" --flight 30 --trigger-gap 50 --pprof-dir "$TMP/stall.pprof" --push-interval 5
+	# The live analysis names Python frames from the code objects the stream carries (it has no
+	# file to read them from first): the gap profiles it writes hold the stall's Python function.
+	python3 - "$TMP/stall.pprof" <<'PY' || die "the live analysis left Python frames unnamed"
+import glob, gzip, sys
+data = b"".join(gzip.open(f).read() for f in glob.glob(sys.argv[1] + "/*.pb.gz"))
+named, unnamed = data.count(b"housekeeping (torch_stall.py"), data.count(b"[python code 0x")
+print("gap profiles: %d frames named housekeeping (torch_stall.py), %d unnamed code objects" %
+      (named, unnamed))
+sys.exit(0 if named and not unnamed else 1)
+PY
 	read -r dumps early dropped sticky ring <<<"$(summary stall)"
 	[ -n "${ring:-}" ] || die "no summary line"
 	echo "default --flight-mb 64: $dumps dump(s), $early let go early, $dropped dropped, ring at most $ring MiB"
