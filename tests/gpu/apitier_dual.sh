@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# One run, two recorders: the API tier attached with -p against CUPTI's truth of the same
+# seconds (issue 33: attached, torch-loop read 97% busy and torch-free 64% where CUPTI said 57%
+# and 42% of other runs). Carry build/gapscope-portable and build/libgapscope-cupti.so.
+#   OUT=DIR tests/gpu/apitier_dual.sh          (about 2 minutes)
+# Each program is launched under a recorder with CUPTI; once it is ready (a "ready PID" line, or
+# its pid in OUT/NAME.ready) a second recorder
+# attaches to it with -p for ATTACH_S (default 6) seconds. Both traces come back under OUT
+# (NAME.launch.gsc, NAME.attach.gsc) for the comparison to be made where the traces are read:
+# the attached trace's API-tier gaps against the launched trace's CUPTI gaps inside the attach's
+# window. table.txt lists the files and both recorders' last lines.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+BUILD=${BUILD:-build}
+OUT=${OUT:-$BUILD/gpu-apitier-dual}
+mkdir -p "$OUT"
+exec > >(tee "$OUT/log.txt") 2>&1
+GS=$PWD/$BUILD/gapscope-portable
+export GAPSCOPE_CUPTI_LIB=$PWD/$BUILD/libgapscope-cupti.so
+T=/sys/kernel/tracing
+[ -d $T/events ] || mount -t tracefs nodev $T || true
+table=$OUT/table.txt
+: >"$table"
+say() { echo "$*" | tee -a "$table"; }
+say "== $(uname -r), $(nproc) CPUs, $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
+ATTACH_S=${ATTACH_S:-6}
+
+dual() { # dual NAME PROG ARGS...
+	local name=$1 pid= rp
+	shift
+	"$GS" record -f -o "$OUT/$name.launch.gsc" -- python3 "$@" >"$OUT/$name.out" \
+		2>"$OUT/$name.launch.err" &
+	rp=$!
+	for _ in $(seq 240); do
+		pid=$(sed -n 's/^ready \([0-9]*\)$/\1/p' "$OUT/$name.out" | head -1)
+		[ -z "$pid" ] && [ -s "$OUT/$name.ready" ] && pid=$(cat "$OUT/$name.ready")
+		[ -n "$pid" ] && break
+		kill -0 "$rp" 2>/dev/null || break
+		sleep 0.5
+	done
+	[ -n "$pid" ] || { say "$name: the program did not start"; kill "$rp"; return 1; }
+	timeout 60 "$GS" record -f -o "$OUT/$name.attach.gsc" -p "$pid" --duration "$ATTACH_S" \
+		2>"$OUT/$name.attach.err"
+	wait "$rp"
+	say "$name launched: $(tail -1 "$OUT/$name.launch.err")"
+	say "$name attached: $(tail -1 "$OUT/$name.attach.err")"
+	ls -la "$OUT/$name".*.gsc | tee -a "$table"
+}
+
+dual torch-free tests/gpu/progs/torch_free.py 14
+dual torch-loop tests/gpu/progs/torch_loop.py --seconds 14 --ready "$OUT/torch-loop.ready"
