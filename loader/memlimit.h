@@ -19,7 +19,7 @@
  * dump needs (FLIGHT_STICKY_MAX) and the live analysis: its threads, timelines, open gaps and
  * stack table, and the mapped files' unwind tables and symbols it reads; measured 33 MB for a
  * storm of 30,000 futex calls a second with --flight 30 (167 MB resident, less the ring's 64 MiB
- * and the ring buffer's 32 MiB mapped twice).
+ * and the ring buffer's 32 MiB mapped twice; it is 16 MiB by default now).
  */
 #define MEMLIMIT_STICKY_MB   16
 #define MEMLIMIT_ANALYSIS_MB 48

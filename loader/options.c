@@ -21,10 +21,13 @@ static const struct record_opts defaults = {
 	.freq = 499,
 	/*
 	 * The ring buffer's pages are mapped twice into the recorder (the data area wraps) and all
-	 * count as resident: 32 MiB is 64 MB of RSS. At the 512 KiB wakeup mark it still holds
-	 * tens of milliseconds of the fastest storm this recorder can drain (tests/bench).
+	 * count as resident: 16 MiB is 32 MB of RSS, a third of the plain recorder's 100 MB. What it
+	 * must hold is what comes while the consumer is busy: launches are decided in the kernel,
+	 * so a PyTorch loop streams about 3.4 MB/s, stack snapshots most of it (16 MiB: 4 s), and
+	 * the fastest storm this recorder can drain fills it in tens of milliseconds at the 512 KiB
+	 * wakeup mark (tests/bench). --ringbuf-mb raises it.
 	 */
-	.ringbuf_mb = 32,
+	.ringbuf_mb = 16,
 	.snap_bytes = GS_SNAP_DEFAULT,
 	.snap_min_block_ns = GS_SNAP_MIN_BLOCK,
 	.cupti = -1,
@@ -143,7 +146,7 @@ static const struct argp_option opts[] = {
 	  "Keep what naming and unwinding need of every mapped ELF file (CFI, symbols, DWARF up "
 	  "to 16 MiB a file) in the trace, for reports where the files are gone or rebuilt",
 	  0 },
-	{ "ringbuf-mb", OPT_RINGBUF, "MB", 0, "Ring buffer size in MiB (default 32)", 0 },
+	{ "ringbuf-mb", OPT_RINGBUF, "MB", 0, "Ring buffer size in MiB (default 16)", 0 },
 	{ "stack-snapshot", OPT_SNAP, "BYTES", 0,
 	  "User stack bytes copied for DWARF unwinding at long waits, probed calls and samples "
 	  "(default 16384, at most 65536; 0: frame pointers only)",

@@ -62,7 +62,7 @@ peak() {
 maps=$(LD_PRELOAD=$(paste -sd: "$TMP/libs") sh -c 'grep -c "\.so" /proc/$$/maps')
 plain=$(peak plain)
 flight=$(peak flight --flight 30 --trigger-gap 250 --dump-dir "$TMP/flight")
-ringbuf=32
+ringbuf=16
 fmb=64
 bound=$(sed -n 's/^gapscope: flight: memory: about \([0-9]*\) MiB in all .*/\1/p' "$TMP/flight/err")
 goal=$(((fmb + 2 * ringbuf) * 1048576 / 1000000 + 48))

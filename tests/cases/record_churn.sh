@@ -10,7 +10,7 @@
 #   - the library's probe is attached once and every load carries it;
 #   - after the recording, the child left behind holds the file's bytes at every probed address
 #     (it saw a breakpoint there while recorded);
-#   - the recorder's peak resident memory stays under 200 MiB (the 32 MiB ring buffer, mapped
+#   - the recorder's peak resident memory stays under 200 MiB (the ring buffer, mapped
 #     whole, and kernel symbols are most of it) and does not grow with the thread count: the
 #     5,000-thread run within 8 MiB of a 500-thread one.
 # Each recording takes about a second on a 2-CPU machine.

@@ -141,7 +141,7 @@ sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" \
 rmdir "$cg"
 echo "memory: exit $rc: $(cat "$TMP/mem.err")"
 [ "$rc" -eq 1 ] || die "a recording in a 50 MiB cgroup: exit $rc"
-grep -q "^gapscope: the memory cgroup allows 50 MiB, a recording needs about 96 MiB (64 MiB and --ringbuf-mb 32): not started$" \
+grep -q "^gapscope: the memory cgroup allows 50 MiB, a recording needs about 80 MiB (64 MiB and --ringbuf-mb 16): not started$" \
 	"$TMP/mem.err" || die "no word of the memory floor"
 [ ! -e "$TMP/ran" ] && [ ! -e "$TMP/mem.gsc" ] || die "a refused recording started"
 "$GS" record --help | grep -q "^MEMORY: a recording needs about 64 MiB" || die "--help says no memory floor"
