@@ -355,7 +355,15 @@ void flight__on_signal(struct flight *f)
 struct flight *flight__new(const struct flight_opts *o, unsigned int ringbuf_mb)
 {
 	struct flight *f = calloc(1, sizeof(*f));
-	struct analysis_opts ao = { .min_gap_ns = 1000000, .max_hops = 8, .forget_gaps = true };
+	/*
+	 * Unwinding stack snapshots with libdw's CFI was a third of the recorder's CPU attached to
+	 * PyTorch (266 snapshots a second, tests/gpu/flight-h100): the live analysis unwinds
+	 * FLIGHT_UNWIND_PER_S a second; the dumps' reports unwind every one of theirs.
+	 */
+	struct analysis_opts ao = { .min_gap_ns = 1000000,
+				    .max_hops = 8,
+				    .forget_gaps = true,
+				    .unwind_per_s = FLIGHT_UNWIND_PER_S };
 	char err[256];
 	struct stat st;
 	sigset_t mask;
@@ -431,6 +439,12 @@ void flight__stop(struct flight *f)
 	}
 	if (f->a && analysis__finish(f->a, err, sizeof(err)))
 		fprintf(stderr, "gapscope: flight: %s\n", err);
+	else if (f->a && f->a->stacks.over_budget)
+		fprintf(stderr,
+			"gapscope: flight: %llu stack snapshot(s) left to the dumps' reports: the live "
+			"analysis unwinds %u a second (its metrics and gap profiles take their "
+			"frame-pointer stacks)\n",
+			(unsigned long long)f->a->stacks.over_budget, FLIGHT_UNWIND_PER_S);
 	else if (f->a && f->m)
 		for (size_t d = 0; d < f->a->ndevices; d++) {
 			metrics__device(f->m, f->a->devices[d].id, f->a->devices[d].busy_ns,

@@ -13,6 +13,9 @@
 #include "metrics.h"
 #include "reader.h"
 
+/* Stack snapshots the live analysis unwinds a second, at most (flight__new). */
+#define FLIGHT_UNWIND_PER_S 64
+
 #define ALIGN8(x)      (((x) + 7) & ~(size_t)7)
 #define FLIGHT_PENDING 4
 #define FLIGHT_IDLE    256 /* gap ends remembered */

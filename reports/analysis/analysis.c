@@ -244,6 +244,8 @@ struct analysis *analysis__open(const char *path, const struct analysis_opts *op
 		a->copy_latency_us = opts->copy_latency_us;
 	}
 	p->uw = p->nm ? unwinder__new(p->nm, !opts->no_file_symbols) : NULL;
+	if (p->uw)
+		unwinder__set_budget(p->uw, opts->unwind_per_s);
 	if (p->tr && p->nm && (trace__stats(p->tr)->flags & TRACE_F_PERF_MAP) &&
 	    (p->perfmaps = perfmaps__new()) && !perfmaps__scan(p->perfmaps, path))
 		names__set_perfmaps(p->nm, p->perfmaps);

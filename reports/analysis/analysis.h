@@ -190,6 +190,8 @@ struct analysis_opts {
 	/* Gaps handed to on_gap and counted (gap_ns, causes), but not kept in gaps[]: a live
 	 * analysis that runs for days (record --flight) keeps no list that grows with them. */
 	bool forget_gaps;
+	/* Stack snapshots unwound a second at most (unwinder__set_budget); 0: all. */
+	unsigned int unwind_per_s;
 	/* Called once per gap, in completion order (seq), id not yet set; non-zero stops. */
 	int (*on_gap)(const struct gap *g, void *ctx);
 	void *ctx;

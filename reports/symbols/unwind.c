@@ -73,6 +73,10 @@ struct unwinder {
 	void *rec;
 	size_t caprec;
 	struct stack_counts counts;
+	/* unwinder__set_budget(): a token bucket on the snapshots' own timestamps */
+	unsigned int per_s;
+	double tokens;
+	__u64 last_ts;
 };
 
 static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp);
@@ -153,6 +157,31 @@ void unwinder__forget(struct unwinder *u, __u32 tgid)
 		u->procs[k++] = u->procs[i];
 	}
 	u->nprocs = k;
+}
+
+void unwinder__set_budget(struct unwinder *u, unsigned int per_s)
+{
+	u->per_s = per_s;
+	u->tokens = per_s;
+}
+
+/* Whether the snapshot at ts may be unwound, within the budget. */
+static bool budget_take(struct unwinder *u, __u64 ts)
+{
+	if (!u->per_s)
+		return true;
+	if (ts > u->last_ts) {
+		u->tokens += (double)(ts - u->last_ts) * u->per_s / 1e9;
+		if (u->tokens > u->per_s)
+			u->tokens = u->per_s;
+		u->last_ts = ts;
+	}
+	if (u->tokens < 1.0) {
+		u->counts.over_budget++;
+		return false;
+	}
+	u->tokens -= 1.0;
+	return true;
 }
 
 void unwinder__set_archive(struct unwinder *u, struct report_archive *a)
@@ -453,7 +482,7 @@ const struct gs_hdr *unwinder__feed(struct unwinder *u, const struct gs_hdr *h)
 	size_t k = 0;
 
 	if (h->type == GS_EV_USTACK_SNAP) {
-		if (u->enabled)
+		if (u->enabled && budget_take(u, h->ts))
 			snapshot(u, h);
 		return h;
 	}

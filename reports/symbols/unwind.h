@@ -35,6 +35,7 @@
 struct stack_counts {
 	__u64 captured, complete, truncated, stopped;
 	__u64 fp_only, fp_complete;
+	__u64 over_budget; /* snapshots left as they came: past unwinder__set_budget()'s rate */
 };
 
 struct unwinder;
@@ -46,6 +47,12 @@ void unwinder__free(struct unwinder *u);
 struct report_archive;
 /* Files record --archive kept, read for mapped files missing here or of another build. */
 void unwinder__set_archive(struct unwinder *u, struct report_archive *a);
+/*
+ * At most PER_S snapshots unwound a second of the trace's clock (a second's worth may come at
+ * once); the rest are left as they came, their events keeping the frame-pointer stack, and
+ * counted (over_budget). 0: every one. For a live analysis, whose unwinding is most of its CPU.
+ */
+void unwinder__set_budget(struct unwinder *u, unsigned int per_s);
 
 void unwinder__add_map(struct unwinder *u, const struct gs_rec_map *m);
 /* A process that is gone: its maps and its Dwfl (its modules' files, their CFI) let go of. */

@@ -68,6 +68,20 @@ if [ -r "$TRACES/stall_attach.gsc" ]; then
 	replay stall "$T" --flight 30 --trigger-gap 50 --pprof-dir "$TMP/stall.pprof" --push-interval 5
 	# The live analysis names Python frames from the code objects the stream carries (it has no
 	# file to read them from first): the gap profiles it writes hold the stall's Python function.
+	# The live analysis unwinds 64 snapshots a second of the trace's clock, the rest left to the
+	# dumps' reports and counted: all but about 64 x 31 s of the ~8,000 the report unwinds.
+	"$GS" report -f -o "$TMP/stall.report" -F json "$T" 2>/dev/null >"$TMP/stall.json"
+	python3 - "$TMP/stall/err" "$TMP/stall.json" <<'PY' || die "the live unwinding budget"
+import json, re, sys
+err = open(sys.argv[1]).read()
+left = int(re.search(r"^gapscope: flight: (\d+) stack snapshot\(s\) left to the dumps' reports: "
+                     r"the live analysis unwinds 64 a second", err, re.M).group(1))
+secs = float(re.search(r"replayed \d+ record\(s\) of .*, ([0-9.]+) s of its clock", err).group(1))
+total = json.load(open(sys.argv[2]))["stacks"]["captured"]
+print("snapshots: %d in the trace (report), %d left by the live analysis over %.1f s" %
+      (total, left, secs))
+sys.exit(0 if total - 64 * (secs + 1) <= left <= total else 1)
+PY
 	python3 - "$TMP/stall.pprof" <<'PY' || die "the live analysis left Python frames unnamed"
 import glob, gzip, sys
 data = b"".join(gzip.open(f).read() for f in glob.glob(sys.argv[1] + "/*.pb.gz"))
