@@ -439,12 +439,6 @@ void flight__stop(struct flight *f)
 	}
 	if (f->a && analysis__finish(f->a, err, sizeof(err)))
 		fprintf(stderr, "gapscope: flight: %s\n", err);
-	else if (f->a && f->a->stacks.over_budget)
-		fprintf(stderr,
-			"gapscope: flight: %llu stack snapshot(s) left to the dumps' reports: the live "
-			"analysis unwinds %u a second (its metrics and gap profiles take their "
-			"frame-pointer stacks)\n",
-			(unsigned long long)f->a->stacks.over_budget, FLIGHT_UNWIND_PER_S);
 	else if (f->a && f->m)
 		for (size_t d = 0; d < f->a->ndevices; d++) {
 			metrics__device(f->m, f->a->devices[d].id, f->a->devices[d].busy_ns,
@@ -452,6 +446,12 @@ void flight__stop(struct flight *f)
 			metrics__split(f->m, f->a->devices[d].id, &f->a->devices[d].split,
 				       f->a->devices[d].busy_ns);
 		}
+	if (f->a && f->a->stacks.over_budget)
+		fprintf(stderr,
+			"gapscope: flight: %llu stack snapshot(s) left to the dumps' reports: the live "
+			"analysis unwinds %u a second (its metrics and gap profiles take their "
+			"frame-pointer stacks)\n",
+			(unsigned long long)f->a->stacks.over_budget, FLIGHT_UNWIND_PER_S);
 	analysis__free(f->a);
 	f->a = NULL;
 	f->rd = NULL;
