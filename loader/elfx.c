@@ -40,6 +40,17 @@ static Elf *elf_open(const char *path, int *fd)
 /* .rodata read in windows of this size, each let go before the next. */
 #define SCAN_WINDOW	   (4u << 20)
 
+/*
+ * Lets go of the pages of E that a scan has touched. This process's mappings are read once a
+ * scan (into EP, empty at first): a scan maps nothing, libelf's image is mapped already.
+ */
+static void let_go(struct elfpages *ep, Elf *e)
+{
+	if (!ep->n && elfpages__scan(ep))
+		return;
+	elfpages__release(ep, e);
+}
+
 static void elf_close(Elf *e, int fd)
 {
 	elf_end(e);
@@ -69,7 +80,9 @@ static bool vaddr_to_offset(Elf *e, __u64 vaddr, __u64 *off)
 static int for_each_sym(Elf *e, Elf64_Word type, int (*cb)(const struct elfx_sym *s, void *ctx),
 			void *ctx)
 {
+	struct elfpages ep = { 0 };
 	Elf_Scn *scn = NULL;
+	int ret = 0;
 
 	while ((scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
@@ -83,10 +96,9 @@ static int for_each_sym(Elf *e, Elf64_Word type, int (*cb)(const struct elfx_sym
 		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
 			struct elfx_sym s;
 			GElf_Sym sym;
-			int ret;
 
 			if (i % SCAN_RELEASE_EVERY == SCAN_RELEASE_EVERY - 1)
-				elfpages__release_one(e);
+				let_go(&ep, e);
 			if (!gelf_getsym(data, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
 			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
 				continue;
@@ -99,10 +111,12 @@ static int for_each_sym(Elf *e, Elf64_Word type, int (*cb)(const struct elfx_sym
 				continue;
 			ret = cb(&s, ctx);
 			if (ret)
-				return ret;
+				goto out;
 		}
 	}
-	return 0;
+out:
+	elfpages__fini(&ep);
+	return ret;
 }
 
 int elfx__for_each_dynsym(const char *path, int (*cb)(const struct elfx_sym *s, void *ctx),
@@ -145,6 +159,7 @@ int elfx__for_each_sym(const char *path, int (*cb)(const struct elfx_sym *s, voi
 
 bool elfx__rodata_has(const char *path, const char *needle)
 {
+	struct elfpages ep = { 0 };
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
 	bool found = false;
@@ -174,10 +189,11 @@ bool elfx__rodata_has(const char *path, const char *needle)
 									SCAN_WINDOW + n;
 
 			found = memmem((const char *)d->d_buf + at, len, needle, n);
-			elfpages__release_one(e);
+			let_go(&ep, e);
 		}
 	}
 out:
+	elfpages__fini(&ep);
 	elf_close(e, fd);
 	return found;
 }
