@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -15,7 +14,7 @@ int elfpages__scan(struct elfpages *ep)
 {
 	char line[512], perms[8];
 	unsigned long start = 0, end = 0, ino = 0, kb, rss = 0;
-	bool in = false; /* the current mapping is a candidate: a file's, not read-only-shared-ok */
+	bool in = false; /* the current mapping is a file's, its Anonymous line not read yet */
 	FILE *f = fopen("/proc/self/smaps", "re");
 
 	ep->n = 0;

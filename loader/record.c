@@ -48,7 +48,6 @@ struct joiners {
 	struct consumer *c;
 	struct proc_tree *tree;
 	const struct pidns *ns;
-	unsigned long long n; /* recorded since the attach */
 };
 
 /*
@@ -71,7 +70,6 @@ static void follow_joiners(void *ctx)
 		map_records__scan(j->c->maps, j->c->out, p[i]);
 		uprobes__attach_mapped(j->c->up, p[i]);
 		j->c->names_read += meta__threads(j->c->out, p[i]);
-		j->n++;
 		fprintf(stderr, "gapscope: pid %d joined the cgroup: recording it\n", p[i]);
 	}
 }

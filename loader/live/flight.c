@@ -308,7 +308,8 @@ void flight__tick(struct flight *f)
 	 * process that maps libtorch would otherwise hold its symbol and unwind tables whole.
 	 * Reading /proc/self/smaps for it walks the ring's page tables too: a few ms, so not
 	 * more often. */
-	if (f->a && ++f->ticks % 100 == 0)
+	f->ticks++;
+	if (f->a && f->ticks % 100 == 0)
 		f->released_kb += analysis__release_pages(f->a);
 	if (f->m && f->a && f->ticks % 20 == 0) {
 		const struct analysis *a = f->a;
