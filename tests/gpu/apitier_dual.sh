@@ -8,7 +8,8 @@
 # attaches to it with -p for ATTACH_S (default 6) seconds. Both traces come back under OUT
 # (NAME.launch.gsc, NAME.attach.gsc) for the comparison to be made where the traces are read:
 # the attached trace's API-tier gaps against the launched trace's CUPTI gaps inside the attach's
-# window. table.txt lists the files and both recorders' last lines.
+# window: apitier_dual_compare.py makes it here too, with this build, into table.txt beside
+# the files and both recorders' last lines. PROGS (default "jax torch-free torch-loop") picks.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}
@@ -47,5 +48,18 @@ dual() { # dual NAME PROG ARGS...
 	ls -la "$OUT/$name".*.gsc | tee -a "$table"
 }
 
-dual torch-free tests/gpu/progs/torch_free.py 14
-dual torch-loop tests/gpu/progs/torch_loop.py --seconds 14 --ready "$OUT/torch-loop.ready"
+for p in ${PROGS:-jax torch-free torch-loop}; do
+	case $p in
+	jax)
+		if python3 -c 'import jax; assert jax.devices("gpu")' 2>/dev/null; then
+			dual jax tests/gpu/progs/jax_prep.py 14
+		else
+			say "jax: no JAX with a GPU here"
+		fi
+		;;
+	torch-free) dual torch-free tests/gpu/progs/torch_free.py 14 ;;
+	torch-loop) dual torch-loop tests/gpu/progs/torch_loop.py --seconds 14 --ready "$OUT/torch-loop.ready" ;;
+	esac
+done
+say "== tests/gpu/apitier_dual_compare.py"
+python3 tests/gpu/apitier_dual_compare.py "$OUT" "$GS" 2>&1 | tee -a "$table"
