@@ -119,19 +119,36 @@ static void *callback_thread(void *arg)
 	return arg;
 }
 
+/* Under cbs.mu: the callback thread, once. */
+static void callbacks_start_locked(void)
+{
+	pthread_t t;
+	pthread_attr_t attr;
+
+	if (cbs.started)
+		return;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	cbs.started = !pthread_create(&t, &attr, callback_thread, NULL);
+	pthread_attr_destroy(&attr);
+}
+
+/*
+ * Started with the first context, as the driver's own thread is: waiting by the time the
+ * device first hands it a function, so that its every wakeup is the device's news.
+ */
+void callbacks_start(void)
+{
+	pthread_mutex_lock(&cbs.mu);
+	callbacks_start_locked();
+	pthread_mutex_unlock(&cbs.mu);
+}
+
 static void run_host_func(struct op *op)
 {
 	pthread_mutex_lock(&cbs.serial);
 	pthread_mutex_lock(&cbs.mu);
-	if (!cbs.started) {
-		pthread_t t;
-		pthread_attr_t attr;
-
-		pthread_attr_init(&attr);
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		cbs.started = !pthread_create(&t, &attr, callback_thread, NULL);
-		pthread_attr_destroy(&attr);
-	}
+	callbacks_start_locked();
 	if (cbs.started) {
 		cbs.op = op;
 		cbs.pending = true;
@@ -274,7 +291,8 @@ static void *stream_worker(void *arg)
 	struct CUstream_st *s = arg;
 
 	/* This thread stands in for the device's engines: named as simcuda's, not after whichever
-	 * engine thread created the stream.  It competes for the CPU like any thread: when the host
+	 * engine thread created the stream (the report takes its wakeups of the process's other
+	 * threads, at an operation's end, for the device's interrupt: SIMCUDA_DEVICE_COMM).  It competes for the CPU like any thread: when the host
 	 * is overloaded, what it computes and its wakeups stretch the simulated device's operations
 	 * (their starts stay where a device's would be: run_op). */
 	char name[16];

@@ -375,6 +375,7 @@ API CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 			return rc;
 		}
 		d->primary = c;
+		callbacks_start();
 	}
 	d->primary_refs++;
 	*pctx = d->primary;

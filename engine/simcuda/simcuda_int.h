@@ -268,6 +268,8 @@ void device_time(uint64_t t0, uint64_t ns);
 struct op *op_new(enum op_kind kind);
 void op_free(struct op *op);
 CUresult stream_new(struct CUctx_st *ctx, unsigned flags, struct CUstream_st **out);
+/* The thread that runs host functions and stream callbacks (queue.c), started once. */
+void callbacks_start(void);
 uint64_t enqueue(struct CUstream_st *s, struct op *op);
 bool captured(struct CUstream_st *s, struct op *op);
 bool capturing(struct CUstream_st *s);

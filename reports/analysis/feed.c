@@ -104,11 +104,17 @@ static __u64 woken(const struct thread *t, const struct gs_hdr *h, const struct 
  * recorder (GS_F_WAKE_IRQ), or in a trace from before the mark, made by the idle task of
  * another CPU than the one the thread slept and woke on (a timer expires on the CPU it was set
  * on, the sleeper's; a device's interrupt goes where it is routed), and not in a futex wait
- * (whose only wake from an interrupt is its timeout).
+ * (whose only wake from an interrupt is its timeout). comm: the woken thread's name.
  */
-static bool wake_irq(const struct gs_hdr *h, const struct offcpu_event *e)
+static bool wake_irq(const struct gs_hdr *h, const struct offcpu_event *e, const char *comm)
 {
 	unsigned int cpu;
+
+	/* simcuda's threads that stand for its devices' engines (simcuda-devN): their wakeups
+	 * of the process's other threads are the simulated device's interrupt. */
+	if (!strncmp(e->waker_comm, SIMCUDA_DEVICE_COMM, strlen(SIMCUDA_DEVICE_COMM)))
+		return e->waker_tgid == h->tgid &&
+		       strncmp(comm, SIMCUDA_DEVICE_COMM, strlen(SIMCUDA_DEVICE_COMM));
 
 	/* A socket's, a pipe's, a file's wait is a network card's, a disk's or a timer's news,
 	 * never the GPU's (whose driver thread polls the driver's own files). */
@@ -144,10 +150,13 @@ static int gpu_wake(struct analysis_priv *p, const struct gs_hdr *h)
 		.waker_tid = e->waker_tid,
 		.waker_tgid = e->waker_tgid,
 		.blocked = e->state == OFFCPU_BLOCKED,
-		.irq = wake_irq(h, e),
+		.irq = wake_irq(h, e, t ? t->comm : ""),
 		.comm = t ? t->comm : "?",
 	};
 
+	/* simcuda's device threads stand for the device: their own waits are no host thread's. */
+	if (t && !strncmp(t->comm, SIMCUDA_DEVICE_COMM, strlen(SIMCUDA_DEVICE_COMM)))
+		return 0;
 	return p->gt ? gputime__offcpu(p->gt, &w) : 0;
 }
 

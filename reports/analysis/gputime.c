@@ -484,16 +484,20 @@ int gputime__offcpu(struct gputime *g, const struct gwake *w)
 	if (!t)
 		return -ENOMEM;
 	if (w->irq) {
-		/* Its own interrupt: a driver thread's (or a thread inside a driver call's). */
+		/*
+		 * Its own interrupt: a driver thread's, whose news its wakeups pass on; or a
+		 * thread's inside a driver call, its own call's drain: the stream it waits for,
+		 * not all its process queued (call_returned takes it), so no chain starts there.
+		 */
 		t->driver = !t->cuda || t->driver;
 		t->irqs[t->nirq++ % TSTATE_IRQS] = w->wake;
-		o.root = w->tid;
+		o.root = t->driver ? w->tid : 0;
 		o.news = w->wake;
 	} else {
 		chain_of(g, w, &o);
 	}
 	t->off[t->noff++ % TSTATE_OFFS] = o;
-	if (o.news)
+	if (o.news && (o.root || !w->irq))
 		host_fns_ran(g, w, o.news);
 	if (!o.news || w->irq || !t->cuda)
 		return 0;

@@ -36,7 +36,12 @@
  *           the host thread waits on a condition variable that the
  *           host function (the driver's callback thread) signals:
  *           no synchronize. With hold: waits for a line on stdin
- *           first (a recorder attaches)                              expected: a gap per
+ *           first (a recorder attaches). With anon: the host function
+ *           is a trampoline in anonymous memory (as a libffi closure,
+ *           a Python callback, is), which no uprobe can reach: the
+ *           only news of completion is the callback thread's wakeup
+ *           by the one standing for the device (its interrupt), passed
+ *           on to the host thread                                    expected: a gap per
  *           iteration (tests/cases/report_api_xla.sh)
  *   poll    launches a kernel that doubles an element of device
  *           memory (simcuda's is host memory: a host-mapped flag the
@@ -48,15 +53,17 @@
  *           unmaps for ~4 ms; then PERIOD ms of CPU work            expected: a gap per
  *           iteration, from the drain (tests/cases/report_api_free.sh)
  *
- * usage: feeder LIBCUDA MODE ITER PERIOD_MS [FILE]
+ * usage: feeder LIBCUDA MODE ITER PERIOD_MS [FILE | hold | anon ...]
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -171,6 +178,40 @@ static void step_finished(void *arg)
 
 static int ready, done, period;
 
+/*
+ * A jump to fn in an anonymous executable page, the shape of a libffi closure or JIT code: a
+ * host function the recorder cannot probe (no file maps it). NULL where this machine has no
+ * such stub here or the page cannot be made.
+ */
+static void (*anon_trampoline(void (*fn)(void *)))(void *)
+{
+#if defined(__x86_64__)
+	unsigned char stub[16] = { 0x48, 0xb8 }; /* movabs $fn, %rax; jmp *%rax */
+	uintptr_t a = (uintptr_t)fn;
+
+	memcpy(stub + 2, &a, sizeof(a));
+	stub[10] = 0xff;
+	stub[11] = 0xe0;
+#elif defined(__aarch64__)
+	unsigned char stub[16] = { 0x50, 0x00, 0x00, 0x58,   /* ldr x16, #8 */
+				   0x00, 0x02, 0x1f, 0xd6 }; /* br x16 */
+	uintptr_t a = (uintptr_t)fn;
+
+	memcpy(stub + 8, &a, sizeof(a));
+#else
+	return NULL;
+#endif
+	void *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (page == MAP_FAILED)
+		return NULL;
+	memcpy(page, stub, sizeof(stub));
+	__builtin___clear_cache((char *)page, (char *)page + sizeof(stub));
+	if (mprotect(page, 4096, PROT_READ | PROT_EXEC))
+		return NULL;
+	return (void (*)(void *))page;
+}
+
 static void *helper_main(void *arg)
 {
 	pthread_setname_np(pthread_self(), "helper");
@@ -235,7 +276,19 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "helper"))
 		pthread_create(&helper, NULL, helper_main, NULL);
 	if (!strcmp(mode, "xla")) {
+		void (*host_fn)(void *) = step_finished;
+		bool hold = false;
 		void *stream_b, *ev;
+
+		for (int a = 5; a < argc; a++) {
+			if (!strcmp(argv[a], "hold"))
+				hold = true;
+			if (!strcmp(argv[a], "anon") &&
+			    !(host_fn = anon_trampoline(step_finished))) {
+				fprintf(stderr, "feeder: no anonymous trampoline here\n");
+				return 77;
+			}
+		}
 
 		cuda_dl_sym("cuLaunchHostFunc"); /* skip where the driver cannot */
 		CU(cuStreamCreate, &stream_b, 1);
@@ -245,7 +298,7 @@ int main(int argc, char **argv)
 			launch();
 		CU(cuStreamEndCapture, stream, &graph);
 		CU(cuGraphInstantiateWithFlags, &exec, graph, 0ull);
-		if (argc > 5 && !strcmp(argv[5], "hold")) {
+		if (hold) {
 			printf("ready %d\n", getpid());
 			fflush(stdout);
 			if (!fgets(buf, sizeof(buf), stdin))
@@ -258,7 +311,7 @@ int main(int argc, char **argv)
 			CU(cuStreamWaitEvent, stream_b, ev, 0);
 			launch_on(stream_b);
 			step_done = 0;
-			CU(cuLaunchHostFunc, stream_b, step_finished, &step_done);
+			CU(cuLaunchHostFunc, stream_b, host_fn, &step_done);
 			pthread_mutex_lock(&mu);
 			while (!step_done)
 				pthread_cond_wait(&cv, &mu);

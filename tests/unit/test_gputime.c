@@ -32,7 +32,8 @@
 static struct gputime *g;
 static struct strtab *names; /* g's, freed with it */
 
-static __u64 woken_at; /* the next call's wakeup, 0 none */
+static __u64 woken_at;	     /* the next call's wakeup, 0 none */
+static __u32 call_tid = 100; /* the calling thread (process 100) */
 
 static void call(__u64 t, __u64 dur, __u32 kind, __u64 stream, __u64 bytes, const char *fn)
 {
@@ -41,7 +42,8 @@ static void call(__u64 t, __u64 dur, __u32 kind, __u64 stream, __u64 bytes, cons
 	e.h.type = GS_EV_CUDA;
 	e.h.size = sizeof(e);
 	e.h.ts = t;
-	e.h.tid = e.h.tgid = 100;
+	e.h.tid = call_tid;
+	e.h.tgid = 100;
 	e.h.flags = dur ? GS_F_RET : 0;
 	e.dur_ns = dur;
 	e.kind = kind;
@@ -406,6 +408,37 @@ static void wait_chain(bool wait)
 	strtab__free(names);
 }
 
+/*
+ * A thread inside its synchronize of stream a, woken from the interrupt at 11.9 ms, wakes
+ * another thread of the process (300, which made CUDA calls) at 12.0: that is a's drain, not
+ * news of b's kernel (launched at 10.05, before 300 began to wait): b stays busy until its
+ * own synchronize, and no gap opens at 11.9 (the one gap: 3-10 ms, before the launches).
+ */
+static void sync_irq_no_chain(void)
+{
+	struct gpu_idle *i;
+	size_t n;
+
+	g = gputime__new(names = strtab__new(), MS);
+	call_tid = 300;
+	launch(1 * MS, 0xc0);
+	sync_stream(2 * MS, 3 * MS, 0xc0);
+	call_tid = 100;
+	launch(10 * MS, 0xa0);
+	launch(10 * MS + MS / 20, 0xb0);
+	offcpu(100, 10.2, 11.95, 11.9, 0);
+	sync_stream(10 * MS + MS * 3 / 20, 11 * MS + MS * 96 / 100, 0xa0);
+	offcpu(300, 10.1, 12.1, 12.0, 100);
+	launch(40 * MS, 0xa0);
+	sync_stream(41 * MS, 42 * MS, 0xb0);
+	i = gaps(&n);
+	CHECK_EQ_U64(n, 1); /* c's, before the launches */
+	CHECK_EQ_U64(i[0].end, 10 * MS);
+	free(i);
+	gputime__free(g);
+	strtab__free(names);
+}
+
 int main(void)
 {
 	one_stream(false);
@@ -427,5 +460,6 @@ int main(void)
 	unclosed_stream();
 	wait_chain(false);
 	wait_chain(true);
+	sync_irq_no_chain();
 	TEST_PASS();
 }
