@@ -174,6 +174,40 @@ static __always_inline __u16 throttle_flags(struct task_struct *p)
 	return f;
 }
 
+/* When sched_switch went live (the loader's, after attaching; 0 until then). */
+__u64 sched_live_ns;
+
+/*
+ * A thread asleep since before it could be seen switching out, now switched in: its wakeup
+ * (who, when, from an interrupt) is the news, above all the first one after attaching of a
+ * driver's thread that the GPU's interrupt wakes. OFFCPU_F_ASLEEP_BEFORE, from when it was
+ * first watched. A wakeup is taken once: a new thread's first run has none (wake_up_new_task
+ * reports no sched_waking).
+ */
+static __always_inline void asleep_before(__u32 tid, __u32 tgid, __u64 now, __u32 cpu)
+{
+	struct wake_state *w = bpf_map_lookup_elem(&wakers, &tid);
+	__u64 *since = bpf_map_lookup_elem(&watched_since, &tgid), live = sched_live_ns;
+	struct off_state s = {};
+	struct offcpu_event *ev;
+
+	if (!w || !since || !live)
+		return;
+	s.ts = *since > live ? *since : live;
+	if (w->ts < s.ts || s.ts >= now)
+		return; /* woken before it was watched: a sleep that ended unseen */
+	s.state = OFFCPU_BLOCKED;
+	s.cpu = cpu;
+	s.syscall = OFFCPU_NO_SYSCALL;
+	s.flags = OFFCPU_F_ASLEEP_BEFORE;
+	ev = reserve(sizeof(*ev), GS_EV_OFFCPU);
+	if (ev) {
+		offcpu_fill(ev, &s, tid, tgid, now, cpu, 0);
+		submit(ev);
+	}
+	bpf_map_delete_elem(&wakers, &tid);
+}
+
 /*
  * prev_state is the tracepoint's own argument (Linux 5.18+) rather than prev->__state: a
  * concurrent wakeup may already have set __state back to TASK_RUNNING while the switch
@@ -254,8 +288,11 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 		return 0;
 	struct off_state *s = bpf_map_lookup_elem(&offs, &next_tid);
 
-	if (!s)
-		return 0; /* first run of a new thread, or switched out before we started */
+	if (!s) {
+		/* first run of a new thread, or switched out before we started */
+		asleep_before(next_tid, next_tgid, now, cpu);
+		return 0;
+	}
 	__u64 dur = now - s->ts;
 	bool stack = s->state == OFFCPU_BLOCKED && dur >= stack_min_ns;
 	bool in_futex = s->state == OFFCPU_BLOCKED && bpf_map_lookup_elem(&waits, &next_tid);

@@ -60,6 +60,19 @@ struct {
 	__type(value, struct wake_state);
 } wakers SEC(".maps") __weak;
 
+/*
+ * When each target process began to be watched (tgid -> CLOCK_MONOTONIC ns, the loader's
+ * bpf_setup__watch_tgid; gone with the process): a thread of it that switches in unseen
+ * switching out, woken meanwhile, has been asleep since before then or since sched_switch went
+ * live, the later of the two (offcpu.bpf.c's asleep_before).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GS_MAX_TGIDS);
+	__type(key, __u32);
+	__type(value, __u64);
+} watched_since SEC(".maps") __weak;
+
 /* The fixed part of an off-CPU event for thread tid of tgid, off since s->ts, until now. */
 static __always_inline void offcpu_fill(struct offcpu_event *ev, const struct off_state *s,
 					__u32 tid, __u32 tgid, __u64 now, __u32 cpu, __u16 flags)

@@ -58,6 +58,13 @@ struct offcpu_event {
 #define OFFCPU_F_NEXT		(1u << 12)
 #define OFFCPU_F_THROTTLED	(1u << 13)
 #define OFFCPU_F_THROTTLE_KNOWN (1u << 14)
+/*
+ * Bit 15: a thread asleep since before the recorder could see it switch out (it slept when its
+ * process began to be recorded), woken since: the interval starts when the recorder began to
+ * watch it, a bound (its sleep began earlier), and ends at its switch-in; the wakeup is known.
+ * No system call, file kind or stack: those are read as it switches out.
+ */
+#define OFFCPU_F_ASLEEP_BEFORE	(1u << 15)
 
 /*
  * gs_hdr flags of an off-CPU event, bits 8-11: what the file descriptor a blocking system call

@@ -105,8 +105,10 @@ int BPF_PROG(proc_exit, struct task_struct *task, bool group_dead)
 		submit(ev);
 	}
 	/* The process is gone: its tgid may be reused by an unrelated one. */
-	if (group_dead)
+	if (group_dead) {
 		bpf_map_delete_elem(&tgids, &tgid);
+		bpf_map_delete_elem(&watched_since, &tgid);
+	}
 	return 0;
 }
 

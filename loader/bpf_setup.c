@@ -13,6 +13,7 @@
 
 #include "record.skel.h"
 #include "bpf_setup.h"
+#include "clock.h"
 #include "pidns.h"
 #include "links.h"
 #include "metadata.h"
@@ -173,7 +174,11 @@ struct record_bpf *bpf_setup__open_load(const struct record_opts *o, bool *umult
 int bpf_setup__watch_tgid(struct record_bpf *skel, pid_t tgid)
 {
 	__u32 one = 1, key = tgid;
+	__u64 now = clock__mono_ns();
 
+	/* First when: a sleep that began before it is seen only as it ends (asleep_before). */
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.watched_since), &key, &now, BPF_ANY))
+		return -errno;
 	return bpf_map_update_elem(bpf_map__fd(skel->maps.tgids), &key, &one, BPF_ANY);
 }
 
@@ -217,6 +222,7 @@ int bpf_setup__attach_tracepoints(struct record_bpf *skel, struct links *links, 
 		}
 		meta__kernel_probe(o, tgid, pid, sec);
 	}
+	skel->bss->sched_live_ns = clock__mono_ns();
 	return 0;
 }
 

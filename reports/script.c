@@ -319,9 +319,10 @@ static void print_offcpu(const struct script *s, const struct offcpu_event *e)
 	const struct gs_hdr *h = &e->h;
 
 	head(s, h, e->state == OFFCPU_BLOCKED ? "sched:offcpu blocked" : "sched:offcpu preempted");
-	fprintf(s->out, " state=0x%x%s%s", e->prev_state,
+	fprintf(s->out, " state=0x%x%s%s%s", e->prev_state,
 		h->flags & GS_F_IN_FUTEX ? " in=futex" : "",
-		h->flags & GS_F_RESUME_UNSEEN ? " resume=unseen" : "");
+		h->flags & GS_F_RESUME_UNSEEN ? " resume=unseen" : "",
+		h->flags & OFFCPU_F_ASLEEP_BEFORE ? " since=watched" : "");
 	if (offcpu__fd_name(h->flags))
 		fprintf(s->out, " fd=%s", offcpu__fd_name(h->flags));
 	print_dur(s->out, "dur", e->dur_ns);

@@ -87,9 +87,9 @@ SIMCUDA_TRACE=$TMP/anon.jsonl timeout 120 "$GS" record -o "$TMP/anon.gsc" -- \
 check anon anon
 
 # Attached, the host function anonymous too: the program waits for a line once it is ready;
-# the recorder attaches first. The first step's gap is missed there: the callback thread went to
-# sleep before the recorder attached, and a sleep whose start is unseen is not recorded, so its
-# first wakeup is not known as the device's news.
+# the recorder attaches first. The callback thread went to sleep before the recorder attached:
+# its first wakeup, the first step's news, comes in an interval from the attach
+# (OFFCPU_F_ASLEEP_BEFORE, since=watched in the script), woken by the device's thread.
 coproc P { SIMCUDA_TRACE=$TMP/attach.jsonl exec nice -n -19 "$TMP/feeder" "$LIBCUDA" xla 60 10 hold anon; }
 fpid=$P_PID
 read -r -t 60 line <&"${P[0]}" || die "the feeder did not start"
@@ -106,3 +106,5 @@ cat <&"${P[0]}" >"$TMP/attach.out"
 wait "$fpid" || die "the feeder failed"
 wait "$rp" || { cat "$TMP/attach.err"; die "record -p failed"; }
 check attach anon
+grep -q 'simcuda-cb .* blocked .*since=watched .*waker=simcuda-dev' "$TMP/attach.script" ||
+	die "no interval from the attach for the callback thread: $(grep 'since=watched' "$TMP/attach.script" | head -3)"
