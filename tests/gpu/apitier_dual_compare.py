@@ -6,7 +6,8 @@ the attached trace's API-tier gaps against the launched trace's CUPTI gaps insid
 recording's active window, its first GPU work seen to its last (both traces are on
 CLOCK_MONOTONIC; before that the probes were still going live): recall (CUPTI gaps an API gap
 overlaps), precision (API gaps that overlap a CUPTI gap), and busy over that window (the
-window less the gaps, and under the floor where CUPTI measured it)."""
+window less the gaps, and under the floor where CUPTI measured it). CUPTI's gaps that straddle
+the window's edges are left out: the attached recorder saw no launch before the first."""
 import glob, json, os, subprocess, sys, tempfile
 
 d = sys.argv[1]
@@ -27,7 +28,10 @@ for att in sorted(glob.glob(os.path.join(d, "*.attach.gsc"))):
         dev = a["devices"][0]
         t0, t1 = dev["active_start_ns"], dev["active_end_ns"]
         api = [(g["start_ns"], g["end_ns"]) for g in a["gaps"]]
-        cup = [(g["start_ns"], g["end_ns"]) for g in l["gaps"] if g["end_ns"] > t0 and g["start_ns"] < t1]
+        # CUPTI's gaps inside the window: one that began before the attached recording's
+        # first GPU work (or ends after its last) is one the API tier cannot have seen begin
+        # (or end), and is left out of both counts.
+        cup = [(g["start_ns"], g["end_ns"]) for g in l["gaps"] if g["start_ns"] >= t0 and g["end_ns"] <= t1]
 
         def total(gs):
             return sum(min(e, t1) - max(s, t0) for s, e in gs)
