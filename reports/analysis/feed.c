@@ -99,6 +99,12 @@ static __u64 woken(const struct thread *t, const struct gs_hdr *h, const struct 
 	return 0;
 }
 
+/* A thread of simcuda's that stands for a device's engines (SIMCUDA_DEVICE_COMM). */
+static bool sim_device(const char *comm)
+{
+	return !strncmp(comm, SIMCUDA_DEVICE_COMM, strlen(SIMCUDA_DEVICE_COMM));
+}
+
 /*
  * Whether an off-CPU interval's wakeup came from a device's interrupt: marked so by the
  * recorder (GS_F_WAKE_IRQ), or in a trace from before the mark, made by the idle task of
@@ -112,9 +118,8 @@ static bool wake_irq(const struct gs_hdr *h, const struct offcpu_event *e, const
 
 	/* simcuda's threads that stand for its devices' engines (simcuda-devN): their wakeups
 	 * of the process's other threads are the simulated device's interrupt. */
-	if (!strncmp(e->waker_comm, SIMCUDA_DEVICE_COMM, strlen(SIMCUDA_DEVICE_COMM)))
-		return e->waker_tgid == h->tgid &&
-		       strncmp(comm, SIMCUDA_DEVICE_COMM, strlen(SIMCUDA_DEVICE_COMM));
+	if (sim_device(e->waker_comm))
+		return e->waker_tgid == h->tgid && !sim_device(comm);
 
 	/* A socket's, a pipe's, a file's wait is a network card's, a disk's or a timer's news,
 	 * never the GPU's (whose driver thread polls the driver's own files). */
@@ -155,7 +160,7 @@ static int gpu_wake(struct analysis_priv *p, const struct gs_hdr *h)
 	};
 
 	/* simcuda's device threads stand for the device: their own waits are no host thread's. */
-	if (t && !strncmp(t->comm, SIMCUDA_DEVICE_COMM, strlen(SIMCUDA_DEVICE_COMM)))
+	if (t && sim_device(t->comm))
 		return 0;
 	return p->gt ? gputime__offcpu(p->gt, &w) : 0;
 }
