@@ -14,16 +14,8 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}
 OUT=${OUT:-$BUILD/gpu-apitier-dual}
-mkdir -p "$OUT"
-exec > >(tee "$OUT/log.txt") 2>&1
-GS=$PWD/$BUILD/gapscope-portable
+. tests/gpu/lib.sh
 export GAPSCOPE_CUPTI_LIB=$PWD/$BUILD/libgapscope-cupti.so
-T=/sys/kernel/tracing
-[ -d $T/events ] || mount -t tracefs nodev $T || true
-table=$OUT/table.txt
-: >"$table"
-say() { echo "$*" | tee -a "$table"; }
-say "== $(uname -r), $(nproc) CPUs, $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
 ATTACH_S=${ATTACH_S:-6}
 
 dual() { # dual NAME PROG ARGS...

@@ -18,29 +18,14 @@ cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 OUT=${OUT:-$BUILD/gpu-flight}
 STEADY=${STEADY_S:-95}
-GS=$PWD/$BUILD/gapscope-portable
+. tests/gpu/lib.sh
 mkdir -p "$OUT/dumps" "$OUT/pprof"
-exec > >(tee "$OUT/log.txt") 2>&1
-T=/sys/kernel/tracing
-[ -d $T/events ] || mount -t tracefs nodev $T || true
-table=$OUT/table.txt
-: >"$table"
-say() { echo "$*" | tee -a "$table"; }
-say "== $(uname -r), $(nproc) CPUs, $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
-python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null ||
-	{ say "no PyTorch with CUDA: nothing run"; exit 1; }
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
 # 40000 blocks of 64 KiB, every other one freed: malloc_trim then took 105 ms on the H100
 # (49 to 100 ms at torch_stall.py's 20000): past the 50 ms trigger by more than its noise.
 export STALL_BLOCKS=${STALL_BLOCKS:-40000}
-coproc TORCH { exec python3 tests/gpu/progs/torch_stall.py $((4 * STEADY + 120)); }
-TPID=$TORCH_PID
-read -r -t 180 line <&"${TORCH[0]}" || line=
-case $line in ready*) ;; *) say "the PyTorch loop did not start"; kill $TPID; exit 1 ;; esac
-# A coproc's fds are not a background job's: the output read through a copy.
-exec {tout}<&"${TORCH[0]}"
-cat <&$tout >"$OUT/torch.txt" &
+torch_stall $((4 * STEADY + 120)) "$OUT/torch.txt"
 
 "$GS" record --flight 30 --trigger-gap 50 --dump-dir "$OUT/dumps" --dump-max-per-hour 30 \
 	--metrics "127.0.0.1:$PORT" --pprof-dir "$OUT/pprof" --push-interval 30 -p "$TPID" \

@@ -11,24 +11,10 @@ set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 OUT=${OUT:-$BUILD/gpu-flight-profile}
-GS=$PWD/$BUILD/gapscope-portable
+. tests/gpu/lib.sh
 mkdir -p "$OUT/dumps"
-exec > >(tee "$OUT/log.txt") 2>&1
-T=/sys/kernel/tracing
-[ -d $T/events ] || mount -t tracefs nodev $T || true
-table=$OUT/table.txt
-: >"$table"
-say() { echo "$*" | tee -a "$table"; }
-say "== $(uname -r), $(nproc) CPUs, $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
-python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null ||
-	{ say "no PyTorch with CUDA: nothing run"; exit 1; }
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-coproc TORCH { exec python3 tests/gpu/progs/torch_stall.py 150; }
-TPID=$TORCH_PID
-read -r -t 180 line <&"${TORCH[0]}" || line=
-case $line in ready*) ;; *) say "the PyTorch loop did not start"; kill $TPID; exit 1 ;; esac
-exec {tout}<&"${TORCH[0]}"
-cat <&$tout >/dev/null &
+torch_stall 150 /dev/null
 "$GS" record --flight 30 --trigger-gap 50 --dump-dir "$OUT/dumps" --metrics "127.0.0.1:$PORT" \
 	-p "$TPID" >"$OUT/flight.out" 2>"$OUT/flight.err" &
 RPID=$!

@@ -9,23 +9,8 @@ set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 OUT=${OUT:-$BUILD/gpu-rss}
-GS=$PWD/$BUILD/gapscope-portable
-mkdir -p "$OUT"
-exec > >(tee "$OUT/log.txt") 2>&1
-T=/sys/kernel/tracing
-[ -d $T/events ] || mount -t tracefs nodev $T || true
-table=$OUT/table.txt
-: >"$table"
-say() { echo "$*" | tee -a "$table"; }
-say "== $(uname -r), $(nproc) CPUs, $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
-python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null ||
-	{ say "no PyTorch with CUDA: nothing run"; exit 1; }
-coproc TORCH { exec python3 tests/gpu/progs/torch_stall.py 120; }
-TPID=$TORCH_PID
-read -r -t 180 line <&"${TORCH[0]}" || line=
-case $line in ready*) ;; *) say "the PyTorch loop did not start"; kill $TPID; exit 1 ;; esac
-exec {tout}<&"${TORCH[0]}"
-cat <&$tout >/dev/null &
+. tests/gpu/lib.sh
+torch_stall 120 /dev/null
 say "target: $(grep -c '\.so' /proc/$TPID/maps) library mappings, $(awk '/^VmRSS:/ { print $2 }' /proc/$TPID/status) KiB resident"
 "$GS" record -p "$TPID" --duration 40 -o "$OUT/t.gsc" 2>"$OUT/record.err" &
 RPID=$!
