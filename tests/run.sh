@@ -6,10 +6,15 @@
 # TESTS=pattern runs only the tests whose name matches the pattern (grep -E).
 # GAPSCOPE_KEEP_FAILED=DIR keeps a failed test's whole log there, and a shell test's files
 # (tests/lib.sh's TMP: traces, reports) with it.
+# GAPSCOPE_RESULTS=FILE: the counts written there too, one line "PASS FAIL SKIP", for
+# tests/suites.sh to add up. The exit status alone says whether the run passed: 0 when no test
+# failed, 1 otherwise, never read from a log, whose lines are the tests' own words.
 set -u
 BUILD=${1:-build}
 cd "$(dirname "$0")/.."
 export BUILD GAPSCOPE_ROOT=$PWD
+results=${GAPSCOPE_RESULTS:-}
+unset GAPSCOPE_RESULTS # not the tests' to write
 
 pass=0 fail=0 skip=0 failed=()
 logdir=$(mktemp -d)
@@ -41,5 +46,6 @@ for t in "${tests[@]}"; do
 done
 
 [ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
+[ -n "$results" ] && echo "$pass $fail $skip" >"$results"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
