@@ -17,6 +17,8 @@
 #define GAPSCOPE_IDLESPLIT_H
 
 #include <linux/types.h>
+#include <stdbool.h>
+#include <stdio.h>
 
 #include "analysis.h"
 #include "strtab.h"
@@ -92,6 +94,32 @@ static inline bool idlesplit__busy_range(const struct analysis *a, const struct 
 				   active :
 			   0.0;
 	return true;
+}
+
+/*
+ * The headline figure as summary.txt prints it before its '%': "43.5-43.7" (a range), "at most
+ * 32.7" (a bound, and a device whose busy time is unknown), "32.7". Rounded here once, for
+ * summary.txt and for summary.json's active_busy_text, which the page's card shows: the same
+ * figure rounded twice (43.74999 to 43.7 in one place, to 43.75 and then 43.8 in another) would
+ * disagree. Returns buf.
+ */
+static inline const char *idlesplit__busy_text(const struct analysis *a,
+					       const struct device_summary *d, char *buf,
+					       size_t size)
+{
+	bool cupti = false;
+	double lo;
+
+	for (size_t i = 0; i < a->nagree; i++)
+		cupti |= a->agree[i].device == d->id;
+	if (!cupti && d->busy_unknown)
+		snprintf(buf, size, "at most %.1f", idlesplit__busy_pct(d));
+	else if (idlesplit__busy_range(a, d, &lo))
+		snprintf(buf, size, "%.1f-%.1f", lo, idlesplit__busy_pct(d));
+	else
+		snprintf(buf, size, "%s%.1f", d->split.under_floor_known ? "" : "at most ",
+			 idlesplit__busy_pct(d));
+	return buf;
 }
 
 /*

@@ -70,6 +70,7 @@ static void json_device(FILE *out, const struct analysis *a, const struct device
 {
 	const struct idle_split *s = &d->split;
 	const struct launch_timing *t = &d->timing;
+	char text[48];
 	double lo;
 
 	fprintf(out,
@@ -106,6 +107,9 @@ static void json_device(FILE *out, const struct analysis *a, const struct device
 	/* summary.txt's headline range, where it prints one (idlesplit__busy_range). */
 	if (idlesplit__busy_range(a, d, &lo))
 		fprintf(out, ",\"active_busy_min_pct\":%.2f", lo);
+	/* The headline as summary.txt prints it, for the page's card: one rounding, not two. */
+	fprintf(out, ",\"active_busy_text\":\"%s\"",
+		idlesplit__busy_text(a, d, text, sizeof(text)));
 	if (d->busy_unknown)
 		fprintf(out, ",\"busy_unknown\":true");
 	if (d->unclosed && *d->unclosed) {

@@ -144,29 +144,31 @@ static void print_device(FILE *out, const struct analysis *a, const struct devic
 	__u64 busy_active = d->busy_ns < active ? d->busy_ns : active;
 	bool cupti = agreement(a, d->id) != NULL;
 	const char *bound = s->under_floor_known ? "" : "at most ";
-	char floor[32];
+	char floor[32], busy[48];
 	double lo;
 
 	snprintf(floor, sizeof(floor), "%g ms", a->min_gap_ns / 1e6);
+	/* The figure summary.json's active_busy_text repeats, from one rounding. */
+	idlesplit__busy_text(a, d, busy, sizeof(busy));
 	if (!cupti && d->busy_unknown) {
 		/* Launches and never a completion signal: no figure is printed as a fact. */
 		fprintf(out,
 			"device %u: busy unknown (API-inferred: launches, and no completion signal "
-			"ever; busy at most %.1f%%, %.3f s of %.3f s first to last GPU work)\n",
-			d->id, idlesplit__busy_pct(d), busy_active / 1e9, active / 1e9);
+			"ever; busy %s%%, %.3f s of %.3f s first to last GPU work)\n",
+			d->id, busy, busy_active / 1e9, active / 1e9);
 	} else if (idlesplit__busy_range(a, d, &lo)) {
 		/* Some busy time no completion signal backs: a range, never a guess. */
 		fprintf(out,
-			"device %u: busy %.1f-%.1f%% (%.3f s of %.3f s, first to last GPU work, "
+			"device %u: busy %s%% (%.3f s of %.3f s, first to last GPU work, "
 			"API-inferred; %.3f s of it after launches no completion signal followed: "
 			"the GPU may have been idle then); at most %.1f%% of the run\n",
-			d->id, lo, idlesplit__busy_pct(d), busy_active / 1e9, active / 1e9,
-			d->unconfirmed_ns / 1e9, share(d->busy_ns, a->duration_ns));
+			d->id, busy, busy_active / 1e9, active / 1e9, d->unconfirmed_ns / 1e9,
+			share(d->busy_ns, a->duration_ns));
 	} else {
 		fprintf(out,
-			"device %u: busy %s%.1f%% (%.3f s of %.3f s, first to last GPU work, %s); "
+			"device %u: busy %s%% (%.3f s of %.3f s, first to last GPU work, %s); "
 			"%s%.1f%% of the run\n",
-			d->id, bound, idlesplit__busy_pct(d), busy_active / 1e9, active / 1e9,
+			d->id, busy, busy_active / 1e9, active / 1e9,
 			cupti ? "CUPTI" : "API-inferred", bound, share(d->busy_ns, a->duration_ns));
 	}
 	if (!cupti && d->unclosed && *d->unclosed)

@@ -28,10 +28,15 @@
 		var kpis = [
 			['Trace', fmtNs(S.duration_ns || 0)],
 			// The headline figure of summary.txt: busy from the first GPU work to the last
-			// ("at most" where the API tier cannot see idle under the floor).
+			// ("at most" where the API tier cannot see idle under the floor, a range where
+			// busy time had no completion signal), its text as summary.txt prints it: not
+			// rounded again here, where 43.75 (of a 43.7499) would show 43.8.
 			['GPUs', DEVS.map(function (d) {
+				if (d.active_busy_text !== undefined)
+					return 'GPU ' + d.id + ' ' +
+						d.active_busy_text.replace('at most ', '\u2264 ') + '% busy';
+				// An older summary.json: its figures, rounded here.
 				var b = d.active_busy_pct !== undefined ? d.active_busy_pct : d.busy_pct;
-				// summary.txt's range where busy time had no completion signal.
 				if (d.active_busy_min_pct !== undefined)
 					return 'GPU ' + d.id + ' ' + (+d.active_busy_min_pct).toFixed(1) + '-' +
 						(+b).toFixed(1) + '% busy';
