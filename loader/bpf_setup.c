@@ -182,6 +182,14 @@ int bpf_setup__watch_tgid(struct record_bpf *skel, pid_t tgid)
 	return bpf_map_update_elem(bpf_map__fd(skel->maps.tgids), &key, &one, BPF_ANY);
 }
 
+void bpf_setup__unwatch_tgid(struct record_bpf *skel, pid_t tgid)
+{
+	__u32 key = tgid;
+
+	bpf_map_delete_elem(bpf_map__fd(skel->maps.tgids), &key);
+	bpf_map_delete_elem(bpf_map__fd(skel->maps.watched_since), &key);
+}
+
 bool bpf_setup__watching(struct record_bpf *skel, pid_t tgid)
 {
 	__u32 key = tgid, val;

@@ -30,6 +30,12 @@ void bpf_setup__libbpf_output(bool verbose);
 struct record_bpf *bpf_setup__open_load(const struct record_opts *o, bool *umulti);
 /* Lets the BPF side record TGID (the target; its children join it with --follow-children). */
 int bpf_setup__watch_tgid(struct record_bpf *skel, pid_t tgid);
+/*
+ * Takes TGID back from the BPF side: a process found to have exited as it was given, whose exit
+ * the BPF side saw before it was watched (an entry left would record whatever process gets its
+ * pid next).
+ */
+void bpf_setup__unwatch_tgid(struct record_bpf *skel, pid_t tgid);
 /* Whether the BPF side records tgid already (given, or forked by a process it records). */
 bool bpf_setup__watching(struct record_bpf *skel, pid_t tgid);
 /*

@@ -7,6 +7,7 @@
 
 #include "cgroup.h"
 #include "metadata.h"
+#include "procmaps.h"
 #include "trace.h"
 
 /* Whether the comma-separated list has the word. */
@@ -191,6 +192,16 @@ static void level_path(const char *rel, int up, char *out, size_t len)
 	}
 }
 
+/* Whether the watched process still has its pid (exited and reaped, the pid may be another's). */
+static bool same_process(const struct cgroup_watch *w)
+{
+	struct procmaps_stat st;
+	char dir[64];
+
+	snprintf(dir, sizeof(dir), "/proc/%d", (int)w->pid);
+	return !procmaps__stat(dir, &st) && st.start == w->start;
+}
+
 /* Reads where the process is; writes its levels where that changed since the last time. */
 static void cgroup__read(struct cgroup_watch *w, struct trace_out *o)
 {
@@ -204,6 +215,8 @@ static void cgroup__read(struct cgroup_watch *w, struct trace_out *o)
 		int has;
 	} q[CGROUP_LEVELS];
 
+	if (w->gone)
+		return;
 	if (cgroup_dir(w->pid, "cpu", dir, sizeof(dir), rel, sizeof(rel))) {
 		version = GS_CGROUP_V2;
 		if (cgroup_dir(w->pid, NULL, dir, sizeof(dir), rel, sizeof(rel)))
@@ -221,6 +234,11 @@ static void cgroup__read(struct cgroup_watch *w, struct trace_out *o)
 			read_line(sdir, "cpuset.effective_cpus", cpuset, sizeof(cpuset));
 	}
 	allowed_cpus(w->pid, cpus, sizeof(cpus));
+	/* Read after the files: what they said was the process's own, not its pid's next owner's. */
+	if (!same_process(w)) {
+		w->gone = true;
+		return;
+	}
 	/* The hierarchy's mount point: dir without the path. */
 	base[0] = 0;
 	if (strcmp(rel, "/"))
@@ -267,9 +285,17 @@ static void cgroup__read(struct cgroup_watch *w, struct trace_out *o)
 
 void cgroup__watch(struct cgroup_watch *w, pid_t pid, __u32 gpid)
 {
+	struct procmaps_stat st;
+	char dir[64];
+
 	memset(w, 0, sizeof(*w));
 	w->pid = pid;
 	w->gpid = gpid;
+	snprintf(dir, sizeof(dir), "/proc/%d", (int)pid);
+	if (procmaps__stat(dir, &st))
+		w->gone = true;
+	else
+		w->start = st.start;
 }
 
 void cgroup__sample(struct cgroup_watch *w, struct trace_out *o)

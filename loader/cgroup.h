@@ -5,8 +5,9 @@
  * controller or cgroup v2's cpu.max, whichever holds the process) and each level's cpu.stat
  * (GS_REC_CPUSTAT), sampled every second and at the end. The process may move (a launched
  * target that puts itself into a cgroup before its exec): each sample reads its cgroup again and
- * writes the levels anew when they changed. At the end the process may be gone: the levels last
- * read are sampled.
+ * writes the levels anew when they changed. The process may be gone (at the end, or long before
+ * where --cgroup outlives its first member): the levels last read are sampled, and its pid,
+ * another process's once reused, is not read again.
  */
 #ifndef GAPSCOPE_CGROUP_H
 #define GAPSCOPE_CGROUP_H
@@ -28,6 +29,8 @@ struct cgroup_level {
 
 struct cgroup_watch {
 	pid_t pid;		  /* in the recorder's pid namespace */
+	unsigned long long start; /* its start time: the pid is its while that holds */
+	bool gone;		  /* it has exited: its levels are the last read */
 	__u32 gpid;		  /* in the trace */
 	char sig[PATH_MAX + 128]; /* what the levels were written for: path, quotas, CPUs */
 	struct cgroup_level lv[CGROUP_LEVELS];

@@ -346,7 +346,7 @@ int consumer__poll(struct consumer *c, struct target *t, int sfd, double duratio
 		{ .fd = ring_buffer__epoll_fd(c->rb), .events = POLLIN },
 		{ .fd = sfd, .events = POLLIN },
 		{ .fd = tfd, .events = POLLIN },
-		{ .fd = target__exit_fd(t), .events = POLLIN },
+		{ .fd = c->outlives_target ? -1 : target__exit_fd(t), .events = POLLIN },
 		{ .fd = c->extra_fd, .events = POLLIN }, /* the listener's (--flight: SIGUSR1) */
 	};
 	bool stop = false, tty = isatty(STDERR_FILENO);
@@ -384,8 +384,8 @@ int consumer__poll(struct consumer *c, struct target *t, int sfd, double duratio
 				meta__losses(c->out, c->skel, t->gpid, c->up->attach_failed,
 					     uprobes__cuda_libs(c->up));
 				cgroup__sample(c->cg, c->out);
-				if (c->each_second)
-					c->each_second(c->second_ctx);
+				if (c->each_second && c->each_second(c->second_ctx))
+					stop = true;
 			}
 			if (tty && ticks % 20 == 0) {
 				__u64 now = clock__mono_ns();

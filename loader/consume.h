@@ -36,9 +36,14 @@ struct consumer {
 	void (*tick)(void *ctx);
 	void *listener;
 	struct cgroup_watch *cg; /* the target's cgroup, sampled every second (cgroup.h) */
-	/* Called every second on the poll loop (record.c: --cgroup's newcomers); NULL: none. */
-	void (*each_second)(void *ctx);
+	/*
+	 * Called every second on the poll loop (record.c: --cgroup's newcomers); NULL: none. True
+	 * ends the recording (--cgroup alone: the cgroup has no process left, or was removed).
+	 */
+	bool (*each_second)(void *ctx);
 	void *second_ctx;
+	/* --cgroup alone: the target (its first member) may exit, the recording goes on. */
+	bool outlives_target;
 
 	struct ring_buffer *rb;
 	unsigned char *buf; /* one event, stack compacted */
@@ -80,10 +85,10 @@ int consumer__open(struct consumer *c);
 /* Consumes everything the ring buffer holds now. */
 void consumer__drain(struct consumer *c);
 /*
- * Until the target ends, a signal ends a -p recording, DURATION seconds (0: no limit) pass from
- * START_NS, or the trace cannot be written (a full disk): consumes the ring buffer, flushes a
- * chunk every 200 ms and the loss counters every second, and passes signals on to a launched
- * target. 0 or -errno.
+ * Until the target ends (unless outlives_target), each_second says so, a signal ends a -p
+ * recording, DURATION seconds (0: no limit) pass from START_NS, or the trace cannot be written
+ * (a full disk): consumes the ring buffer, flushes a chunk every 200 ms and the loss counters
+ * every second, and passes signals on to a launched target. 0 or -errno.
  */
 int consumer__poll(struct consumer *c, struct target *t, int sfd, double duration, __u64 start_ns);
 void consumer__free(struct consumer *c);

@@ -102,9 +102,10 @@ static const struct argp_option opts[] = {
 	  "given several times (the recording ends when the first exits)",
 	  0 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0,
-	  "Also record every process of a cgroup (a path under /sys/fs/cgroup: a container, a "
-	  "systemd service), their descendants, and those that join it later (looked for every "
-	  "second)",
+	  "Also record every process of a cgroup and of the cgroups below it (a path under "
+	  "/sys/fs/cgroup: a container, a systemd service), their descendants, and those that join "
+	  "later (looked for every second); without -p the recording ends when the cgroup has no "
+	  "process left",
 	  0 },
 	{ "duration", OPT_DURATION, "S", 0, "Stop recording after S seconds", 0 },
 	{ "freq", OPT_FREQ, "HZ", 0, "CPU samples per second per CPU, at most (default 499)", 0 },

@@ -14,6 +14,7 @@ int procmaps__stat(const char *dir, struct procmaps_stat *st)
 	char path[PATH_MAX], buf[1024], *p;
 	unsigned long flags = 0;
 	long threads = 0;
+	int ppid = 0;
 	size_t n;
 	FILE *f;
 
@@ -27,11 +28,13 @@ int procmaps__stat(const char *dir, struct procmaps_stat *st)
 	/* "PID (COMM) S ...": COMM may hold spaces and parentheses; the state follows the last. */
 	p = strrchr(buf, ')');
 	if (!p ||
-	    sscanf(p + 2, "%c %*d %*d %*d %*d %*d %lu %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld",
-		   &st->state, &flags, &threads) != 3)
+	    sscanf(p + 2,
+		   "%c %d %*d %*d %*d %*d %lu %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld %*d %llu",
+		   &st->state, &ppid, &flags, &threads, &st->start) != 5)
 		return -EINVAL;
 	st->kthread = flags & 0x00200000; /* PF_KTHREAD */
 	st->threads = threads;
+	st->ppid = ppid;
 	return 0;
 }
 

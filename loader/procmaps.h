@@ -39,6 +39,8 @@ struct procmaps_stat {
 	char state; /* R, S, D, Z, ... */
 	bool kthread;
 	long threads;
+	pid_t ppid;
+	unsigned long long start; /* clock ticks after boot: with the pid, the process's identity */
 };
 
 /* DIR's stat (DIR: /proc/PID or /proc/PID/task/TID): 0 or -errno. */

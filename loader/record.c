@@ -48,30 +48,57 @@ struct joiners {
 	struct consumer *c;
 	struct proc_tree *tree;
 	const struct pidns *ns;
+	bool ends;	 /* --cgroup alone: the recording ends with the cgroup */
+	bool unreadable; /* said so */
 };
 
 /*
- * Every second: the cgroup's newcomers, recorded from then on as a process given at the attach
- * is (a container's `exec`, a service's new worker). What they did before the look is not in
- * the trace; a process forked by one already recorded is the BPF side's already.
+ * Every second: the cgroup's newcomers (in the cgroups below it too), recorded from then on as a
+ * process given at the attach is (a container's `exec`, a service's new worker, a pid reused).
+ * What they did before the look is not in the trace; a process forked by one already recorded
+ * is the BPF side's already. True when the recording ends: the cgroup has no process left, or
+ * was removed (--cgroup alone; with -p, the first -p's exit ends it).
  */
-static void follow_joiners(void *ctx)
+static bool follow_joiners(void *ctx)
 {
 	struct joiners *j = ctx;
-	pid_t p[64];
-	size_t n = proc_tree__joined(j->tree, p, 64);
+	long n = proc_tree__look(j->tree);
 
-	for (size_t i = 0; i < n; i++) {
-		pid_t g = pidns__global(j->ns, p[i], true);
+	if (j->ends && (n == 0 || n == -ENOENT)) {
+		fprintf(stderr, "gapscope: the cgroup %s %s: the recording ends\n", j->tree->cgroup,
+			n ? "was removed" : "has no process left");
+		return true;
+	}
+	if (n < 0 && !j->unreadable) {
+		fprintf(stderr,
+			"gapscope: warning: cannot read the cgroup %s any more: %s: processes that "
+			"join it are not recorded\n",
+			j->tree->cgroup, n == -ENOENT ? "it was removed" : strerror((int)-n));
+		j->unreadable = true;
+	}
+	for (size_t i = 0; i < j->tree->njoined; i++) {
+		const struct proc_member *m = &j->tree->joined[i];
+		pid_t g = pidns__global(j->ns, m->pid, true);
 
-		if (!g || bpf_setup__watching(j->c->skel, g) || privs__may_trace(p[i]) ||
+		if (!g || bpf_setup__watching(j->c->skel, g) || privs__may_trace(m->pid) ||
 		    bpf_setup__watch_tgid(j->c->skel, g))
 			continue;
-		map_records__scan(j->c->maps, j->c->out, p[i]);
-		uprobes__attach_mapped(j->c->up, p[i]);
-		j->c->names_read += meta__threads(j->c->out, p[i]);
-		fprintf(stderr, "gapscope: pid %d joined the cgroup: recording it\n", p[i]);
+		/*
+		 * Exited before it was watched: its exit took nothing from the BPF side, so take
+		 * it back, or the next process given its pid would be recorded. (One caught in
+		 * its exit, past the BPF side's hook but not yet a zombie, for microseconds, is
+		 * not seen here.)
+		 */
+		if (!proc_tree__alive(m)) {
+			bpf_setup__unwatch_tgid(j->c->skel, g);
+			continue;
+		}
+		map_records__scan(j->c->maps, j->c->out, m->pid);
+		uprobes__attach_mapped(j->c->up, m->pid);
+		j->c->names_read += meta__threads(j->c->out, m->pid);
+		fprintf(stderr, "gapscope: pid %d joined the cgroup: recording it\n", m->pid);
 	}
+	return false;
 }
 
 /*
@@ -375,10 +402,11 @@ int cmd_record(int argc, char **argv)
 		uprobes__attach_predicted(&up, t.exe);
 	else
 		c.names_read += attach_running(&up, &maps, &out, &tree);
-	if (tree.cgroup_procs) {
-		joiners = (struct joiners){ .c = &c, .tree = &tree, .ns = &ns };
+	if (tree.cgroup) {
+		joiners = (struct joiners){ .c = &c, .tree = &tree, .ns = &ns, .ends = !o.npids };
 		c.each_second = follow_joiners;
 		c.second_ctx = &joiners;
+		c.outlives_target = joiners.ends;
 	}
 
 	/* Poll until the target ends (or a signal, or --duration); then write the end. */

@@ -3,8 +3,14 @@
  * The processes an attach records: every -p process, the members of --cgroup, and the
  * descendants of all of them as /proc shows them at the attach (a DataLoader's workers, a
  * launcher's children). Processes they fork later are followed by the BPF side (proc.bpf.c,
- * follow_children), which -p turns on. A process that joins the cgroup later (a container's
- * `exec`, a service's new worker) comes to light in its cgroup.procs: proc_tree__joined().
+ * follow_children), which -p turns on.
+ *
+ * --cgroup is a unit, not a list taken once: its members are those of the cgroup and of every
+ * cgroup below it (v2 services with Delegate=yes, a pod's per-container children), looked at
+ * through a directory kept open (it follows a rename), every second (proc_tree__look). A process
+ * is its pid and its start time: a newcomer whose pid an earlier member had is a newcomer all
+ * the same, and a member is forgotten once it has left, so the set is the cgroup's now, not
+ * every pid it ever held.
  */
 #ifndef GAPSCOPE_TREE_H
 #define GAPSCOPE_TREE_H
@@ -13,12 +19,24 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* A process: its pid and its start time (/proc/PID/stat, clock ticks since boot). */
+struct proc_member {
+	pid_t pid;
+	unsigned long long start;
+};
+
 struct proc_tree {
 	pid_t *pids; /* the given ones first (-p in order, then the cgroup's), then descendants */
 	size_t n;
 	size_t given; /* how many of pids were given, not found as descendants */
 	size_t cap;
-	char *cgroup_procs; /* --cgroup: its cgroup.procs file; NULL: none */
+	/* --cgroup: the path it had at the attach (for messages), NULL: none. */
+	char *cgroup;
+	int cgroup_fd;		     /* its directory, open where cgroup is set */
+	struct proc_member *members; /* its processes and its children's at the last look, by pid */
+	size_t nmembers, mcap;
+	struct proc_member *joined; /* of those, the ones the look before did not have */
+	size_t njoined, jcap;
 };
 
 /*
@@ -30,10 +48,14 @@ int proc_tree__collect(struct proc_tree *t, const pid_t *pids, int npids, const 
 void proc_tree__free(struct proc_tree *t);
 
 /*
- * --cgroup: the processes in the cgroup now that the tree does not hold yet (joined since the
- * attach or the last call), added to it and written to JOINED, at most MAX; how many. 0 without
- * --cgroup, or where the cgroup is gone.
+ * --cgroup: looks at the processes of the cgroup and of every cgroup below it (the recorder
+ * itself left out). Those that were not there at the last look go to t->joined (t->njoined of
+ * them), valid until the next look. Returns how many processes the cgroup has (0: none left),
+ * -ENOENT where it was removed, another -errno where it cannot be read (t->joined then empty).
  */
-size_t proc_tree__joined(struct proc_tree *t, pid_t *joined, size_t max);
+long proc_tree__look(struct proc_tree *t);
+
+/* Whether the process M is still running (not exited, its pid not another's since). */
+bool proc_tree__alive(const struct proc_member *m);
 
 #endif
