@@ -8,7 +8,7 @@
  * With --as PID it starts as that pid (a newcomer whose pid an earlier member had): a child made
  * with clone3's set_tid (Linux 5.5, CAP_CHECKPOINT_RESTORE), else by forking until the pid comes
  * round again (bounded); the child runs this program anew without --as, the parent waits for it
- * and exits as it did.
+ * and exits as it did (a SIGTERM to the parent ends the child first).
  *
  * usage: cgmember [--as PID] PROCS
  */
@@ -20,10 +20,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/sched.h>
+
+static volatile pid_t child;
+
+/* --as: a signal that would end the parent ends the child first (the test's cleanup waits for
+ * the parent only, and a cgroup with a process left cannot be removed). */
+static void pass_on(int sig)
+{
+	if (child > 0)
+		kill(child, sig);
+}
 
 /* A child with pid WANT running ARGV (this program anew): its pid, or -1. */
 static pid_t spawn_as(pid_t want, char **argv)
@@ -48,6 +59,7 @@ static pid_t spawn_as(pid_t want, char **argv)
 		}
 	}
 	if (!p) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* the parent killed outright */
 		execv("/proc/self/exe", argv);
 		_exit(127);
 	}
@@ -62,9 +74,14 @@ int main(int argc, char **argv)
 
 	if (argc == 4 && !strcmp(argv[1], "--as")) {
 		char *args[] = { argv[0], argv[3], NULL };
-		pid_t p = spawn_as(atoi(argv[2]), args);
+		struct sigaction sa = { .sa_handler = pass_on };
+		pid_t p;
 		int st;
 
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+		child = p = spawn_as(atoi(argv[2]), args);
 		if (p < 0) {
 			fprintf(stderr, "cgmember: cannot start as pid %s\n", argv[2]);
 			return 3;
