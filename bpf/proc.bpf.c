@@ -3,10 +3,11 @@
  * Process and thread life of the targets, and the late-attach hook.
  *
  * A program may map libcuda long after it started (dlopen, as cudart and PyTorch do). Uprobes are
- * per file (inode): once attached they are installed in every mapping of it, present and future.
- * So the only requirement for missing no call is that the attach completes before the first
- * instruction of the library runs. When a target maps a watched file (libcuda.so*, libc.so*,
- * --probe libraries) executable and the recorder has not attached to that inode yet, this program
+ * attached per (process, file): once attached for a process they are installed in every mapping
+ * of the file in that process, present and future. So the only requirement for missing no call is
+ * that the attach completes before the first instruction of the library runs. When a target maps
+ * a watched file (libcuda.so*, libc.so*, --probe libraries) executable and the recorder has not
+ * attached to that inode for that process yet, this program
  * sends SIGSTOP to the mapping thread before the mmap returns: the process stops before any code
  * of the new mapping can run (dlopen runs constructors only after mapping). The recorder attaches
  * and sends SIGCONT. If SIGCONT arrives before the stop took effect, it cancels the pending stop,
@@ -40,7 +41,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 256);
+	__uint(max_entries, PROC_ATTACHED_MAX);
 	__type(key, struct file_key);
 	__type(value, __u32);
 } attached SEC(".maps");
@@ -253,6 +254,8 @@ int BPF_PROG(mmap_sys_exit, struct pt_regs *regs, long ret)
 	inode = BPF_CORE_READ(f, f_inode);
 	key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
 	key.ino = BPF_CORE_READ(inode, i_ino);
+	key.tgid = id >> 32;
+	key.pad = 0;
 	ev->addr = ret;
 	ev->len = a->len;
 	ev->pgoff = a->pgoff;

@@ -61,10 +61,13 @@ struct watch_name {
 	__u32 len;
 };
 
-/* Files the recorder has attached to: (kernel dev_t, inode). */
+/* Files the recorder has attached to, per process: (kernel dev_t, inode, global tgid). */
 struct file_key {
 	__u64 dev;
 	__u64 ino;
+	__u32 tgid;
+	__u32 pad;
 };
+#define PROC_ATTACHED_MAX 8192 /* (process, file) pairs */
 
 #endif

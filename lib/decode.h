@@ -104,6 +104,8 @@ static inline size_t gs_rec_min_size(__u32 type)
 		return sizeof(struct gs_rec_cgroup);
 	case GS_REC_CPUSTAT:
 		return sizeof(struct gs_rec_cpustat);
+	case GS_REC_UNPROBED:
+		return sizeof(struct gs_rec_unprobed);
 	default:
 		return sizeof(struct gs_hdr); /* unknown: skippable by its size alone */
 	}
@@ -166,6 +168,7 @@ GS_DECODER(gs_cu_handles, GS_REC_CU_HANDLES, struct gs_rec_cu_handles)
 GS_DECODER(gs_sampler, GS_REC_SAMPLER, struct gs_rec_sampler)
 GS_DECODER(gs_cgroup, GS_REC_CGROUP, struct gs_rec_cgroup)
 GS_DECODER(gs_cpustat, GS_REC_CPUSTAT, struct gs_rec_cpustat)
+GS_DECODER(gs_unprobed, GS_REC_UNPROBED, struct gs_rec_unprobed)
 
 /* A cgroup record's strings, checked to lie inside it, NUL-terminated: false if damaged. */
 static inline bool cgroup_rec__strings(const struct gs_rec_cgroup *c, const char **path,

@@ -132,6 +132,9 @@ enum gs_rec_type {
 	GS_REC_LAUNCH_IVALS,
 	GS_REC_CGROUP,	/* struct gs_rec_cgroup: a target's cgroup and its CPU quota (v6) */
 	GS_REC_CPUSTAT, /* struct gs_rec_cpustat: that cgroup's cpu.stat, every second (v6) */
+	/* struct gs_rec_unprobed: a process that ran before its library probes were in place (a
+	 * reader that does not know it skips it) */
+	GS_REC_UNPROBED,
 };
 
 struct gs_rec_clock {
@@ -413,6 +416,31 @@ struct gs_rec_cpustat {
 	__u64 nr_periods;
 	__u64 nr_throttled;
 	__u64 throttled_ns; /* the time its run queues were throttled */
+};
+
+/*
+ * Library probes belong to the processes they record (loader/uprobes.c): a process that joins the
+ * recording (forked, exec'd, a cgroup's newcomer, a library it maps while the recorder does not
+ * stop it) runs unprobed from FROM_NS until its probes are in place at h.ts. Calls it made in
+ * that window are not in the trace: the kernel's filter drops them before any BPF program runs.
+ */
+enum gs_unprobed_why {
+	GS_UNPROBED_FORK = 0,
+	GS_UNPROBED_EXEC,
+	GS_UNPROBED_JOIN,   /* --cgroup: a newcomer, from when the recorder saw it */
+	GS_UNPROBED_DLOPEN, /* a library mapped late, not stopped for (attach mode) */
+	GS_UNPROBED_MAX
+};
+
+static const char *const gs_unprobed_names[GS_UNPROBED_MAX] __attribute__((unused)) = {
+	"fork", "exec", "join", "dlopen",
+};
+
+struct gs_rec_unprobed {
+	struct gs_hdr h; /* h.ts: probes in place; h.tgid: the process */
+	__u64 from_ns;	 /* unprobed since (CLOCK_MONOTONIC) */
+	__u32 why;	 /* enum gs_unprobed_why */
+	__u32 links;	 /* links made for it then (0: nothing of it to probe) */
 };
 
 /* Writer. */

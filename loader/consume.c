@@ -18,6 +18,7 @@
 #include "record.skel.h"
 #include "clock.h"
 #include "cgroup.h"
+#include "bpf_setup.h"
 #include "consume.h"
 #include "gpu_feeds.h"
 #include "ksyms.h"
@@ -158,17 +159,21 @@ static bool mapped_file(const struct mmap_event *ev, pid_t pid, char *path, size
 static void on_mmap(struct consumer *c, const struct mmap_event *ev)
 {
 	char path[PATH_MAX + 64], shown[PATH_MAX], said[ESC_TEXT_MAX];
-	size_t had = c->up->nfiles;
+	__u64 had = c->up->links_made;
 	pid_t pid = pidns__local(c->out->ns, ev->h.tgid, true); /* for /proc and kill(2) */
 
 	if (ev->flags & MMAP_F_WATCHED) {
 		if (pid && mapped_file(ev, pid, path, sizeof(path), shown, sizeof(shown))) {
-			uprobes__attach_file(c->up, path, shown, ev->dev, ev->ino);
-			/* Unstopped (-p), its calls before this line were not seen. */
-			if (c->up->nfiles > had && !(ev->flags & MMAP_F_STOPPED) &&
-			    (c->up->verbose || path__is_libcuda(shown) || path__is_libc(shown)))
-				fprintf(stderr, "gapscope: pid %u mapped %s: probes attached\n",
-					pid, esc__text(said, sizeof(said), shown, SIZE_MAX));
+			uprobes__attach_file(c->up, pid, ev->h.tgid, path, shown, ev->dev, ev->ino);
+			/* Unstopped (-p), its calls from the mmap to this line were not seen: the
+			 * window is in the trace, as every process's that ran unprobed. */
+			if (c->up->links_made > had && !(ev->flags & MMAP_F_STOPPED)) {
+				meta__unprobed(c->out, ev->h.tgid, ev->h.ts, GS_UNPROBED_DLOPEN,
+					       c->up->links_made - had);
+				if (c->up->verbose || path__is_libcuda(shown) || path__is_libc(shown))
+					fprintf(stderr, "gapscope: pid %u mapped %s: probes attached\n",
+						pid, esc__text(said, sizeof(said), shown, SIZE_MAX));
+			}
 		} else if (ev->flags & MMAP_F_STOPPED) {
 			fprintf(stderr, "gapscope: warning: cannot attach to %s of pid %u: %s\n",
 				esc__text(said, sizeof(said), ev->name,
@@ -180,6 +185,21 @@ static void on_mmap(struct consumer *c, const struct mmap_event *ev)
 	}
 	if (pid > 0)
 		map_records__scan(c->maps, c->out, pid);
+}
+
+/*
+ * A new process. It has its parent's mappings, which no mmap event will tell: its own map records,
+ * as at an exec (a DataLoader worker's stacks). Followed (the BPF side took it into the
+ * recording), it gets its own probes: it inherited its parent's breakpoints, but the kernel's
+ * filter lets none of its calls through to BPF until then (GS_REC_UNPROBED: how long).
+ */
+static void on_fork(struct consumer *c, const struct fork_event *ev)
+{
+	pid_t pid = pidns__local(c->out->ns, ev->child_tgid, true);
+
+	map_records__scan(c->maps, c->out, pid);
+	if (pid && bpf_setup__watching(c->skel, ev->child_tgid))
+		uprobes__process_joined(c->up, pid, ev->child_tgid, ev->h.ts, GS_UNPROBED_FORK);
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -200,16 +220,19 @@ static int on_event(void *ctx, void *data, size_t size)
 		if (c->maps->py)
 			pycode__exec(c->maps->py, h->tgid);
 		map_records__scan(c->maps, c->out, pidns__local(c->out->ns, h->tgid, true));
+		if (h->size >= sizeof(struct exec_event) &&
+		    ((struct exec_event *)data)->old_tid != h->tgid)
+			uprobes__process_joined(c->up, pidns__local(c->out->ns, h->tgid, true),
+						h->tgid, h->ts, GS_UNPROBED_EXEC);
 		break;
 	case GS_EV_FORK:
-		/* A new process has its parent's mappings, which no mmap event will tell: its
-		 * own map records, as at an exec (a DataLoader worker's stacks). */
 		if (h->size >= sizeof(struct fork_event) &&
 		    ((struct fork_event *)data)->child_tgid != h->tgid)
-			map_records__scan(c->maps, c->out,
-					  pidns__local(c->out->ns,
-						       ((struct fork_event *)data)->child_tgid,
-						       true));
+			on_fork(c, data);
+		break;
+	case GS_EV_EXIT:
+		if (h->size >= sizeof(struct exit_event) && ((struct exit_event *)data)->group_dead)
+			uprobes__process_gone(c->up, h->tgid);
 		break;
 	}
 	/* A host function queued: probed from now on, its calls the driver's completion news. */

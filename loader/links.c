@@ -61,12 +61,71 @@ static void *detach_worker(void *arg)
 	return NULL;
 }
 
+/* links__detach_later's threads, which links__detach_all waits for. */
+static pthread_mutex_t later_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t later_done = PTHREAD_COND_INITIALIZER;
+static unsigned int later_running;
+
+static void detach_now(struct links *k);
+
+static void *detach_later_main(void *arg)
+{
+	struct links *k = arg;
+
+	detach_now(k);
+	free(k->l);
+	free(k->fds);
+	free(k);
+	pthread_mutex_lock(&later_lock);
+	later_running--;
+	pthread_cond_broadcast(&later_done);
+	pthread_mutex_unlock(&later_lock);
+	return NULL;
+}
+
+void links__detach_later(struct links *k, const int *fds, size_t n, struct bpf_link *const *ls,
+			 size_t nl)
+{
+	struct links *gone = calloc(1, sizeof(*gone));
+	pthread_attr_t attr;
+	pthread_t th;
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < k->nfds; j++)
+			if (k->fds[j] == fds[i]) {
+				k->fds[j] = k->fds[--k->nfds];
+				if (!gone || links__add_fd(gone, fds[i]))
+					close(fds[i]); /* no memory: let go of here */
+				break;
+			}
+	for (size_t i = 0; i < nl; i++)
+		for (size_t j = 0; j < k->n; j++)
+			if (k->l[j] == ls[i]) {
+				k->l[j] = k->l[--k->n];
+				if (!gone)
+					bpf_link__destroy(ls[i]);
+				else
+					links__add(gone, ls[i]); /* destroys it when it cannot */
+				break;
+			}
+	if (!gone)
+		return;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_mutex_lock(&later_lock);
+	later_running++;
+	pthread_mutex_unlock(&later_lock);
+	if (pthread_create(&th, &attr, detach_later_main, gone))
+		detach_later_main(gone); /* no thread: here, then */
+	pthread_attr_destroy(&attr);
+}
+
 /*
  * Detaching a uprobe waits for an RCU grace period (uprobe_unregister_sync), tens of
  * milliseconds on the machines we run on: one link after the other, a libcuda with a hundred
  * probes took seconds to let go. Concurrent waiters share grace periods, so detach in parallel.
  */
-void links__detach_all(struct links *k)
+static void detach_now(struct links *k)
 {
 	struct detach_work w = { .k = k };
 	pthread_t threads[64];
@@ -80,6 +139,15 @@ void links__detach_all(struct links *k)
 		pthread_join(threads[i], NULL);
 	k->n = 0;
 	k->nfds = 0;
+}
+
+void links__detach_all(struct links *k)
+{
+	detach_now(k);
+	pthread_mutex_lock(&later_lock);
+	while (later_running)
+		pthread_cond_wait(&later_done, &later_lock);
+	pthread_mutex_unlock(&later_lock);
 }
 
 void links__free(struct links *k)

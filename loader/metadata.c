@@ -118,6 +118,19 @@ void meta__probe(struct trace_out *o, const struct meta_probe *mp)
 	free(p);
 }
 
+void meta__unprobed(struct trace_out *o, pid_t tgid, __u64 from_ns, __u32 why, __u32 links)
+{
+	struct gs_rec_unprobed r;
+
+	memset(&r, 0, sizeof(r));
+	meta__hdr(&r.h, GS_REC_UNPROBED, sizeof(r), tgid);
+	r.h.ts = clock__mono_ns();
+	r.from_ns = from_ns < r.h.ts ? from_ns : r.h.ts;
+	r.why = why;
+	r.links = links;
+	trace_out__append(o, &r, sizeof(r));
+}
+
 void meta__kernel_probe(struct trace_out *o, pid_t tgid, int pid, const char *what)
 {
 	struct meta_probe p = {

@@ -69,6 +69,8 @@ struct meta_probe {
 };
 
 void meta__probe(struct trace_out *o, const struct meta_probe *p);
+/* Process TGID ran unprobed from FROM_NS until now (enum gs_unprobed_why WHY, LINKS made). */
+void meta__unprobed(struct trace_out *o, pid_t tgid, __u64 from_ns, __u32 why, __u32 links);
 /* A kernel program attached now, named by its section. */
 void meta__kernel_probe(struct trace_out *o, pid_t tgid, int pid, const char *what);
 /* The names of TGID's threads as they are now (GS_EV_COMM records). */

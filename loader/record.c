@@ -50,6 +50,7 @@ struct joiners {
 	const struct pidns *ns;
 	bool ends;	 /* --cgroup alone: the recording ends with the cgroup */
 	bool unreadable; /* said so */
+	__u64 last_look; /* when a newcomer was last looked for: one seen now joined since */
 };
 
 /*
@@ -62,6 +63,7 @@ struct joiners {
 static bool follow_joiners(void *ctx)
 {
 	struct joiners *j = ctx;
+	__u64 now = clock__mono_ns();
 	long n = proc_tree__look(j->tree);
 
 	if (j->ends && (n == 0 || n == -ENOENT)) {
@@ -94,10 +96,12 @@ static bool follow_joiners(void *ctx)
 			continue;
 		}
 		map_records__scan(j->c->maps, j->c->out, m->pid);
-		uprobes__attach_mapped(j->c->up, m->pid);
+		/* Unprobed from when it joined, at the latest since the last look. */
+		uprobes__process_joined(j->c->up, m->pid, g, j->last_look ?: now, GS_UNPROBED_JOIN);
 		j->c->names_read += meta__threads(j->c->out, m->pid);
 		fprintf(stderr, "gapscope: pid %d joined the cgroup: recording it\n", m->pid);
 	}
+	j->last_look = now;
 	return false;
 }
 
@@ -262,7 +266,6 @@ int cmd_record(int argc, char **argv)
 	__u64 start_ns;
 	struct proc_tree tree = {};
 	struct joiners joiners;
-	bool probe_all = false; /* uprobes in every process (BPF filters), not one pid's */
 	char terr[512];
 
 	/* Parse, then the checks that need no privileges first, each a one-line error. */
@@ -284,14 +287,10 @@ int cmd_record(int argc, char **argv)
 		}
 		o.pid = tree.pids[0];
 		/*
-		 * Library probes for the whole tree, also with one -p: a uprobe given a pid
-		 * traps in that process's memory only, not in its children's (a DataLoader's
-		 * workers, a launcher's ranks, whatever forks later), which lost every call
-		 * they made. So probes everywhere, filtered in BPF by the tracked tgids, as
-		 * for several -p or a cgroup: a process outside the tree that calls a probed
-		 * function traps and is let go (a few microseconds a call).
+		 * The whole tree, also with one -p: a DataLoader's workers, a launcher's ranks,
+		 * whatever forks later. Each process gets library probes of its own as it joins
+		 * (loader/uprobes.h): none in any process outside the recording.
 		 */
-		probe_all = true;
 		o.follow_children = true;
 	}
 	if ((err = target__check(&t, o.cmd, o.pid))) {
@@ -368,14 +367,10 @@ int cmd_record(int argc, char **argv)
 		.skel = skel,
 		.links = &links,
 		.out = &out,
+		.ns = &ns,
 		.umulti = umulti,
 		.tgid = t.gpid,
-		/*
-		 * A uprobe for one process follows its main thread's memory: one whose main thread
-		 * has exited has none, so its probes are for every process, filtered by the BPF
-		 * side, as with --follow-children.
-		 */
-		.pid = (o.cmd ? o.follow_children : probe_all) || t.leader_gone ? -1 : t.pid,
+		.pid = t.pid,
 		.lock_holds = o.lock_holds,
 		.verbose = o.verbose,
 		.keep_lookups = o.keep_lookups,
@@ -390,11 +385,12 @@ int cmd_record(int argc, char **argv)
 	c.cg = &cg;
 	cgroup__sample(&cg, &out);
 	uprobes__watch(&up);
-	err = bpf_setup__attach_tracepoints(skel, &links, &out, t.gpid, up.pid);
+	/* Tracepoints: for every process, filtered in BPF (they cost others no trap). */
+	err = bpf_setup__attach_tracepoints(skel, &links, &out, t.gpid, -1);
 	/* The tick sampler finds the tick by its kernel symbols; the timer needs none. */
 	ksyms = o.sampler == GS_SAMPLER_TIMER ? NULL : consumer__ksyms(&c);
 	if (err || (err = sampler__attach(&sampler, skel, &links, &out, ksyms, o.sampler, o.freq,
-					  t.gpid, up.pid)))
+					  t.gpid, -1)))
 		goto cleanup;
 	if (o.cmd && (err = signals__watch_group_kills(skel, &links)))
 		goto cleanup;

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Uprobe attachment: the CUDA driver functions in libcuda, malloc_trim (and with --lock-holds the
- * pthread mutexes) in libc, and each --probe LIB:SYM, attached once per file and recorded in the
- * trace as GS_REC_PROBE records. Before exec to the files the target will load, for -p to what
- * it has mapped, and while recording to each watched library it maps (loader/consume.c).
+ * pthread mutexes) in libc, and each --probe LIB:SYM, found once per file and recorded in the
+ * trace as GS_REC_PROBE records, then attached per process: each recorded process gets its own
+ * links, filtered by the kernel to its memory, so that no other process on the host traps on a
+ * probed call. Before exec to the files the target will load, for -p to what each process has
+ * mapped, while recording to each watched library a process maps (loader/consume.c), and to the
+ * processes that join (fork, exec, a cgroup's newcomer); a process's links go when it exits.
  */
 #ifndef GAPSCOPE_UPROBES_H
 #define GAPSCOPE_UPROBES_H
@@ -15,6 +18,7 @@
 #include "probe_spec.h"
 
 struct links;
+struct pidns;
 struct record_bpf;
 struct trace_out;
 
@@ -23,9 +27,10 @@ struct uprobes {
 	struct record_bpf *skel;
 	struct links *links;
 	struct trace_out *out;
-	bool umulti; /* uprobe_multi links (Linux 6.6) */
-	pid_t tgid;  /* the target, named in the probe records */
-	int pid;     /* pid filter: the target, or -1 to follow children */
+	const struct pidns *ns; /* global ids of the processes attached to by pid */
+	bool umulti;		/* uprobe_multi links (Linux 6.6) */
+	pid_t tgid;		/* the target (global), named in the probe records */
+	pid_t pid;		/* the target in our namespace: the launched one's probes */
 	bool lock_holds;
 	const struct probe_spec *specs; /* --probe */
 	int nspecs;
@@ -35,6 +40,9 @@ struct uprobes {
 	/* Kept while recording. */
 	struct probed_file *files;
 	size_t nfiles;
+	struct uproc *procs; /* the processes with links */
+	size_t nprocs;
+	__u64 links_made;
 	__u64 attach_failed;
 	__u64 cuda_probes;
 	size_t no_symtab; /* files without a symbol table, no async runtime's mark in them */
@@ -45,16 +53,27 @@ struct uprobes {
 };
 
 /*
- * Attaches every probe that belongs in a file, once per file (inode). PATH is what to open (it
- * may be /proc/PID/fd/N or /proc/PID/root/...), SHOWN what the trace calls it; KDEV and KINO the
- * file in the kernel's encoding when known (0: from stat). -errno when PATH cannot be read.
+ * Attaches every probe that belongs in a file for process PID (our namespace; TGID global), once
+ * per (process, file); the file's symbols are read once. PATH is what to open (it may be
+ * /proc/PID/fd/N or /proc/PID/root/...), SHOWN what the trace calls it; KDEV and KINO the file in
+ * the kernel's encoding when known (0: from stat). -errno when PATH cannot be read.
  */
-int uprobes__attach_file(struct uprobes *u, const char *path, const char *shown, __u64 kdev,
-			 __u64 kino);
+int uprobes__attach_file(struct uprobes *u, pid_t pid, pid_t tgid, const char *path,
+			 const char *shown, __u64 kdev, __u64 kino);
 /* Before exec: libc, libcuda and each --probe LIB as the dynamic loader will find them for EXE. */
 void uprobes__attach_predicted(struct uprobes *u, const char *exe);
-/* For -p: every executable file PID has mapped already. */
+/* For -p: every executable file PID (our namespace) has mapped already, for PID. */
 void uprobes__attach_mapped(struct uprobes *u, pid_t pid);
+/*
+ * Process PID (TGID global) joined the recording at SINCE (CLOCK_MONOTONIC; enum
+ * gs_unprobed_why WHY): its probes now, for what it maps, and the window in which it ran
+ * without them in the trace (GS_REC_UNPROBED). A process attached already is left as it is,
+ * but after an exec by a thread other than its main one (WHY GS_UNPROBED_EXEC): the links
+ * follow the main thread's task, which that exec replaced.
+ */
+void uprobes__process_joined(struct uprobes *u, pid_t pid, pid_t tgid, __u64 since, __u32 why);
+/* Process TGID (global) has exited: its links let go of, on threads of their own. */
+void uprobes__process_gone(struct uprobes *u, pid_t tgid);
 /* Tells the mmap hook which library names to stop the target for (libcuda, libc, --probe). */
 void uprobes__watch(struct uprobes *u);
 /*

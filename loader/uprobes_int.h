@@ -19,6 +19,7 @@ struct pending {
 	__u32 kind;   /* enum cu_kind */
 	bool ret;     /* with a return probe */
 	bool lookup;  /* a hot lookup, attached as a link of its own (uprobes__retire_lookups) */
+	bool retired; /* that lookup retired: not attached for processes that join later */
 	__u64 offset;
 	char *sym;
 	int err;

@@ -210,6 +210,16 @@ void script__print_meta(FILE *o, const struct gs_hdr *h)
 			(unsigned long long)x->stime_ns);
 		break;
 	}
+	case GS_REC_UNPROBED: {
+		const struct gs_rec_unprobed *u = gs_unprobed(h);
+
+		fprintf(o, "# unprobed pid=%u why=%s for_ns=%llu links=%u from=", h->tgid,
+			u->why < GS_UNPROBED_MAX ? gs_unprobed_names[u->why] : "?",
+			(unsigned long long)(h->ts > u->from_ns ? h->ts - u->from_ns : 0), u->links);
+		script__print_time(o, u->from_ns);
+		fputc('\n', o);
+		break;
+	}
 	case GS_REC_SAMPLER: {
 		const struct gs_rec_sampler *sa = gs_sampler(h);
 

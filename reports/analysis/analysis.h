@@ -119,7 +119,7 @@ struct under_floor {
 	struct folded *stacks;
 };
 
-#define ANALYSIS_LOSS_MAX (GS_LOSS_MAX + 4)
+#define ANALYSIS_LOSS_MAX (GS_LOSS_MAX + 6)
 
 /* How far the API-inferred gaps of a device agree with CUPTI's (reports/analysis/tiers.h). */
 struct tier_agreement {
@@ -155,6 +155,12 @@ struct analysis {
 	__u64 losses[ANALYSIS_LOSS_MAX];
 	size_t nlosses;
 	__u64 lost_events; /* sum of losses */
+	/* Processes that ran before their library probes were in place (GS_REC_UNPROBED): how
+	 * many, for how long in all, the longest (its process), by why they joined. */
+	struct {
+		__u64 n, ns, max_ns, by_why[GS_UNPROBED_MAX];
+		__u32 max_pid;
+	} unprobed;
 	/* Off-CPU intervals whose switch-in the scheduler never reported (GS_F_RESUME_UNSEEN):
 	 * not lost, but ended at the thread's next sign of running; counted, not a note. */
 	__u64 resume_unseen;

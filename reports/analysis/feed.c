@@ -225,6 +225,9 @@ int analysis_priv__feed(struct analysis *a, const struct gs_hdr *h, __u32 versio
 			names__add_ksym(p->nm, k->addr, buf);
 		}
 		return 0;
+	case GS_REC_UNPROBED:
+		losses__unprobed(a, h);
+		return 0;
 	case GS_REC_LOSSES:
 		losses__record(a, h);
 		return 0;

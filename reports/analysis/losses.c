@@ -24,6 +24,42 @@ void losses__record(struct analysis *a, const struct gs_hdr *h)
 		a->losses[i] = l->count[i];
 }
 
+void losses__unprobed(struct analysis *a, const struct gs_hdr *h)
+{
+	const struct gs_rec_unprobed *u = gs_unprobed(h);
+	__u64 ns;
+
+	if (!u)
+		return;
+	ns = h->ts > u->from_ns ? h->ts - u->from_ns : 0;
+	a->unprobed.n++;
+	a->unprobed.ns += ns;
+	if (u->why < GS_UNPROBED_MAX)
+		a->unprobed.by_why[u->why]++;
+	if (ns >= a->unprobed.max_ns) {
+		a->unprobed.max_ns = ns;
+		a->unprobed.max_pid = h->tgid;
+	}
+}
+
+/* The unprobed windows, one note: how many, why, how long. */
+static void unprobed_note(struct analysis *a)
+{
+	char line[256], why[96] = "";
+	size_t len = 0;
+
+	for (size_t i = 0; i < GS_UNPROBED_MAX; i++)
+		if (a->unprobed.by_why[i] && len < sizeof(why))
+			len += snprintf(why + len, sizeof(why) - len, "%s%s %llu", len ? ", " : "",
+					gs_unprobed_names[i], (unsigned long long)a->unprobed.by_why[i]);
+	snprintf(line, sizeof(line),
+		 "%llu process(es) ran before their probes were in place (%s): %.3f ms in all, "
+		 "longest %.3f ms (pid %u); their library calls then are not in the trace",
+		 (unsigned long long)a->unprobed.n, why, a->unprobed.ns / 1e6,
+		 a->unprobed.max_ns / 1e6, a->unprobed.max_pid);
+	analysis__note(a, line);
+}
+
 void losses__reader(struct analysis *a, const struct trace_stats *st)
 {
 	char line[256];
@@ -37,6 +73,12 @@ void losses__reader(struct analysis *a, const struct trace_stats *st)
 	a->losses[a->nlosses++] = st->bad_bytes;
 	a->loss_names[a->nlosses] = "cut_bytes";
 	a->losses[a->nlosses++] = st->cut_bytes;
+	a->loss_names[a->nlosses] = "unprobed_processes";
+	a->losses[a->nlosses++] = a->unprobed.n;
+	a->loss_names[a->nlosses] = "unprobed_us";
+	a->losses[a->nlosses++] = a->unprobed.ns / 1000;
+	if (a->unprobed.n)
+		unprobed_note(a);
 	for (size_t i = 0; i < GS_LOSS_MAX; i++)
 		a->lost_events += a->losses[i];
 	if (st->bad_chunks) {

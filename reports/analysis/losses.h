@@ -8,6 +8,8 @@
 
 /* A GS_REC_LOSSES record: the totals so far (the last one counts). */
 void losses__record(struct analysis *a, const struct gs_hdr *h);
+/* A GS_REC_UNPROBED record: a process's window without probes. */
+void losses__unprobed(struct analysis *a, const struct gs_hdr *h);
 /* After the last record: the reader's own counters and notes, and the sum of the losses. */
 void losses__reader(struct analysis *a, const struct trace_stats *st);
 

@@ -39,7 +39,7 @@ A=$AP_PID
 read -r -t 30 _ <&"${AP[0]}" || die "the first process did not join the cgroup"
 # B and C: the driver loaded, outside the cgroup.
 coproc BP { exec "$TMP/latecuda" "$TMP/libcuda.so.1" 40; }
-B=$BP_PID
+B=$BP_PID BPID=$BP_PID
 read -r -t 30 _ <&"${BP[0]}" && say BP load loaded
 coproc CP { exec "$TMP/latecuda" "$TMP/libcuda.so.1" 40; }
 C=$CP_PID
@@ -71,5 +71,9 @@ rp=
 syncs=$(grep -c " cuda:cuCtxSynchronize" "$TMP/events" || true)
 echo "joined after the attach: $syncs of 40 cuCtxSynchronize recorded (40 more outside the cgroup: not to be)"
 assert_eq "$syncs" 40 "cuCtxSynchronize calls of the process that joined, none of the one outside"
-"$GS" script --no-stacks "$TMP/t.gsc" | grep -q '^# losses total=0 ' || die "events lost"
+"$GS" script --no-stacks "$TMP/t.gsc" >"$TMP/meta"
+grep -q '^# losses total=0 ' "$TMP/meta" || die "events lost"
+# Its window before its probes were in place, since the recorder's last look, is in the trace.
+assert_eq "$(grep -c "^# unprobed pid=$BPID why=join for_ns=[0-9]* links=[1-9]" "$TMP/meta")" 1 \
+	"the window of the process that joined"
 echo "ok: a process that joined the cgroup after the attach is recorded, one outside it is not"

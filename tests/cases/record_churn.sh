@@ -6,7 +6,9 @@
 # that exec a second image making probed calls, and leaves a child behind as it exits.
 #   - every event of the target's threads is in the trace, exactly as many as the target counted,
 #     nothing lost; its two execs are recorded;
-#   - without --follow-children not one event of the children, with it exactly theirs;
+#   - without --follow-children not one event of the children, with it exactly theirs (each
+#     child calls once the recorder says its own probes are in place: the trace holds the
+#     window before, for each child);
 #   - the library's probe is attached once and every load carries it;
 #   - after the recording, the child left behind holds the file's bytes at every probed address
 #     (it saw a breakpoint there while recorded);
@@ -39,22 +41,37 @@ THREADS=5000 DLOPENS=1000 FORKS=20 EXECS=10 K=5
 RSS_MAX_KB=$((200 << 10)) RSS_GROWTH_KB=$((8 << 10))
 
 # record NAME THREADS [OPTIONS]: a recording of the churn target; its peak RSS (the recorder's,
-# or a child's, the target's being far smaller) from wait4 into NAME.rss.
+# or a child's, the target's being far smaller) from wait4 into NAME.rss. Followed, each child
+# calls once the recorder (-v) says its probes are in place: a SIGUSR1 tells it then.
 record() {
-	local name=$1 threads=$2 rc
+	local name=$1 threads=$2 rc probed=()
 	shift 2
-	python3 - "$TMP/$name" "$GS" record --all-launches -o "$TMP/$name.gsc" "$@" \
+	case " $* " in *" --follow-children "*) probed=(--probed) ;; esac
+	python3 - "$TMP/$name" "$GS" record -v --all-launches -o "$TMP/$name.gsc" "$@" \
 		--probe libchurn.so:churn_fn -- "$TMP/churn" --reexec --cuda "$TMP/lib/libcuda.so.1" \
 		--plugin "$TMP/lib/libchurn.so" --threads "$threads" --batch 50 \
-		--dlopens $DLOPENS --forks $FORKS --execs $EXECS --calls $K --linger <<'PY'
-import os, subprocess, sys
+		--dlopens $DLOPENS --forks $FORKS --execs $EXECS --calls $K --linger "${probed[@]}" <<'PY'
+import os, re, signal, subprocess, sys, threading
 base = sys.argv[1]
-p = subprocess.Popen(sys.argv[2:], stdout=open(base + ".out", "w"), stderr=open(base + ".err", "w"))
+p = subprocess.Popen(sys.argv[2:], stdout=open(base + ".out", "w"), stderr=subprocess.PIPE,
+                     text=True, errors="replace")
+err = open(base + ".err", "w", buffering=1)
+def relay():  # the child left behind keeps the pipe open: read on a thread of its own
+    for line in p.stderr:
+        err.write(line)
+        m = re.search(r"pid (\d+): \d+ probe links after ", line)
+        if m:
+            try:
+                os.kill(int(m.group(1)), signal.SIGUSR1)
+            except ProcessLookupError:
+                pass
+threading.Thread(target=relay, daemon=True).start()
 _, status, ru = os.wait4(p.pid, 0)
 open(base + ".rss", "w").write("%d %d\n" % (os.waitstatus_to_exitcode(status), ru.ru_maxrss))
 PY
 	lingerers+=("$(sed -n 's/^linger=//p' "$TMP/$name.out")")
-	cat "$TMP/$name.out" "$TMP/$name.err"
+	cat "$TMP/$name.out"
+	grep -v '^gapscope: pid [0-9]*: [0-9]* probe links after ' "$TMP/$name.err" || true
 	read -r rc RSS <"$TMP/$name.rss"
 	assert_eq "$rc" 0 "$name: gapscope's exit status"
 	echo "$name: recorder peak RSS $RSS KiB"
@@ -116,13 +133,17 @@ check() {
 		assert_eq "$(others ' probe:malloc_trim ')" $(($(val fork_calls) + $(val exec_calls))) \
 			"$name: the children's malloc_trim calls"
 		assert_eq "$(others ' sched:exit ')" $((FORKS + EXECS)) "$name: the children's exits"
+		# Each child's window before its own probes, in the trace (the one left behind too).
+		assert_eq "$(grep -c '^# unprobed pid=[0-9]* why=fork for_ns=[0-9]* links=[1-9]' \
+			"$TMP/$name.script")" $((FORKS + EXECS + 1)) "$name: the children's unprobed windows"
 	else
 		assert_eq "$(others .)" 0 "$name: events of the children, not followed"
 	fi
 
 	# Nothing left behind in the child still running: it saw the breakpoint while recorded.
 	assert_eq "$(val linger_int3)" 1 "$name: a breakpoint seen by the lingering child"
-	python3 tests/record/probe_bytes.py "$linger" "$TMP/$name.script" clean ||
+	# The test's own files: libc may hold breakpoints of another recording on the machine.
+	python3 tests/record/probe_bytes.py "$linger" "$TMP/$name.script" clean "$TMP" ||
 		die "$name: a breakpoint stayed behind in pid $linger after the recording"
 	kill "$linger"
 }

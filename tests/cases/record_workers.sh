@@ -10,7 +10,8 @@
 # data_worker thread of another process. The program runs at nice -19 so that the machine's
 # other work takes little of its CPU time. With one -p, library calls made only by descendants
 # (a child that exists at the attach, and three forked after it) are all in the trace: every
-# malloc_trim and cuStreamSynchronize of each.
+# malloc_trim and cuStreamSynchronize of each: those forked later call once the recorder says
+# their probes are in place, and the trace says how long each ran without them.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "loads BPF programs and attaches uprobes"
@@ -109,13 +110,20 @@ coproc T { exec "$TMP/treecalls" "$TMP/libcuda.so.1" 50 3; }
 tpid=$T_PID
 read -r -t 60 line <&"${T[0]}" || die "treecalls did not start"
 mkfifo "$TMP/tree.fifo"
-"$GS" record -o "$TMP/tree.gsc" -p "${line#ready }" 2>"$TMP/tree.fifo" &
+"$GS" record -v -o "$TMP/tree.gsc" -p "${line#ready }" 2>"$TMP/tree.fifo" &
 rp=$!
 exec {fd}<"$TMP/tree.fifo"
 read_until "$fd" "$TMP/tree.err" "*recording pid * and 1 more process(es)*" ||
 	{ cat "$TMP/tree.err"; die "tree: no attach to the parent and its child"; }
-cat <&$fd >>"$TMP/tree.err" &
+# Each child forked from now on calls once the recorder says its probes are in place.
 echo go >&"${T[1]}"
+for i in 1 2 3; do
+	read -r -t 60 line <&"${T[0]}" && [ "${line%% *}" = forked ] || die "tree: no child forked"
+	read_until "$fd" "$TMP/tree.err" "*pid ${line#forked }: * probe links after *" ||
+		{ cat "$TMP/tree.err"; die "tree: no probes for child ${line#forked }"; }
+	echo probed >&"${T[1]}"
+done
+cat <&$fd >>"$TMP/tree.err" &
 cat <&"${T[0]}" >"$TMP/tree.out"
 wait "$tpid" || die "treecalls failed"
 wait "$rp" || { cat "$TMP/tree.err"; die "record tree"; }
@@ -127,6 +135,9 @@ syncs=$(grep -c ' cuda:cuStreamSynchronize' "$TMP/tree.events" || true)
 echo "one -p, calls of descendants: $trims of $want malloc_trim, $syncs of $want cuStreamSynchronize"
 assert_eq "$trims" "$want" "one -p: the descendants' malloc_trim calls"
 assert_eq "$syncs" "$want" "one -p: the descendants' cuStreamSynchronize calls"
-"$GS" script --no-stacks "$TMP/tree.gsc" | grep -q '^# losses total=0 ' || die "tree: events lost"
+"$GS" script --no-stacks "$TMP/tree.gsc" >"$TMP/tree.script"
+grep -q '^# losses total=0 ' "$TMP/tree.script" || die "tree: events lost"
+assert_eq "$(grep -c '^# unprobed pid=[0-9]* why=fork for_ns=[0-9]* links=[1-9]' "$TMP/tree.script")" 3 \
+	"tree: the windows of the children forked after the attach"
 
 echo "ok: the workers' augment_batch is named through pipe, socket and eventfd waits, with -p, several -p and --cgroup"

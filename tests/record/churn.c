@@ -10,8 +10,13 @@
  * key=value lines.
  *
  *   churn --cuda LIB --plugin LIB [--reexec] [--threads N] [--batch B] [--dlopens N]
- *         [--forks N] [--execs N] [--calls K] [--linger]
- *   churn --child LIB --calls K      (the image the --execs children run)
+ *         [--forks N] [--execs N] [--calls K] [--linger] [--probed]
+ *   churn --child LIB --calls K [--probed]     (the image the --execs children run)
+ *
+ * With --probed, each child calls only once it has received SIGUSR1: the test sends it when the
+ * recorder says the child's own probes are in place (a recorder following children probes each
+ * as it is born, loader/uprobes.h). The children are born with SIGUSR1 blocked, so that a signal
+ * sent early waits for them, across the exec too.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -142,14 +147,43 @@ static void dlopens(const char *plugin, int n)
 	       (n + 99) / 100);
 }
 
+static bool probed_wait;
+static volatile sig_atomic_t probed;
+
+static void on_probed(int sig)
+{
+	(void)sig;
+	probed = 1;
+}
+
+/* With --probed: until the test says the recorder has put this process's probes in place. */
+static void wait_probed(void)
+{
+	sigset_t none;
+
+	if (!probed_wait)
+		return;
+	signal(SIGUSR1, on_probed);
+	sigemptyset(&none);
+	alarm(60); /* the test has failed by then */
+	while (!probed)
+		sigsuspend(&none);
+	alarm(0);
+}
+
 /* N children at once, each making K calls and exiting; or exec'ing --child with K calls. */
 static void children(int n, int k, const char *self, const char *cuda, bool exec)
 {
+	sigset_t usr1, before;
+
 	char kbuf[16];
 	int ok = 0;
 
 	snprintf(kbuf, sizeof(kbuf), "%d", k);
 	fflush(stdout);
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &usr1, &before); /* the children's: until they wait for it */
 	for (int i = 0; i < n; i++) {
 		pid_t p = fork();
 
@@ -160,14 +194,20 @@ static void children(int n, int k, const char *self, const char *cuda, bool exec
 		if (p)
 			continue;
 		if (exec) {
-			execl(self, self, "--child", cuda, "--calls", kbuf, (char *)NULL);
+			if (probed_wait)
+				execl(self, self, "--child", cuda, "--calls", kbuf, "--probed",
+				      (char *)NULL);
+			else
+				execl(self, self, "--child", cuda, "--calls", kbuf, (char *)NULL);
 			_exit(3);
 		}
+		wait_probed();
 		for (int j = 0; j < k; j++)
 			if (!calls(GRID_FORK))
 				_exit(4);
 		_exit(0);
 	}
+	sigprocmask(SIG_SETMASK, &before, NULL);
 	for (int i = 0; i < n; i++) {
 		int st;
 
@@ -252,16 +292,21 @@ int main(int argc, char **argv)
 			reexec = true;
 		else if (!strcmp(argv[i], "--linger"))
 			do_linger = true;
+		else if (!strcmp(argv[i], "--probed"))
+			probed_wait = true;
 		else {
 			fprintf(stderr, "churn: unknown argument %s\n", argv[i]);
 			return 2;
 		}
 	}
+	if (probed_wait)
+		signal(SIGUSR1, on_probed); /* the child left behind is told too: not to die of it */
 	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (len <= 0 || batch < 1)
 		return 2;
 	self[len] = 0;
 	if (child) {
+		wait_probed();
 		load_cuda(child);
 		for (int j = 0; j < k; j++)
 			if (!calls(GRID_EXEC))

@@ -1,6 +1,8 @@
 # record -p of tests/record/latecuda.c, which dlopen()s LIBCUDA when told to, after the
 # recorder said it attached (after EXECS execs of itself, for each EXECS given): every call it
-# makes after the recorder's "probes attached" line must be in the trace. Run by
+# makes after the recorder's "probes attached" line must be in the trace, and the window in
+# which its calls could not be seen, from the mapping to the probes, is in the trace and in the
+# report's losses (red team D31: it used to say "0 lost" alone). Run by
 # tests/cases/attach_late_cuda.sh, and inside a pid namespace by tests/cases/record_pidns.sh.
 # usage: late_cuda.py TMP LIBCUDA EXECS...
 import os, re, subprocess, sys
@@ -56,6 +58,18 @@ def run(execs):
     print("%d exec: %d of %d cuCtxSynchronize calls recorded" % (execs, calls, N))
     if calls != N:
         die("%d exec: %d calls recorded, %d made" % (execs, calls, N))
+    windows = re.findall(r"^# unprobed pid=%s why=dlopen for_ns=(\d+) links=[1-9]" %
+                         target.group(1), txt, re.M)
+    if len(windows) != 1:
+        die("%d exec: %d dlopen windows in the trace, want 1" % (execs, len(windows)))
+    rep = subprocess.run([GS, "report", "-f", "-o", trace + ".rep",
+                          trace], capture_output=True, text=True)
+    if rep.returncode or "unprobed_processes 1," not in rep.stdout or \
+            "1 process(es) ran before their probes were in place (dlopen 1)" not in rep.stdout:
+        die("%d exec: the report does not say the window:\n%s%s" % (execs, rep.stdout,
+                                                                   rep.stderr))
+    print("%d exec: unprobed %.3f ms from the mapping to the probes" %
+          (execs, int(windows[0]) / 1e6))
 
 
 for execs in sys.argv[3:]:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# probe_bytes.py PID SCRIPT_TXT (clean|int3)
+# probe_bytes.py PID SCRIPT_TXT (clean|int3) [DIR]
 #
 # For every uprobe the trace lists ('# probe ID cuda|libc|user LIB:SYM ... off=0x...'), find the
 # address that file offset has in the process (its /proc/PID/maps), and compare the bytes there
@@ -7,17 +7,20 @@
 #   clean: every probed address must hold the file's bytes (nothing left behind by a detach)
 #   int3:  every probed address must hold an int3 (0xcc) where the file has something else
 #          (the probes are live: shows that this check can see a breakpoint at all)
+# With DIR, only the probes of files under DIR: a file every process maps (libc) may hold another
+# recording's breakpoints, which are not this one's to remove.
 # Exits 0 when all agree; prints one line per disagreement and a summary.
 import os, re, sys
 
 pid, script, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+under = os.path.join(sys.argv[4], "") if len(sys.argv) > 4 else "/"
 N = 16
 
 probes = []
 for line in open(script, errors="replace"):
     m = re.match(r"^# probe \d+ (cuda|libc|user) (/\S+):(\S+) live-since=\S+.* off=0x([0-9a-f]+)$",
                  line.rstrip("\n"))
-    if m:
+    if m and m.group(2).startswith(under):
         probes.append((m.group(2), m.group(3), int(m.group(4), 16)))
 if not probes:
     sys.exit("probe_bytes: no attached uprobes listed in %s" % script)

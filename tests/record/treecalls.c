@@ -6,6 +6,10 @@
  * forked after the line, each make N malloc_trim(0) and N cuStreamSynchronize calls. The parent
  * makes none. Prints "calls=C" (per kind, all children together) at the end.
  *
+ * A child forked after the attach runs without its own probes until the recorder has put them
+ * in place (loader/uprobes.h): for each, the parent prints "forked PID" and waits for a line on
+ * stdin before the child calls, so that all of its calls are made probed.
+ *
  * usage: treecalls LIBCUDA N FORKED
  */
 #include <dlfcn.h>
@@ -51,9 +55,26 @@ int main(int argc, char **argv)
 		return 1;
 	if (write(go[1], "g", 1) != 1)
 		return 1;
-	for (int i = 0; i < forked; i++)
-		if (!fork())
+	for (int i = 0; i < forked; i++) {
+		int probed[2];
+		pid_t p;
+
+		if (pipe(probed))
+			return 1;
+		p = fork();
+		if (!p) {
+			close(probed[1]);
+			if (read(probed[0], &c, 1) != 1)
+				_exit(1);
 			calls(n);
+		}
+		close(probed[0]);
+		printf("forked %d\n", p);
+		fflush(stdout);
+		if (p < 0 || !fgets(line, sizeof(line), stdin) || write(probed[1], "g", 1) != 1)
+			return 1;
+		close(probed[1]);
+	}
 	while (wait(NULL) > 0)
 		;
 	printf("calls=%d\n", n * (forked + 1));
