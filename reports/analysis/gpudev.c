@@ -196,40 +196,75 @@ static void busy_until(struct gputime *g, struct gdev *d, __u64 end, const char 
 }
 
 /*
- * s's work queued before cut is done: so were the other streams' works before the events its
- * waits before cut waited for (cuStreamWaitEvent), by then. Each wait is taken once.
+ * A stream whose work before cut is done: so were the other streams' works before the events its
+ * waits before cut waited for (cuStreamWaitEvent), by then, and so on along the chain. The chain's
+ * length is the trace's to decide (60,000 streams each waiting on the next are 180,000 calls), so
+ * it is walked with a worklist, not a recursion: each stream's own update (evidence_done) comes
+ * after those of the streams it waited for, depth first, in the order its waits were made, as a
+ * recursion would. Each wait is taken off its stream before it is followed: a cycle ends.
  */
-static void waits_done(struct gputime *g, struct stream *s, __u64 cut, const struct gop *op)
-{
-	struct stream *src[STREAM_WAITS];
-	__u64 rec[STREAM_WAITS];
-	__u32 k = 0, n = 0;
+struct evidence_step {
+	struct stream *s;
+	__u64 cut, tail;
+	bool was, expanded;
+};
 
-	/* Taken off s before following them: a cycle of waits ends. */
-	for (__u32 i = 0; i < s->nwaits; i++) {
-		if (s->waits[i].at < cut) {
-			src[n] = s->waits[i].src;
-			rec[n++] = s->waits[i].rec;
-		} else {
-			s->waits[k++] = s->waits[i];
-		}
-	}
-	s->nwaits = k;
-	for (__u32 i = 0; i < n; i++)
-		gpudev__evidence(g, src[i], rec[i] + 1, op);
-}
+static void evidence_done(struct gputime *g, struct stream *s, bool was, __u64 tail,
+			  const struct gop *op);
 
 void gpudev__evidence(struct gputime *g, struct stream *s, __u64 cut, const struct gop *op)
 {
+	struct vec *work = &g->evidence_work;
+	struct evidence_step *st = vec__push(work, sizeof(*st));
+	size_t base = work->n - 1;
+
+	if (!st)
+		return; /* out of memory: the evidence is not taken, as any record not kept */
+	*st = (struct evidence_step){ .s = s, .cut = cut };
+	while (work->n > base) {
+		struct evidence_step cur = *VEC_AT(work, struct evidence_step, work->n - 1);
+		struct stream *src[STREAM_WAITS];
+		__u64 rec[STREAM_WAITS];
+		__u32 k = 0, n = 0;
+
+		if (cur.expanded) {
+			work->n--;
+			evidence_done(g, cur.s, cur.was, cur.tail, op);
+			continue;
+		}
+		st = VEC_AT(work, struct evidence_step, work->n - 1);
+		st->expanded = true;
+		st->was = outstanding(cur.s);
+		st->tail = cur.s->tail_last < cur.cut ? cur.s->tail_ns : 0;
+		if (cur.cut > cur.s->done_before)
+			cur.s->done_before = cur.cut;
+		for (__u32 i = 0; i < cur.s->nwaits; i++) {
+			if (cur.s->waits[i].at < cur.cut) {
+				src[n] = cur.s->waits[i].src;
+				rec[n++] = cur.s->waits[i].rec;
+			} else {
+				cur.s->waits[k++] = cur.s->waits[i];
+			}
+		}
+		cur.s->nwaits = k;
+		/* The first wait on top: taken first. */
+		for (__u32 i = n; i-- > 0;) {
+			st = vec__push(work, sizeof(*st));
+			if (st)
+				*st = (struct evidence_step){ .s = src[i], .cut = rec[i] + 1 };
+		}
+	}
+}
+
+/* What the evidence that s's work before the step's cut is done means for its device. */
+static void evidence_done(struct gputime *g, struct stream *s, bool was, __u64 tail,
+			  const struct gop *op)
+{
 	struct gdev *d = &g->dev[s->device];
-	bool was = outstanding(s);
-	__u64 end = op->end, tail = s->tail_last < cut ? s->tail_ns : 0;
+	__u64 end = op->end;
 	const struct stream *next = NULL;
 	const char *less = "";
 
-	if (cut > s->done_before)
-		s->done_before = cut;
-	waits_done(g, s, cut, op);
 	if (was) {
 		/* The work was not done when the call began to wait (op->t), if it waited: the
 		 * time before that, back to the last signal, nothing backs. */

@@ -58,6 +58,7 @@ void gputime__free(struct gputime *g)
 	}
 	vec__free(&g->idle);
 	vec__free(&g->cuda_tgids);
+	vec__free(&g->evidence_work);
 	free(g);
 }
 

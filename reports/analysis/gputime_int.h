@@ -147,6 +147,7 @@ struct gputime {
 	struct vec cuda_tgids;	  /* __u32 */
 	double copy_bytes_per_ns; /* 0: copies are not modelled */
 	__u64 copy_latency_ns;
+	struct vec evidence_work; /* gpudev__evidence's worklist (struct evidence_step) */
 };
 
 /* The devices' gaps the trace has passed (their end before now) are final. */
