@@ -433,7 +433,10 @@ enum gs_unprobed_why {
 };
 
 static const char *const gs_unprobed_names[GS_UNPROBED_MAX] __attribute__((unused)) = {
-	"fork", "exec", "join", "dlopen",
+	"fork",
+	"exec",
+	"join",
+	"dlopen",
 };
 
 struct gs_rec_unprobed {

@@ -170,9 +170,12 @@ static void on_mmap(struct consumer *c, const struct mmap_event *ev)
 			if (c->up->links_made > had && !(ev->flags & MMAP_F_STOPPED)) {
 				meta__unprobed(c->out, ev->h.tgid, ev->h.ts, GS_UNPROBED_DLOPEN,
 					       c->up->links_made - had);
-				if (c->up->verbose || path__is_libcuda(shown) || path__is_libc(shown))
-					fprintf(stderr, "gapscope: pid %u mapped %s: probes attached\n",
-						pid, esc__text(said, sizeof(said), shown, SIZE_MAX));
+				if (c->up->verbose || path__is_libcuda(shown) ||
+				    path__is_libc(shown))
+					fprintf(stderr,
+						"gapscope: pid %u mapped %s: probes attached\n",
+						pid,
+						esc__text(said, sizeof(said), shown, SIZE_MAX));
 			}
 		} else if (ev->flags & MMAP_F_STOPPED) {
 			fprintf(stderr, "gapscope: warning: cannot attach to %s of pid %u: %s\n",

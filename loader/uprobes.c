@@ -47,9 +47,9 @@ struct probed_file {
  * belong to the recorded processes"). Its links are let go of when it exits.
  */
 struct uproc {
-	pid_t pid;	/* the links' filter, in our namespace: the process, or a live thread of it */
-	pid_t tgid;	/* global, as the BPF side and the trace know it */
-	size_t *files;	/* indexes into uprobes.files attached for it */
+	pid_t pid;  /* the links' filter, in our namespace: the process, or a live thread of it */
+	pid_t tgid; /* global, as the BPF side and the trace know it */
+	size_t *files; /* indexes into uprobes.files attached for it */
 	size_t nfiles;
 	int *fds; /* uprobe_multi links */
 	size_t nfds;
@@ -97,8 +97,7 @@ static int keep_fd(struct attach_ctx *a, int fd)
 }
 
 /* A perf-event uprobe of PROG at OFF in A's file, filtered by A's process. */
-static int attach_one(struct attach_ctx *a, struct bpf_program *prog, bool ret, __u64 off,
-		      __u32 id)
+static int attach_one(struct attach_ctx *a, struct bpf_program *prog, bool ret, __u64 off, __u32 id)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = id, .retprobe = ret);
 	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, a->pr->pid, a->path, off, &o);
@@ -179,15 +178,15 @@ static void attach_batch(struct attach_ctx *a, struct bpf_program *prog, bool cu
 	for (size_t i = 0; offs && cookies && i < f->n; i++) {
 		struct pending *p = &f->p[i];
 
-		if (a->err[i] || p->family == GS_PROBE_LOCK || (p->family == GS_PROBE_CUDA) != cuda ||
-		    (ret && !p->ret) || p->lookup)
+		if (a->err[i] || p->family == GS_PROBE_LOCK ||
+		    (p->family == GS_PROBE_CUDA) != cuda || (ret && !p->ret) || p->lookup)
 			continue;
 		offs[n] = p->offset;
 		cookies[n++] = p->id;
 	}
 	if (n) {
-		fd = keep_fd(a, umulti__attach(bpf_program__fd(prog), a->path, offs, cookies, n, ret,
-					       a->pr->pid));
+		fd = keep_fd(a, umulti__attach(bpf_program__fd(prog), a->path, offs, cookies, n,
+					       ret, a->pr->pid));
 		for (size_t i = 0; fd < 0 && i < f->n; i++)
 			for (size_t j = 0; j < n; j++)
 				if (cookies[j] == f->p[i].id)
@@ -229,10 +228,11 @@ static void attach_lookups(struct attach_ctx *a)
 		/* Kept with the process's others too: its exit, or the end, lets go of them. */
 		fd[0] = keep_fd(a, umulti__attach(bpf_program__fd(u->skel->progs.cu_entry), a->path,
 						  &p->offset, &cookie, 1, false, a->pr->pid));
-		fd[1] = fd[0] < 0 ? fd[0] :
-				    keep_fd(a, umulti__attach(bpf_program__fd(u->skel->progs.cu_return),
-							      a->path, &p->offset, &cookie, 1, true,
-							      a->pr->pid));
+		fd[1] = fd[0] < 0 ?
+				fd[0] :
+				keep_fd(a, umulti__attach(bpf_program__fd(u->skel->progs.cu_return),
+							  a->path, &p->offset, &cookie, 1, true,
+							  a->pr->pid));
 		if (fd[1] < 0) {
 			a->err[i] = fd[1];
 			continue;
@@ -310,7 +310,8 @@ static void attach_locks(struct attach_ctx *a)
 
 		if (p->family != GS_PROBE_LOCK || a->err[i])
 			continue;
-		a->err[i] = attach_one(a, unlock ? skel->progs.unlock_entry : skel->progs.lock_entry,
+		a->err[i] = attach_one(a,
+				       unlock ? skel->progs.unlock_entry : skel->progs.lock_entry,
 				       false, p->offset, p->id);
 		if (!a->err[i] && p->ret)
 			a->err[i] = attach_one(a, skel->progs.lock_return, true, p->offset, p->id);
@@ -329,13 +330,13 @@ static void attach_singly(struct attach_ctx *a)
 		if (p->family == GS_PROBE_LOCK || (p->lookup && p->retired))
 			continue;
 		if (!a->err[i])
-			a->err[i] = attach_one(a,
-					       cuda ? skel->progs.cu_entry : skel->progs.probe_entry,
-					       false, p->offset, p->id);
+			a->err[i] = attach_one(
+				a, cuda ? skel->progs.cu_entry : skel->progs.probe_entry, false,
+				p->offset, p->id);
 		if (!a->err[i] && p->ret)
-			a->err[i] = attach_one(a,
-					       cuda ? skel->progs.cu_return : skel->progs.probe_return,
-					       true, p->offset, p->id);
+			a->err[i] = attach_one(
+				a, cuda ? skel->progs.cu_return : skel->progs.probe_return, true,
+				p->offset, p->id);
 	}
 }
 
@@ -508,7 +509,9 @@ int uprobes__attach_file(struct uprobes *u, pid_t pid, pid_t tgid, const char *p
 			return -ENOMEM;
 		u->files = n;
 		f = &u->files[u->nfiles++];
-		*f = (struct probed_file){ .dev = st.st_dev, .ino = st.st_ino, .path = strdup(shown) };
+		*f = (struct probed_file){ .dev = st.st_dev,
+					   .ino = st.st_ino,
+					   .path = strdup(shown) };
 		collect_file(u, f, path, shown);
 	}
 	for (size_t i = 0; i < pr->nfiles; i++)

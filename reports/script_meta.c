@@ -215,7 +215,8 @@ void script__print_meta(FILE *o, const struct gs_hdr *h)
 
 		fprintf(o, "# unprobed pid=%u why=%s for_ns=%llu links=%u from=", h->tgid,
 			u->why < GS_UNPROBED_MAX ? gs_unprobed_names[u->why] : "?",
-			(unsigned long long)(h->ts > u->from_ns ? h->ts - u->from_ns : 0), u->links);
+			(unsigned long long)(h->ts > u->from_ns ? h->ts - u->from_ns : 0),
+			u->links);
 		script__print_time(o, u->from_ns);
 		fputc('\n', o);
 		break;

@@ -51,7 +51,8 @@ static void unprobed_note(struct analysis *a)
 	for (size_t i = 0; i < GS_UNPROBED_MAX; i++)
 		if (a->unprobed.by_why[i] && len < sizeof(why))
 			len += snprintf(why + len, sizeof(why) - len, "%s%s %llu", len ? ", " : "",
-					gs_unprobed_names[i], (unsigned long long)a->unprobed.by_why[i]);
+					gs_unprobed_names[i],
+					(unsigned long long)a->unprobed.by_why[i]);
 	snprintf(line, sizeof(line),
 		 "%llu process(es) ran before their probes were in place (%s): %.3f ms in all, "
 		 "longest %.3f ms (pid %u); their library calls then are not in the trace",

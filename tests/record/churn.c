@@ -300,7 +300,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (probed_wait)
-		signal(SIGUSR1, on_probed); /* the child left behind is told too: not to die of it */
+		signal(SIGUSR1,
+		       on_probed); /* the child left behind is told too: not to die of it */
 	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (len <= 0 || batch < 1)
 		return 2;
