@@ -47,8 +47,8 @@ struct probed_file {
  * belong to the recorded processes"). Its links are let go of when it exits.
  */
 struct uproc {
-	pid_t pid;  /* the links' filter, in our namespace: the process, or a live thread of it */
-	pid_t tgid; /* global, as the BPF side and the trace know it */
+	pid_t pid;     /* the links' filter, in our namespace; -1: none (get_proc) */
+	pid_t tgid;    /* global, as the BPF side and the trace know it */
 	size_t *files; /* indexes into uprobes.files attached for it */
 	size_t nfiles;
 	int *fds; /* uprobe_multi links */
