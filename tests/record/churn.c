@@ -245,6 +245,7 @@ static void linger(const char *plugin)
 	if (p < 0)
 		exit(2);
 	if (!p) {
+		wait_probed(); /* followed: its own probes, not those inherited, then looked at */
 		int3 = *(volatile unsigned char *)launch == 0xcc;
 		if (write(fd[1], &int3, 1) != 1)
 			_exit(2);
