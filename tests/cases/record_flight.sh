@@ -64,8 +64,10 @@ awk -v a="$at10" -v m="$max" 'BEGIN { exit !(m <= 1.3 * a) }' || die "RSS grew p
 # A gap longer than the ring can hold (on a loaded machine malloc_trim can take seconds) leaves
 # a dump that starts after it ("the ring no longer held its start"): checked as a trace and for
 # its gaps, not for the trigger.
-sed -n 's/^gapscope: flight: dump \([^:]*\): gap of \([0-9.]*\) s .* window \([0-9]*\)\.\.\([0-9]*\) ns ([0-9.]* s, \(from an idle GPU\|GPU state\)\(, after the trigger\)\?.*/\1 \2 \3 \4 \5\6/p' \
-	"$d/err" | sed 's/ from an idle GPU/ clean/; s/ GPU state/ cut/; s/, after the trigger$/-late/' \
+# "after the trigger" may follow "GPU state at its start unknown": anywhere in the parentheses.
+sed -n 's/^gapscope: flight: dump \([^:]*\): gap of \([0-9.]*\) s .* window \([0-9]*\)\.\.\([0-9]*\) ns ([0-9.]* s, \(from an idle GPU\|GPU state\)\([^)]*\)).*/\1 \2 \3 \4 \5\6/p' \
+	"$d/err" | sed 's/ from an idle GPU\(.*\)/ clean\1/; s/ GPU state\(.*\)/ cut\1/' |
+	sed 's/ \(clean\|cut\)\(.*\), after the trigger.*/ \1-late/; s/ \(clean\|cut\)\([^-].*\)\?$/ \1/' \
 	>"$d/dumps.txt"
 n=$(wc -l <"$d/dumps.txt")
 [ "$n" -ge 2 ] || die "$n dumps of tracker-trim"
