@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 struct folded_out {
 	int dfd; /* the gaps/ directory, the caller's */
 	FILE *all;
+	bool whole; /* all.folded written out to its end (folded_out__finish) */
 };
 
 static void put_frame(FILE *out, const char *s)
@@ -89,7 +91,10 @@ int folded_out__finish(struct folded_out *f, const struct analysis *a)
 	}
 	if (fflush(f->all))
 		return -errno;
-	return ferror(f->all) ? -EIO : 0;
+	if (ferror(f->all))
+		return -EIO;
+	f->whole = true;
+	return 0;
 }
 
 void folded_out__free(struct folded_out *f)
@@ -98,5 +103,11 @@ void folded_out__free(struct folded_out *f)
 		return;
 	if (f->all)
 		fclose(f->all);
+	/*
+	 * Not finished (a gap's file or all.folded's own write failed, a full disk; the analysis
+	 * failed): what all.folded holds is cut short, often nothing the buffer let out yet.
+	 */
+	if (!f->whole)
+		unlinkat(f->dfd, "all.folded", 0);
 	free(f);
 }
