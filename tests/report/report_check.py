@@ -38,6 +38,7 @@
       with the tracker lock held, at a time inside one of its trims.
 """
 import json
+import re
 import sys
 
 
@@ -65,6 +66,12 @@ def cmd_cause(args):
     # A kind is judged by its total (the heading its rows stand under), named by its top row.
     kinds = {}
     for c in s['causes']:
+        # Preemption by a process outside the recording (named with its pid) is the machine's
+        # load, not a cause the program has: set aside where another kind is expected, as the
+        # base of the shares already sets it aside.
+        if (c['kind'] == 'preempted' and kind != 'preempted' and
+                re.search(r'\(pid \d+\)|^another process$', c.get('function', ''))):
+            continue
         k = kinds.setdefault(c['kind'], dict(c, ns=0, share=0))
         k['ns'] += c['ns']
         k['share'] += c['share']
