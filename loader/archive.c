@@ -190,7 +190,8 @@ void *archive__reduce(int fd, size_t *size, int *dwarf_kept)
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		goto out;
-	in = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* Read, not mapped: the target's owner may truncate the file meanwhile (elfread.h). */
+	in = elf_begin(fd, ELF_C_READ, NULL);
 	if (!in || elf_kind(in) != ELF_K_ELF || elf_getshdrstrndx(in, &shstrndx))
 		goto out;
 	dwarf = kept_bytes(in, shstrndx, true) <= ARCHIVE_DWARF_CAP;

@@ -1,61 +1,41 @@
 // SPDX-License-Identifier: GPL-2.0
-/* ELF reading with libelf/gelf. */
+/*
+ * ELF reading for the recorder, with libelf/gelf over pread (elfread.h): the files are the
+ * target's, and its owner may truncate one while it is read. A file that changes while read is
+ * said once and its reading fails with -ESTALE.
+ */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <gelf.h>
 #include <libelf.h>
 
-#include "elfpages.h"
+#include "elfread.h"
 #include "elfx.h"
 
-static Elf *elf_open(const char *path, int *fd)
+static int elf_open(struct elfread *r, const char *path)
 {
-	Elf *e;
+	int err = elfread__open(r, path);
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return NULL;
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (*fd < 0)
-		return NULL;
-	e = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
-	if (!e || elf_kind(e) != ELF_K_ELF) {
-		if (e)
-			elf_end(e);
-		close(*fd);
-		errno = ENOEXEC;
-		return NULL;
+	if (err == -ESTALE)
+		elfread__say_changed(r, path);
+	return err;
+}
+
+/* Closes r; ret, or -ESTALE where the file changed while it was read (said once). */
+static int elf_close(struct elfread *r, const char *path, int ret)
+{
+	if (ret == -ESTALE || elfread__changed(r)) {
+		elfread__say_changed(r, path);
+		ret = -ESTALE;
 	}
-	return e;
+	elfread__close(r);
+	return ret;
 }
 
-/*
- * Symbols walked between letting go of the file's pages (elfpages.h): a table of 10^6 symbols
- * (libtorch's) would otherwise stay resident whole until the file is closed; 32768 of them and
- * their names are about 1.5 MiB.
- */
-#define SCAN_RELEASE_EVERY 32768
-/* .rodata read in windows of this size, each let go before the next. */
-#define SCAN_WINDOW	   (4u << 20)
-
-/*
- * Lets go of the pages of E that a scan has touched. This process's mappings are read once a
- * scan (into EP, empty at first): a scan maps nothing, libelf's image is mapped already.
- */
-static void let_go(struct elfpages *ep, Elf *e)
-{
-	if (!ep->n && elfpages__scan(ep))
-		return;
-	elfpages__release(ep, e);
-}
-
-static void elf_close(Elf *e, int fd)
-{
-	elf_end(e);
-	close(fd);
-}
+/* .rodata read in windows of this size. */
+#define SCAN_WINDOW (4u << 20)
 
 /* A symbol's address to a file offset, through the PT_LOAD segment that contains it. */
 static bool vaddr_to_offset(Elf *e, __u64 vaddr, __u64 *off)
@@ -77,81 +57,70 @@ static bool vaddr_to_offset(Elf *e, __u64 vaddr, __u64 *off)
 	return false;
 }
 
-static int for_each_sym(Elf *e, Elf64_Word type, int (*cb)(const struct elfx_sym *s, void *ctx),
-			void *ctx)
+/* cb's first non-zero return, 0, or a negative error (-ESTALE: the file changed). */
+static int for_each_sym(struct elfread *r, Elf64_Word type,
+			int (*cb)(const struct elfx_sym *s, void *ctx), void *ctx)
 {
-	struct elfpages ep = { 0 };
-	Elf_Scn *scn = NULL;
-	int ret = 0;
+	struct elfread_syms t;
+	int ret = elfread__syms_open(&t, r, type);
 
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
+	if (ret)
+		return ret == -ENOENT || ret == -ENOEXEC ? 0 : ret;
+	for (size_t i = 0; i < t.n && !ret; i++) {
+		struct elfx_sym s;
+		GElf_Sym sym;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
+		ret = elfread__sym(&t, i, &sym);
+		if (ret || GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
+		    !sym.st_value)
 			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
+		s.name = elfread__sym_name(&t, sym.st_name);
+		if (!s.name && r->changed)
+			ret = -ESTALE;
+		if (!s.name || !*s.name)
 			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			struct elfx_sym s;
-			GElf_Sym sym;
-
-			if (i % SCAN_RELEASE_EVERY == SCAN_RELEASE_EVERY - 1)
-				let_go(&ep, e);
-			if (!gelf_getsym(data, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
-				continue;
-			s.name = elf_strptr(e, sh.sh_link, sym.st_name);
-			if (!s.name || !*s.name)
-				continue;
-			s.value = sym.st_value;
-			s.size = sym.st_size;
-			if (!vaddr_to_offset(e, sym.st_value, &s.offset))
-				continue;
+		s.value = sym.st_value;
+		s.size = sym.st_size;
+		if (vaddr_to_offset(r->e, sym.st_value, &s.offset))
 			ret = cb(&s, ctx);
-			if (ret)
-				goto out;
-		}
 	}
-out:
-	elfpages__fini(&ep);
+	elfread__syms_close(&t);
 	return ret;
 }
 
 int elfx__for_each_dynsym(const char *path, int (*cb)(const struct elfx_sym *s, void *ctx),
 			  void *ctx)
 {
-	int fd, ret;
-	Elf *e = elf_open(path, &fd);
+	struct elfread r;
+	int ret = elf_open(&r, path);
 
-	if (!e)
-		return -errno;
-	ret = for_each_sym(e, SHT_DYNSYM, cb, ctx);
-	elf_close(e, fd);
+	if (ret)
+		return ret;
+	ret = for_each_sym(&r, SHT_DYNSYM, cb, ctx);
+	ret = elf_close(&r, path, ret);
 	return ret < 0 ? ret : 0;
 }
 
 int elfx__for_each_sym(const char *path, int (*cb)(const struct elfx_sym *s, void *ctx), void *ctx,
 		       bool *has_symtab)
 {
-	int fd, ret;
-	Elf *e = elf_open(path, &fd);
+	struct elfread r;
 	Elf_Scn *scn = NULL;
+	int ret = elf_open(&r, path);
 
-	if (!e)
-		return -errno;
+	if (ret)
+		return ret;
 	*has_symtab = false;
-	while ((scn = elf_nextscn(e, scn))) {
+	while ((scn = elf_nextscn(r.e, scn))) {
 		GElf_Shdr sh;
 
 		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
 			*has_symtab = true;
 	}
-	ret = for_each_sym(e, SHT_SYMTAB, cb, ctx);
+	ret = for_each_sym(&r, SHT_SYMTAB, cb, ctx);
 	if (!ret)
-		ret = for_each_sym(e, SHT_DYNSYM, cb, ctx);
-	elf_close(e, fd);
+		ret = for_each_sym(&r, SHT_DYNSYM, cb, ctx);
+	ret = elf_close(&r, path, ret);
 	return ret < 0 ? ret : 0;
 }
 
@@ -159,43 +128,39 @@ int elfx__for_each_sym(const char *path, int (*cb)(const struct elfx_sym *s, voi
 
 bool elfx__rodata_has(const char *path, const char *needle)
 {
-	struct elfpages ep = { 0 };
+	size_t shstrndx, n = strlen(needle);
+	struct elfread r;
 	Elf_Scn *scn = NULL;
-	size_t shstrndx;
+	char *buf = NULL;
 	bool found = false;
-	int fd;
-	Elf *e = elf_open(path, &fd);
+	int err = 0;
 
-	if (!e)
+	if (elf_open(&r, path))
 		return false;
-	if (elf_getshdrstrndx(e, &shstrndx))
+	if (elf_getshdrstrndx(r.e, &shstrndx) || !(buf = malloc(SCAN_WINDOW + n)))
 		goto out;
-	while (!found && (scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
+	while (!found && !err && (scn = elf_nextscn(r.e, scn))) {
 		const char *name;
-		Elf_Data *d;
+		GElf_Shdr sh;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
 		    sh.sh_size > RODATA_SCAN_MAX)
 			continue;
-		name = elf_strptr(e, shstrndx, sh.sh_name);
+		name = elf_strptr(r.e, shstrndx, sh.sh_name);
 		if (!name || strcmp(name, ".rodata"))
 			continue;
-		d = elf_rawdata(scn, NULL);
-		/* In windows that overlap by the needle's length, each page let go once read. */
-		for (size_t at = 0, n = strlen(needle); d && d->d_buf && !found && at < d->d_size;
-		     at += SCAN_WINDOW) {
-			size_t len = d->d_size - at < SCAN_WINDOW + n ? d->d_size - at :
-									SCAN_WINDOW + n;
+		/* In windows that overlap by the needle's length. */
+		for (size_t at = 0; !found && !err && at < sh.sh_size; at += SCAN_WINDOW) {
+			size_t len = sh.sh_size - at < SCAN_WINDOW + n ? sh.sh_size - at :
+									 SCAN_WINDOW + n;
 
-			found = memmem((const char *)d->d_buf + at, len, needle, n);
-			let_go(&ep, e);
+			err = elfread__pread(&r, buf, len, sh.sh_offset + at);
+			found = !err && memmem(buf, len, needle, n);
 		}
 	}
 out:
-	elfpages__fini(&ep);
-	elf_close(e, fd);
-	return found;
+	free(buf);
+	return elf_close(&r, path, err) ? false : found;
 }
 
 struct find_ctx {
@@ -216,15 +181,17 @@ static int find_cb(const struct elfx_sym *s, void *ctx)
 int elfx__sym_offset(const char *path, const char *name, __u64 *offset)
 {
 	struct find_ctx f = { .name = name };
-	int fd, ret;
-	Elf *e = elf_open(path, &fd);
+	struct elfread r;
+	int ret = elf_open(&r, path);
 
-	if (!e)
-		return -errno;
-	ret = for_each_sym(e, SHT_DYNSYM, find_cb, &f);
-	if (ret != 1)
-		ret = for_each_sym(e, SHT_SYMTAB, find_cb, &f);
-	elf_close(e, fd);
+	if (ret)
+		return ret;
+	ret = for_each_sym(&r, SHT_DYNSYM, find_cb, &f);
+	if (!ret)
+		ret = for_each_sym(&r, SHT_SYMTAB, find_cb, &f);
+	ret = elf_close(&r, path, ret);
+	if (ret < 0)
+		return ret;
 	if (ret != 1)
 		return -ENOENT;
 	*offset = f.offset;
@@ -251,13 +218,12 @@ static size_t note_build_id(Elf_Data *data, __u8 *id, size_t max)
 size_t elfx__build_id(const char *path, __u8 *id, size_t max)
 {
 	Elf_Scn *scn = NULL;
+	struct elfread r;
 	size_t n = 0;
-	int fd;
-	Elf *e = elf_open(path, &fd);
 
-	if (!e)
+	if (elf_open(&r, path))
 		return 0;
-	while (!n && (scn = elf_nextscn(e, scn))) {
+	while (!n && (scn = elf_nextscn(r.e, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *data;
 
@@ -271,59 +237,51 @@ size_t elfx__build_id(const char *path, __u8 *id, size_t max)
 		/* Stripped of section headers: the notes are still in PT_NOTE segments. */
 		size_t phn;
 
-		if (!elf_getphdrnum(e, &phn)) {
+		if (!elf_getphdrnum(r.e, &phn)) {
 			for (size_t i = 0; i < phn && !n; i++) {
 				GElf_Phdr ph;
 				Elf_Data *data;
 
-				if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_NOTE)
+				if (!gelf_getphdr(r.e, i, &ph) || ph.p_type != PT_NOTE)
 					continue;
-				data = elf_getdata_rawchunk(e, ph.p_offset, ph.p_filesz,
+				data = elf_getdata_rawchunk(r.e, ph.p_offset, ph.p_filesz,
 							    ELF_T_NHDR);
 				if (data)
 					n = note_build_id(data, id, max);
 			}
 		}
 	}
-	elf_close(e, fd);
-	return n;
+	/* An id read from a file that changed is not the mapped file's. */
+	return elf_close(&r, path, 0) ? 0 : n;
 }
 
 int elfx__dyn(const char *path, struct elfx_dyn *d)
 {
+	Elf_Scn *scn = NULL;
+	struct elfread r;
 	size_t phn;
 	GElf_Ehdr eh;
-	int fd;
-	Elf *e = elf_open(path, &fd);
+	int err;
 
 	memset(d, 0, sizeof(*d));
-	if (!e)
-		return -errno;
-	if (!gelf_getehdr(e, &eh)) {
-		elf_close(e, fd);
-		return -ENOEXEC;
-	}
-	d->is64 = gelf_getclass(e) == ELFCLASS64;
+	err = elf_open(&r, path);
+	if (err)
+		return err;
+	if (!gelf_getehdr(r.e, &eh))
+		return elf_close(&r, path, -ENOEXEC);
+	d->is64 = gelf_getclass(r.e) == ELFCLASS64;
 	d->machine = eh.e_machine;
-	if (!elf_getphdrnum(e, &phn)) {
+	if (!elf_getphdrnum(r.e, &phn)) {
 		for (size_t i = 0; i < phn; i++) {
 			GElf_Phdr ph;
 
-			if (!gelf_getphdr(e, i, &ph))
-				continue;
-			if (ph.p_type == PT_INTERP) {
-				size_t len;
-				char *raw = elf_rawfile(e, &len);
-
-				if (raw && ph.p_offset + ph.p_filesz <= len && ph.p_filesz &&
-				    ph.p_filesz < sizeof(d->interp))
-					memcpy(d->interp, raw + ph.p_offset, ph.p_filesz);
-			}
+			if (gelf_getphdr(r.e, i, &ph) && ph.p_type == PT_INTERP && ph.p_filesz &&
+			    ph.p_filesz < sizeof(d->interp) &&
+			    elfread__pread(&r, d->interp, ph.p_filesz, ph.p_offset))
+				memset(d->interp, 0, sizeof(d->interp));
 		}
 	}
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(e, scn))) {
+	while ((scn = elf_nextscn(r.e, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *data;
 
@@ -334,19 +292,16 @@ int elfx__dyn(const char *path, struct elfx_dyn *d)
 			continue;
 		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Dyn dyn;
-			const char *s;
 
-			if (!gelf_getdyn(data, i, &dyn))
+			if (!gelf_getdyn(data, i, &dyn) ||
+			    (dyn.d_tag != DT_RPATH && dyn.d_tag != DT_RUNPATH))
 				continue;
-			if (dyn.d_tag != DT_RPATH && dyn.d_tag != DT_RUNPATH)
-				continue;
-			s = elf_strptr(e, sh.sh_link, dyn.d_un.d_val);
-			if (!s)
-				continue;
-			snprintf(dyn.d_tag == DT_RPATH ? d->rpath : d->runpath, sizeof(d->rpath),
-				 "%s", s);
+			/* The string alone is read, not the whole .dynstr (10^5 names in libtorch). */
+			if (!elfread__str(&r, sh.sh_link, dyn.d_un.d_val,
+					  dyn.d_tag == DT_RPATH ? d->rpath : d->runpath,
+					  sizeof(d->rpath)))
+				(dyn.d_tag == DT_RPATH ? d->rpath : d->runpath)[0] = '\0';
 		}
 	}
-	elf_close(e, fd);
-	return 0;
+	return elf_close(&r, path, 0);
 }

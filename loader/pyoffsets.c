@@ -9,6 +9,7 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include "elfread.h"
 #include "pyoffsets.h"
 
 /*
@@ -193,25 +194,24 @@ struct elf_syms {
 	__u64 runtime, version, code_type;
 };
 
-static void find_syms(Elf *e, struct elf_syms *s)
+/* The symbols looked for, from .dynsym and .symtab, read in windows (elfread.h). */
+static void find_syms(struct elfread *r, struct elf_syms *s)
 {
-	Elf_Scn *scn = NULL;
+	const Elf64_Word types[] = { SHT_DYNSYM, SHT_SYMTAB };
 
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
+	for (size_t k = 0; k < 2; k++) {
+		struct elfread_syms t;
 
-		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) || !sh.sh_entsize ||
-		    !(data = elf_getdata(scn, NULL)))
+		if (elfread__syms_open(&t, r, types[k]))
 			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
+		for (size_t i = 0; i < t.n; i++) {
 			const char *name;
+			GElf_Sym sym;
 
-			if (!gelf_getsym(data, i, &sym) || sym.st_shndx == SHN_UNDEF ||
-			    GELF_ST_TYPE(sym.st_info) != STT_OBJECT ||
-			    !(name = elf_strptr(e, sh.sh_link, sym.st_name)))
+			if (elfread__sym(&t, i, &sym))
+				break;
+			if (sym.st_shndx == SHN_UNDEF || GELF_ST_TYPE(sym.st_info) != STT_OBJECT ||
+			    !(name = elfread__sym_name(&t, sym.st_name)))
 				continue;
 			if (!strcmp(name, "_PyRuntime"))
 				s->runtime = sym.st_value;
@@ -220,26 +220,24 @@ static void find_syms(Elf *e, struct elf_syms *s)
 			else if (!strcmp(name, "PyCode_Type"))
 				s->code_type = sym.st_value;
 		}
+		elfread__syms_close(&t);
 	}
 }
 
 /* len bytes at vaddr as the file initializes them: 0, or -1 outside its loaded contents. */
-static int read_vaddr(Elf *e, __u64 vaddr, void *buf, size_t len)
+static int read_vaddr(struct elfread *r, __u64 vaddr, void *buf, size_t len)
 {
-	size_t n, size;
-	char *raw = elf_rawfile(e, &size);
+	size_t n;
 
-	if (!raw || elf_getphdrnum(e, &n))
+	if (elf_getphdrnum(r->e, &n))
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		GElf_Phdr ph;
 
-		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_LOAD || vaddr < ph.p_vaddr ||
-		    vaddr + len > ph.p_vaddr + ph.p_filesz ||
-		    ph.p_offset + (vaddr - ph.p_vaddr) + len > size)
+		if (!gelf_getphdr(r->e, i, &ph) || ph.p_type != PT_LOAD || vaddr < ph.p_vaddr ||
+		    vaddr + len > ph.p_vaddr + ph.p_filesz)
 			continue;
-		memcpy(buf, raw + ph.p_offset + (vaddr - ph.p_vaddr), len);
-		return 0;
+		return elfread__pread(r, buf, len, ph.p_offset + (vaddr - ph.p_vaddr)) ? -1 : 0;
 	}
 	return -1;
 }
@@ -279,22 +277,18 @@ int pyoffsets__probe(const char *path, const char *shown, __u64 pgoff, struct py
 	struct elf_syms s = {};
 	unsigned int major = 0, minor = 0;
 	__u64 hex = 0, dbg[DO_WORDS];
-	int fd, ret = -ENOENT;
-	Elf *e;
+	struct elfread r;
+	int ret = -ENOENT, rc;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOENT;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!e || elf_kind(e) != ELF_K_ELF)
-		goto out;
-	find_syms(e, &s);
+	/* The target's file, read with pread: its owner may truncate it meanwhile (elfread.h). */
+	rc = elfread__open(&r, path);
+	if (rc)
+		return rc == -ENOEXEC ? -ENOENT : rc;
+	find_syms(&r, &s);
 	if (!s.runtime)
 		goto out; /* the python of a shared libpython: the library has it */
 	memset(out, 0, sizeof(*out));
-	if (s.version && !read_vaddr(e, s.version, &hex, sizeof(hex)) && hex) {
+	if (s.version && !read_vaddr(&r, s.version, &hex, sizeof(hex)) && hex) {
 		major = (hex >> 24) & 0xff;
 		minor = (hex >> 16) & 0xff;
 	} else if (version_from_name(shown, &major, &minor)) {
@@ -303,7 +297,7 @@ int pyoffsets__probe(const char *path, const char *shown, __u64 pgoff, struct py
 		goto out;
 	}
 	if (major == 3 && minor == 13) {
-		ret = read_vaddr(e, s.runtime, dbg, sizeof(dbg)) ?
+		ret = read_vaddr(&r, s.runtime, dbg, sizeof(dbg)) ?
 			      -EINVAL :
 			      pyoffsets__from_debug(dbg, sizeof(dbg), &out->layout);
 		if (ret)
@@ -316,16 +310,18 @@ int pyoffsets__probe(const char *path, const char *shown, __u64 pgoff, struct py
 			ret = -ENOTSUP;
 		}
 	}
-	if (!ret && offset_vaddr(e, pgoff, &out->map_vaddr)) {
+	if (!ret && offset_vaddr(r.e, pgoff, &out->map_vaddr)) {
 		snprintf(err, errlen, "no segment at offset 0x%llx", (unsigned long long)pgoff);
 		ret = -EINVAL;
 	}
 	out->runtime_vaddr = s.runtime;
 	out->code_type_vaddr = s.code_type;
 out:
-	if (e)
-		elf_end(e);
-	close(fd);
+	if (elfread__changed(&r)) {
+		snprintf(err, errlen, "changed while read");
+		ret = -ESTALE;
+	}
+	elfread__close(&r);
 	return ret;
 }
 
