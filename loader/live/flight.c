@@ -304,10 +304,9 @@ void flight__tick(struct flight *f)
 		live_drain(f);
 	}
 	let_go(f, now, 0);
-	/* Every 100 ticks (5 s), the file pages the live analysis read to name and unwind go: a
-	 * process that maps libtorch would otherwise hold its symbol and unwind tables whole.
-	 * Reading /proc/self/smaps for it walks the ring's page tables too: a few ms, so not
-	 * more often. */
+	/* Every 100 ticks (5 s), what the live analysis read of files to name and unwind goes: a
+	 * process that maps libtorch would otherwise keep its unwind tables (and DWARF) read in
+	 * whole. The next use reads again what it needs; a file that changed meanwhile is said. */
 	f->ticks++;
 	if (f->a && f->ticks % 100 == 0)
 		f->released_kb += analysis__release_pages(f->a);
@@ -484,8 +483,8 @@ void flight__stop(struct flight *f)
 			f->ring_max / 1048576.0);
 	if (f->released_kb)
 		fprintf(stderr,
-			"gapscope: flight: %.1f MiB of mapped files' pages, read to name frames and "
-			"unwind stacks, let go as it went (they count as resident while mapped)\n",
+			"gapscope: flight: %.1f MiB of files read to name frames and unwind "
+			"stacks, let go as it went\n",
 			f->released_kb / 1024.0);
 	push__free(f->push);
 	if (f->m)

@@ -71,7 +71,7 @@ struct flight {
 		size_t n;
 	} idle[METRICS_DEVICES];
 	unsigned int ticks;
-	unsigned long long released_kb; /* file pages the live analysis let go (elfpages.h) */
+	unsigned long long released_kb; /* what the live analysis read of files, let go */
 	/* Replayed (flight__replay): the clock is the records' own, set by flight__set_clock. */
 	bool replay;
 	__u64 replay_ns;

@@ -5,6 +5,7 @@
  * rank the root causes. See analysis.h for the result.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,6 @@
 #include "causes.h"
 #include "cgroups.h"
 #include "cuda.h"
-#include "elfpages.h"
 #include "folded.h"
 #include "futex.h"
 #include "gputime.h"
@@ -45,16 +45,21 @@ struct report_archive *analysis__archive(const struct analysis *a)
 
 unsigned long long analysis__release_pages(struct analysis *a)
 {
-	struct elfpages ep = { 0 };
-	unsigned long long kb;
+	struct mallinfo2 before, after;
+	size_t held, now;
 
-	if (!a->priv || elfpages__scan(&ep))
+	if (!a->priv)
 		return 0;
-	names__release_pages(a->priv->nm, &ep);
-	unwinder__release_pages(a->priv->uw, &ep);
-	kb = ep.released_kb;
-	elfpages__fini(&ep);
-	return kb;
+	before = mallinfo2();
+	/* The unwinder's Dwfls first: they hold handles of the files the names read too. */
+	unwinder__release_pages(a->priv->uw);
+	names__release_pages(a->priv->nm);
+	after = mallinfo2();
+	/* libelf read the sections into the heap, which keeps what it grew by: given back. */
+	malloc_trim(0);
+	held = before.uordblks + before.hblkhd;
+	now = after.uordblks + after.hblkhd;
+	return held > now ? (held - now) >> 10 : 0;
 }
 
 void analysis__note(struct analysis *a, const char *s)

@@ -229,8 +229,8 @@ int analysis__split(struct analysis *a, __u32 device, __u64 *busy_ns, struct idl
 /* One line of what the trace lacked, kept in a->notes (up to 16). */
 void analysis__note(struct analysis *a, const char *s);
 /*
- * Live: lets go of the resident pages of the mapped files that naming frames and unwinding
- * stacks have read (elfpages.h); the KiB that were resident. Names and caches stay.
+ * Live: lets go of what naming frames and unwinding stacks have read of files (elfcache.h), and
+ * says a file that changed meanwhile; the KiB it freed. Names and caches stay.
  */
 unsigned long long analysis__release_pages(struct analysis *a);
 /* record --archive's files, for other readers' names (archived.h); NULL: none. */

@@ -12,6 +12,7 @@
 
 #include "archived.h"
 #include "decode.h"
+#include "elfread.h"
 #include "vec.h"
 
 struct ar_file {
@@ -201,25 +202,18 @@ void report_archive__used(struct report_archive *a, const char *file)
 		}
 }
 
-/* Whether the file at path is there and has build-id bid. */
+/* Whether the file at path is there and has build-id bid (read, not mapped: elfread.h). */
 static bool local_matches(const char *path, const __u8 *bid, __u32 len)
 {
 	const void *got = NULL;
-	struct stat st;
-	bool ok = false;
-	Elf *e;
-	int fd;
+	struct elfread r;
+	bool ok;
 
-	if (stat(path, &st) || !S_ISREG(st.st_mode) || elf_version(EV_CURRENT) == EV_NONE)
+	if (elfread__open(&r, path))
 		return false;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (e && dwelf_elf_gnu_build_id(e, &got) == (ssize_t)len)
-		ok = !memcmp(got, bid, len);
-	elf_end(e);
-	close(fd);
+	ok = dwelf_elf_gnu_build_id(r.e, &got) == (ssize_t)len && !memcmp(got, bid, len) &&
+	     !elfread__changed(&r);
+	elfread__close(&r);
 	return ok;
 }
 

@@ -85,10 +85,15 @@ void names__set_archive(struct names *n, struct report_archive *a)
 	symbolizer__set_fallback(n->sym, &f);
 }
 
-void names__release_pages(struct names *n, struct elfpages *ep)
+void names__release_pages(struct names *n)
 {
 	if (n)
-		symbolizer__release_pages(n->sym, ep);
+		symbolizer__release_pages(n->sym);
+}
+
+struct elfcache *names__files(struct names *n)
+{
+	return n && n->sym ? symbolizer__files(n->sym) : NULL;
 }
 
 void names__free(struct names *n)
@@ -254,6 +259,8 @@ const char *names__why_unnamed(const struct names *n, const char *module)
 			continue;
 		if (f.state == SYM_FILE_BUILD_ID_MISMATCH)
 			return "another build";
+		if (f.state == SYM_FILE_CHANGED)
+			return "changed while read";
 		if (f.state != SYM_FILE_OK)
 			return file_state(f.state);
 		return f.source && strcmp(f.source, "dynsym") ? "no symbol covers it" : "stripped";
@@ -329,6 +336,8 @@ static const char *file_state(enum sym_file_state st)
 		return "missing";
 	case SYM_FILE_BUILD_ID_MISMATCH:
 		return "build_id_mismatch";
+	case SYM_FILE_CHANGED:
+		return "changed";
 	default:
 		return "unreadable";
 	}

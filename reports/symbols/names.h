@@ -38,9 +38,10 @@ void names__set_archive(struct names *n, struct report_archive *a);
 void names__add_map(struct names *n, const struct gs_rec_map *m);
 /* A process that is gone: its mappings and the names cached for it (its pid may come back). */
 void names__forget(struct names *n, __u32 tgid);
-struct elfpages;
-/* The symbolizer's file pages let go (symbolizer__release_pages()). */
-void names__release_pages(struct names *n, struct elfpages *ep);
+/* What the symbolizer read of files let go (symbolizer__release_pages()). */
+void names__release_pages(struct names *n);
+/* The files the symbolizer reads (symbolizer__files()), or NULL. */
+struct elfcache *names__files(struct names *n);
 void names__add_ksym(struct names *n, __u64 addr, const char *name);
 
 /* The function at a user address (leaf: the address itself, else a return address). */
@@ -77,7 +78,8 @@ struct symbol_counts {
 	__u64 named, unnamed, unmapped;
 	struct {
 		const char *path;
-		const char *state;  /* "ok", "missing", "build_id_mismatch", "unreadable" */
+		const char *state;  /* "ok", "missing", "build_id_mismatch", "unreadable",
+				     * "changed" (while read) */
 		const char *source; /* struct sym_file_info's; NULL when not read */
 		__u64 unnamed;
 	} files[SYMBOL_FILES_MAX];

@@ -17,7 +17,6 @@
 #include <elfutils/libdwfl.h>
 
 #include "dwscopes.h"
-#include "elfpages.h"
 #include "symbols_int.h"
 #include "vec.h"
 
@@ -26,6 +25,24 @@ static bool offline;
 void symbols__offline(void)
 {
 	__atomic_store_n(&offline, true, __ATOMIC_RELEASE);
+}
+
+size_t symbols__dwarf_max(void)
+{
+	return __atomic_load_n(&offline, __ATOMIC_ACQUIRE) ? SYM_DWARF_OFFLINE_MAX : SYM_DWARF_MAX;
+}
+
+/*
+ * Whether libdwfl may map fd (it maps the debug files it is given): not where someone else could
+ * truncate the file meanwhile, which would raise SIGBUS in whatever read it next. Only its owner
+ * may write it, and that is this process's user or root.
+ */
+static bool map_safe(int fd)
+{
+	struct stat st;
+
+	return !fstat(fd, &st) && S_ISREG(st.st_mode) && !(st.st_mode & (S_IWGRP | S_IWOTH)) &&
+	       (st.st_uid == 0 || st.st_uid == geteuid());
 }
 
 int symbols__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
@@ -50,6 +67,10 @@ int symbols__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modna
 		at += sprintf(at, "%02x", bits[i]);
 	strcpy(at, ".debug");
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0 && !map_safe(fd)) {
+		close(fd);
+		fd = -1;
+	}
 	if (fd >= 0)
 		*debuginfo_file_name = strdup(path);
 	return fd;
@@ -62,8 +83,9 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	if (s) {
 		s->cache = calloc(SYM_CACHE_SIZE, sizeof(*s->cache));
 		s->dm = demangler__new();
+		s->files = elfcache__new();
 	}
-	if (!s || !s->cache || !s->dm) {
+	if (!s || !s->cache || !s->dm || !s->files) {
 		symbolizer__free(s);
 		return NULL;
 	}
@@ -84,7 +106,7 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 		 s->debug_dir ?: "", s->debug_dir ? ":" : "");
 	s->debuginfo_path = s->debuginfo;
 	s->callbacks = (Dwfl_Callbacks){
-		.find_elf = dwfl_build_id_find_elf,
+		.find_elf = elffile__find_elf,
 		.find_debuginfo = symbols__find_debuginfo,
 		.section_address = dwfl_offline_section_address,
 		.debuginfo_path = &s->debuginfo_path,
@@ -231,16 +253,25 @@ static int addr_locate(struct symbolizer *s, __u32 tgid, __u64 addr, bool data, 
 static int module_frames(struct symbolizer *s, struct sym_module *mod, __u64 vaddr,
 			 struct sym_frame *f)
 {
-	const char *sym = demangler__name(s->dm, symfile__symbol(mod, vaddr, false)), *file = NULL;
-	Dwarf_Die *cu, scopes[SYM_MAX_FRAMES * 2];
+	const char *sym = demangler__name(s->dm, symfile__symbol(s, mod, vaddr, false));
+	Dwfl_Module *dm = symfile__dwfl(s, mod);
+	Dwarf_Die *cu = NULL, scopes[SYM_MAX_FRAMES * 2];
 	int line = 0, n = 0, nscopes = 0;
+	const char *file = NULL;
 	Dwarf_Addr bias;
 	Dwfl_Line *l;
 
-	l = dwfl_module_getsrc(mod->mod, vaddr);
+	l = dm ? dwfl_module_getsrc(dm, vaddr) : NULL;
 	if (l)
 		file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
-	cu = dwfl_module_addrdie(mod->mod, vaddr, &bias);
+	if (dm)
+		cu = dwfl_module_addrdie(dm, vaddr, &bias);
+	if (dm && !mod->debug_path) { /* a separate file is looked for with the DWARF */
+		const char *debug = NULL;
+
+		dwfl_module_info(dm, NULL, NULL, NULL, NULL, NULL, NULL, &debug);
+		mod->debug_path = debug ? strdup(debug) : NULL;
+	}
 	if (cu)
 		nscopes = dwscopes__at(cu, vaddr - bias, scopes, SYM_MAX_FRAMES * 2);
 	for (int i = nscopes - 1; i >= 0 && n < SYM_MAX_FRAMES - 1; i--) {
@@ -289,12 +320,20 @@ static struct sym_cache_ent *cache_get(struct symbolizer *s, int module, __u64 k
 	e = &s->cache[h];
 	f[0] = (struct sym_frame){ .module = mod->base, .offset = key }; /* unread */
 	if (key & SYM_DATA_KEY) {
-		bool ok = mod->state == SYM_FILE_OK;
-		f[0].function = ok ? symfile__symbol(mod, key & ~SYM_DATA_KEY, true) : NULL;
-		f[0].function = demangler__name(s->dm, f[0].function);
+		const char *name = mod->state == SYM_FILE_OK ?
+					   symfile__symbol(s, mod, key & ~SYM_DATA_KEY, true) :
+					   NULL;
+
+		/* Not where the file changed while the name was read. */
+		f[0].function = mod->state == SYM_FILE_OK ? demangler__name(s->dm, name) : NULL;
 		n = f[0].function ? 1 : 0;
 	} else if (mod->state == SYM_FILE_OK) {
 		n = module_frames(s, mod, key, f);
+		/* The file changed while read: what was read of it now may be another's. */
+		if (mod->state != SYM_FILE_OK) {
+			f[0] = (struct sym_frame){ .module = mod->base, .offset = key };
+			n = 1;
+		}
 	}
 	if (!(key & SYM_DATA_KEY)) {
 		mod->named += f[n - 1].function != NULL;
@@ -354,24 +393,34 @@ const struct symbolizer_stats *symbolizer__stats(const struct symbolizer *s)
 
 bool symbolizer__file(const struct symbolizer *s, size_t i, struct sym_file_info *f)
 {
-	if (i >= s->nmods)
+	struct sym_module *mod = i < s->nmods ? &s->mods[i] : NULL;
+
+	if (!mod)
 		return false;
-	*f = (struct sym_file_info){ s->mods[i].path,  NULL,
-				     s->mods[i].state, s->mods[i].source,
-				     s->mods[i].named, s->mods[i].unnamed };
-	if (s->mods[i].mod)
-		dwfl_module_info(s->mods[i].mod, NULL, NULL, NULL, NULL, NULL, NULL,
-				 &f->debug_path);
+	/* Changed since it was read (said once): its names are in doubt, and no more are read. */
+	if (mod->state == SYM_FILE_OK && elffile__changed(mod->file))
+		mod->state = SYM_FILE_CHANGED;
+	*f = (struct sym_file_info){ mod->path,	  mod->debug_path, mod->state,
+				     mod->source, mod->named,	   mod->unnamed };
 	return true;
 }
 
-void symbolizer__release_pages(struct symbolizer *s, struct elfpages *ep)
+void symbolizer__release_pages(struct symbolizer *s)
 {
-	Dwarf_Addr bias;
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nmods; i++)
+		symfile__let_go(&s->mods[i]);
+	elfcache__let_go(s->files);
+	/* A file seen to change (said by the cache) names no more addresses. */
+	for (size_t i = 0; i < s->nmods; i++)
+		if (s->mods[i].state == SYM_FILE_OK && elffile__reader(s->mods[i].file)->changed)
+			s->mods[i].state = SYM_FILE_CHANGED;
+}
 
-	for (size_t i = 0; s && i < s->nmods; i++)
-		if (s->mods[i].mod)
-			elfpages__release(ep, dwfl_module_getelf(s->mods[i].mod, &bias));
+struct elfcache *symbolizer__files(struct symbolizer *s)
+{
+	return s->files;
 }
 
 void symbolizer__free(struct symbolizer *s)
@@ -382,12 +431,14 @@ void symbolizer__free(struct symbolizer *s)
 		struct sym_module *mod = &s->mods[i];
 
 		for (size_t k = 0; k < mod->nsyms; k++)
-			if (mod->syms[k].owned)
-				free((char *)mod->syms[k].name);
+			free((char *)mod->syms[k].name);
 		free(mod->syms);
-		dwfl_end(mod->dwfl);
+		symfile__let_go(mod);
+		elffile__put(mod->file);
+		free(mod->debug_path);
 		free(mod->path);
 	}
+	elfcache__free(s->files);
 	free(s->mods);
 	free(s->vmas);
 	free(s->cache);

@@ -82,7 +82,8 @@ enum sym_file_state {
 	SYM_FILE_OK,
 	SYM_FILE_MISSING,
 	SYM_FILE_BUILD_ID_MISMATCH,
-	SYM_FILE_BAD, /* not an ELF file libdwfl can read, or no file ([vdso]) */
+	SYM_FILE_BAD,	  /* not an ELF file libdwfl can read, or no file ([vdso]) */
+	SYM_FILE_CHANGED, /* truncated or rewritten while read: named no more */
 };
 
 struct sym_file_info {
@@ -160,11 +161,24 @@ bool symbolizer__file(const struct symbolizer *s, size_t i, struct sym_file_info
 
 void symbolizer__free(struct symbolizer *s);
 
-struct elfpages;
 /*
- * Lets go of the resident pages of the files read so far (elfpages.h): names and indexes stay,
- * and a page is read again when a name on it is asked for. For a recorder that runs for days.
+ * Lets go of what was read of the files so far (elfcache.h): names and indexes stay, and a file
+ * is read again where a new address needs its DWARF. Checks each file for a change. For a
+ * recorder that runs for days; the unwinder's Dwfls should be ended first
+ * (unwinder__release_pages), which hold the same files.
  */
-void symbolizer__release_pages(struct symbolizer *s, struct elfpages *ep);
+void symbolizer__release_pages(struct symbolizer *s);
+
+/* The files the symbolizer reads, for the unwinder to read them once with it. */
+struct elfcache *symbolizer__files(struct symbolizer *s);
+
+/*
+ * DWARF a file may have read (libdw reads every DWARF section of a file whole): SYM_DWARF_MAX
+ * bytes, SYM_DWARF_OFFLINE_MAX after symbols__offline() (the live analysis, whose memory is
+ * bounded). A file with more is named from its symbol table alone.
+ */
+#define SYM_DWARF_MAX	      (512ull << 20)
+#define SYM_DWARF_OFFLINE_MAX (16ull << 20)
+size_t symbols__dwarf_max(void);
 
 #endif

@@ -12,6 +12,7 @@
 #include <elfutils/libdwfl.h>
 
 #include "demangle.h"
+#include "elfcache.h"
 #include "symbols.h"
 
 #define SYM_BUILD_ID_MAX 64
@@ -23,9 +24,11 @@
 
 struct sym_sym {
 	__u64 addr, size;
-	const char *name; /* libdwfl's, or a copy without "@VERSION" (owned) */
-	int rank;	  /* of the names at one address the lowest is shown */
-	bool data, owned;
+	const char *name; /* read when first shown, without "@VERSION" (owned); NULL until then */
+	__u32 ref;	  /* where the name is: its offset in the string table, or libdwfl's
+			   * index of the symbol (struct sym_module's from_dwfl) */
+	__u32 rank : 31;  /* of the names at one address the lowest is shown */
+	__u32 data : 1;
 };
 
 struct sym_load {
@@ -38,10 +41,15 @@ struct sym_module {
 	__u8 build_id[SYM_BUILD_ID_MAX];
 	__u32 build_id_len;
 	enum sym_file_state state;
-	Dwfl *dwfl;
+	struct elffile *file; /* the file read (path's, or what stands in for it), held */
+	Dwfl *dwfl;	      /* a Dwfl of its own, over file; NULL after a let-go */
 	Dwfl_Module *mod;
+	char *debug_path;     /* the separate file its DWARF came from, as libdwfl said */
 	struct sym_sym *syms; /* sorted by address */
 	size_t nsyms;
+	bool from_dwfl;		 /* syms are libdwfl's table (refs its indexes), not .symtab's */
+	int dwfl_nsyms;		 /* the size of that table, checked when it is read again */
+	__u64 str_off, str_size; /* .symtab's string table in file, where not from_dwfl */
 	struct sym_load loads[SYM_MAX_LOADS];
 	int nloads;
 	__u64 vaddr_end;    /* end of the highest PT_LOAD in memory (.bss included) */
@@ -80,11 +88,18 @@ struct symbolizer {
 	struct symbolizer_stats stats;
 	struct demangler *dm; /* C++ and Rust names */
 	struct sym_fallback fallback;
+	struct elfcache *files; /* shared with the unwinder (symbolizer__files) */
 };
 
-/* Opens the file of mod (on its first address): sets mod->state, and on success its Dwfl. */
+/* Opens the file of mod (on its first address): sets mod->state, and on success its file,
+ * symbols and Dwfl. */
 void symfile__open(struct symbolizer *s, struct sym_module *mod);
+/* mod's Dwfl module (its Dwfl built again after a let-go), or NULL: no DWARF to read. A file
+ * that changed sets mod->state to SYM_FILE_CHANGED. */
+Dwfl_Module *symfile__dwfl(struct symbolizer *s, struct sym_module *mod);
 /* The best named symbol of the kind asked for whose extent holds vaddr, or NULL. */
-const char *symfile__symbol(const struct sym_module *mod, __u64 vaddr, bool data);
+const char *symfile__symbol(struct symbolizer *s, struct sym_module *mod, __u64 vaddr, bool data);
+/* Ends mod's Dwfl: what libdwfl and libelf read for it goes, its symbols stay. */
+void symfile__let_go(struct sym_module *mod);
 
 #endif

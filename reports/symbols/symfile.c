@@ -1,32 +1,111 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A mapped file's symbols (symbols_int.h): the file opened with libdwfl, or what stands in for it
- * where it is gone or another build, and its symbol table indexed by address.
+ * A mapped file's symbols (symbols_int.h): the file opened (read, never mapped: elfcache.h), or
+ * what stands in for it where it is gone or another build; its symbol table indexed by address,
+ * each name read when first shown; and a Dwfl of its own over it for DWARF, built again when
+ * needed after a let-go.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 
-#include "elfpages.h"
 #include "symbols_int.h"
+
+/* module_report()'s error for a file that changed while it was read. */
+#define SYM_E_CHANGED EAGAIN
 
 static int sym_cmp(const void *a, const void *b)
 {
 	const struct sym_sym *x = a, *y = b;
 
-	return x->addr != y->addr ? (x->addr < y->addr ? -1 : 1) : x->rank - y->rank;
+	return x->addr != y->addr ? (x->addr < y->addr ? -1 : 1) : (int)x->rank - (int)y->rank;
 }
 
 /*
- * The module's sized function and object symbols by address: dwfl_module_addrinfo scans the
- * whole table at every lookup, milliseconds a lookup in a library of 10^5 symbols. Of aliases,
- * the one a user calls: fewest leading '_', no old version (name@V, not name@@V), global before
- * weak before local, the shortest (malloc, not __libc_malloc; __lll_lock_wait, not __GI_...).
+ * Of aliases, the one a user calls ranks lowest: fewest leading '_', no old version (name@V,
+ * not name@@V), global before weak before local, the shortest (malloc, not __libc_malloc;
+ * __lll_lock_wait, not __GI_...).
  */
-static int module_index(struct sym_module *mod, Dwfl_Module *dm)
+static __u32 sym_rank(const char *name, int bind)
+{
+	const char *at = strchr(name, '@');
+	__u32 weak = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+
+	return (__u32)(strspn(name, "_") & 63) << 24 | (__u32)(at && at[1] != '@') << 22 |
+	       weak << 20 | (__u32)(at ? at - name : (long)strnlen(name, 65535));
+}
+
+/* Whether a symbol names the addresses it spans: a sized function or object. */
+static bool indexed(const GElf_Sym *sym)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+
+	return sym->st_size && sym->st_shndx != SHN_UNDEF &&
+	       (type == STT_FUNC || type == STT_GNU_IFUNC || type == STT_OBJECT);
+}
+
+/* Sorted, the array cut to what it holds. */
+static void index_done(struct sym_module *mod)
+{
+	struct sym_sym *v = realloc(mod->syms, (mod->nsyms ?: 1) * sizeof(*mod->syms));
+
+	if (v)
+		mod->syms = v;
+	qsort(mod->syms, mod->nsyms, sizeof(*mod->syms), sym_cmp);
+}
+
+/*
+ * The file's .symtab by address, read in windows, names left in the file: dwfl_module_addrinfo
+ * scans the whole table at every lookup (milliseconds a lookup in a library of 10^5 symbols),
+ * and libdwfl would hold the table and its names whole (90 MB for libtorch_cpu.so). 0, -ENOENT
+ * (no .symtab), -SYM_E_CHANGED, -ENOMEM.
+ */
+static int index_symtab(struct sym_module *mod)
+{
+	struct elfread_syms t;
+	int err = elfread__syms_open(&t, elffile__reader(mod->file), SHT_SYMTAB);
+
+	if (err)
+		return err == -ENOEXEC ? -ENOENT : err;
+	mod->syms = calloc(t.n ?: 1, sizeof(*mod->syms));
+	err = mod->syms ? 0 : -ENOMEM;
+	for (size_t i = 1; i < t.n && !err; i++) {
+		const char *name;
+		GElf_Sym sym;
+
+		err = elfread__sym(&t, i, &sym);
+		if (err || !indexed(&sym))
+			continue;
+		name = elfread__sym_name(&t, sym.st_name);
+		if (!name)
+			err = t.r->changed ? -ESTALE : 0;
+		if (!name || !*name)
+			continue;
+		mod->syms[mod->nsyms++] =
+			(struct sym_sym){ sym.st_value,
+					  sym.st_size,
+					  NULL,
+					  sym.st_name,
+					  sym_rank(name, GELF_ST_BIND(sym.st_info)),
+					  GELF_ST_TYPE(sym.st_info) == STT_OBJECT };
+	}
+	mod->str_off = t.str_off;
+	mod->str_size = t.str_size;
+	elfread__syms_close(&t);
+	if (err)
+		return err == -ESTALE ? -SYM_E_CHANGED : err;
+	index_done(mod);
+	return 0;
+}
+
+/*
+ * Without a .symtab, libdwfl's table: a separate debug file's .symtab, the MiniDebugInfo of
+ * .gnu_debugdata with .dynsym, or .dynsym; by index, its names read when shown.
+ */
+static int index_dwfl(struct sym_module *mod, Dwfl_Module *dm)
 {
 	int n = dwfl_module_getsymtab(dm);
 
@@ -37,31 +116,55 @@ static int module_index(struct sym_module *mod, Dwfl_Module *dm)
 		GElf_Sym sym;
 		GElf_Addr addr;
 		const char *name = dwfl_module_getsym_info(dm, i, &sym, &addr, NULL, NULL, NULL);
-		const char *at = name ? strchr(name, '@') : NULL;
-		int type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
-		struct sym_sym *y = &mod->syms[mod->nsyms];
 
-		if (!name || !*name || !sym.st_size || sym.st_shndx == SHN_UNDEF ||
-		    (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_OBJECT))
+		if (!name || !*name || !indexed(&sym))
 			continue;
-		*y = (struct sym_sym){ addr, sym.st_size, name, 0, type == STT_OBJECT, at != NULL };
-		int weak = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
-		y->rank = (int)(strspn(name, "_") & 63) << 24 | (at && at[1] != '@') << 22 |
-			  weak << 20 | (int)(at ? at - name : (long)strnlen(name, 65535));
-		if (at)
-			y->name = strndup(name, at - name);
-		if (!y->name)
-			return -ENOMEM;
-		mod->nsyms++;
+		mod->syms[mod->nsyms++] =
+			(struct sym_sym){ addr,
+					  sym.st_size,
+					  NULL,
+					  i,
+					  sym_rank(name, GELF_ST_BIND(sym.st_info)),
+					  GELF_ST_TYPE(sym.st_info) == STT_OBJECT };
 	}
-	qsort(mod->syms, mod->nsyms, sizeof(*mod->syms), sym_cmp);
+	mod->from_dwfl = true;
+	mod->dwfl_nsyms = n;
+	index_done(mod);
 	return 0;
 }
 
-/* The best named symbol of the kind asked for whose extent holds vaddr, or NULL. */
-const char *symfile__symbol(const struct sym_module *mod, __u64 vaddr, bool data)
+/* A symbol's name, read from where it is on first use (owned, without "@VERSION"). */
+static const char *sym_name(struct symbolizer *s, struct sym_module *mod, struct sym_sym *y)
 {
-	const struct sym_sym *syms = mod->syms, *best = NULL;
+	char *name = NULL, *at;
+
+	if (y->name)
+		return y->name;
+	if (mod->from_dwfl) {
+		Dwfl_Module *dm = symfile__dwfl(s, mod);
+		const char *n = NULL;
+		GElf_Addr addr;
+		GElf_Sym sym;
+
+		/* The same table as indexed, or its indexes mean nothing. */
+		if (dm && dwfl_module_getsymtab(dm) == mod->dwfl_nsyms)
+			n = dwfl_module_getsym_info(dm, y->ref, &sym, &addr, NULL, NULL, NULL);
+		name = n ? strdup(n) : NULL;
+	} else if (mod->state == SYM_FILE_OK) {
+		name = elfread__strdup(elffile__reader(mod->file), mod->str_off, mod->str_size,
+				       y->ref);
+		if (!name && elffile__changed(mod->file))
+			mod->state = SYM_FILE_CHANGED;
+	}
+	if (name && (at = strchr(name, '@')))
+		*at = '\0';
+	y->name = name;
+	return name;
+}
+
+const char *symfile__symbol(struct symbolizer *s, struct sym_module *mod, __u64 vaddr, bool data)
+{
+	struct sym_sym *syms = mod->syms, *best = NULL;
 	size_t lo = 0, hi = mod->nsyms;
 
 	while (lo < hi) {
@@ -74,12 +177,12 @@ const char *symfile__symbol(const struct sym_module *mod, __u64 vaddr, bool data
 	}
 	/* Back from the last at or below vaddr: the highest start that holds it, best rank. */
 	for (size_t i = lo; i-- > 0 && lo - i <= 32 && (!best || syms[i].addr == best->addr);) {
-		const struct sym_sym *y = &syms[i];
+		struct sym_sym *y = &syms[i];
 
 		if (y->data == data && vaddr - y->addr < y->size)
 			best = y;
 	}
-	return best ? best->name : NULL;
+	return best ? sym_name(s, mod, best) : NULL;
 }
 
 /* Whether elf has a section of type type (0: any) named name (NULL: any). */
@@ -105,21 +208,22 @@ static bool has_section(Elf *elf, GElf_Word type, const char *name)
 
 /*
  * Which source named the module's functions (struct sym_file_info's source), once its symbols
- * are read: libdwfl takes the file's .symtab, else a separate debug file's (found on the debug
- * path, or from debuginfod: that one has no name here), else .gnu_debugdata's beside .dynsym.
+ * are read: the file's .symtab, else libdwfl's choice: a separate debug file's (found on the
+ * debug path, or from debuginfod: that one has no name here), else .gnu_debugdata's beside
+ * .dynsym.
  */
-static const char *module_source(Dwfl_Module *dm, Elf *elf)
+static const char *module_source(struct sym_module *mod, Elf *elf)
 {
 	const char *debug = NULL;
 	Dwarf_Addr bias;
 	Dwarf *dw;
 
-	if (has_section(elf, SHT_SYMTAB, NULL))
+	if (!mod->from_dwfl)
 		return "symtab";
-	dwfl_module_info(dm, NULL, NULL, NULL, NULL, NULL, NULL, &debug);
+	dwfl_module_info(mod->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug);
 	if (debug)
 		return "debug file";
-	dw = dwfl_module_getdwarf(dm, &bias);
+	dw = dwfl_module_getdwarf(mod->mod, &bias);
 	if (dw && dwarf_getelf(dw) != elf)
 		return "debuginfod";
 	if (has_section(elf, SHT_PROGBITS, ".gnu_debugdata"))
@@ -127,43 +231,81 @@ static const char *module_source(Dwfl_Module *dm, Elf *elf)
 	return "dynsym";
 }
 
+void symfile__let_go(struct sym_module *mod)
+{
+	dwfl_end(mod->dwfl);
+	mod->dwfl = NULL;
+	mod->mod = NULL;
+}
+
+/* mod's file in a Dwfl of its own, at bias 0 with p_vaddr added: module addresses are the file's
+ * ELF addresses. */
+static Dwfl_Module *dwfl_open(struct symbolizer *s, struct sym_module *mod)
+{
+	Dwfl_Module *dm;
+	Dwfl *d;
+
+	if (mod->mod)
+		return mod->mod;
+	d = dwfl_begin(&s->callbacks);
+	if (!d)
+		return NULL;
+	dwfl_report_begin(d);
+	dm = elffile__report(mod->file, d, mod->base, 0, true);
+	dwfl_report_end(d, NULL, NULL);
+	if (!dm) {
+		dwfl_end(d);
+		return NULL;
+	}
+	mod->dwfl = d;
+	mod->mod = dm;
+	return dm;
+}
+
+Dwfl_Module *symfile__dwfl(struct symbolizer *s, struct sym_module *mod)
+{
+	if (mod->state != SYM_FILE_OK || !mod->file)
+		return NULL;
+	if (elffile__changed(mod->file)) {
+		mod->state = SYM_FILE_CHANGED;
+		symfile__let_go(mod);
+		return NULL;
+	}
+	return dwfl_open(s, mod);
+}
+
 /*
- * Reports file as the only module of a Dwfl of its own, checks its build-id against the one
- * recorded, keeps its PT_LOAD headers and indexes its symbols. 0, -ENOENT (no such file), -ESTALE
- * (another build), -EINVAL (not a regular ELF file) or -ENOMEM.
+ * Opens file for mod: checks its build-id against the one recorded, keeps its PT_LOAD headers and
+ * indexes its symbols. 0, -ENOENT (no such file), -ESTALE (another build), -SYM_E_CHANGED (it
+ * changed while read), -EINVAL (not a regular ELF file) or -ENOMEM.
  */
 static int module_report(struct symbolizer *s, struct sym_module *mod, const char *file)
 {
-	int err = -EINVAL, len;
-	const unsigned char *bits;
-	GElf_Addr bias, vaddr;
-	Dwfl_Module *dm;
-	struct stat st;
+	const void *bits;
+	const char *debug = NULL;
+	struct elffile *f;
 	size_t phnum;
-	Dwfl *dwfl;
+	int err, len;
 	Elf *elf;
 
-	if (file[0] != '[' && stat(file, &st))
-		return -ENOENT;
-	if (file[0] == '[' || !S_ISREG(st.st_mode)) /* [vdso]; a device or FIFO can block */
+	if (file[0] == '[') /* [vdso] */
 		return -EINVAL;
-	dwfl = dwfl_begin(&s->callbacks);
-	if (!dwfl)
-		return -ENOMEM;
-	dwfl_report_begin(dwfl);
-	/* At bias 0 with p_vaddr added: module addresses are the file's ELF addresses. */
-	dm = dwfl_report_elf(dwfl, mod->base, file, -1, 0, true);
-	dwfl_report_end(dwfl, NULL, NULL);
-	if (!dm)
+	f = elfcache__get(s->files, file);
+	if (!f)
+		return errno == ENOENT || errno == ENOMEM ? -errno :
+		       errno == ESTALE			  ? -SYM_E_CHANGED :
+							    -EINVAL;
+	err = -SYM_E_CHANGED;
+	elf = elffile__elf(f);
+	if (!elf)
 		goto fail;
 	err = -ESTALE;
-	len = dwfl_module_build_id(dm, &bits, &vaddr);
+	len = dwelf_elf_gnu_build_id(elf, &bits);
 	if (mod->build_id_len &&
 	    (len != (int)mod->build_id_len || memcmp(bits, mod->build_id, len)))
 		goto fail;
 	err = -EINVAL;
-	elf = dwfl_module_getelf(dm, &bias);
-	if (!elf || elf_getphdrnum(elf, &phnum))
+	if (elf_getphdrnum(elf, &phnum))
 		goto fail;
 	for (size_t i = 0; i < phnum; i++) {
 		GElf_Phdr ph;
@@ -176,29 +318,47 @@ static int module_report(struct symbolizer *s, struct sym_module *mod, const cha
 		if (ph.p_vaddr + ph.p_memsz > mod->vaddr_end)
 			mod->vaddr_end = ph.p_vaddr + ph.p_memsz;
 	}
-	err = mod->nloads ? module_index(mod, dm) : -EINVAL;
+	if (!mod->nloads)
+		goto fail;
+	mod->file = f;
+	err = index_symtab(mod);
+	if (err == -ENOENT)
+		err = dwfl_open(s, mod) ? index_dwfl(mod, mod->mod) : -EINVAL;
+	if (!err && elffile__changed(f))
+		err = -SYM_E_CHANGED;
 	if (err)
-		goto fail; /* the symbols indexed so far stay for symbolizer__free() */
-	mod->source = module_source(dm, elf);
-	/* Indexing read the whole symbol table: its pages go now, a name's come back when asked. */
-	elfpages__release_one(elf);
-	mod->dwfl = dwfl;
-	mod->mod = dm;
+		goto fail;
+	mod->source = module_source(mod, elf);
+	if (mod->mod)
+		dwfl_module_info(mod->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug);
+	mod->debug_path = debug ? strdup(debug) : NULL;
 	return 0;
 fail:
-	dwfl_end(dwfl);
+	if (err == -SYM_E_CHANGED)
+		elffile__changed(f); /* said once */
+	symfile__let_go(mod);
+	free(mod->syms);
+	mod->syms = NULL;
+	mod->nsyms = 0;
+	mod->from_dwfl = false;
+	mod->nloads = 0;
+	mod->vaddr_end = 0;
+	mod->file = NULL;
+	elffile__put(f);
 	return err;
 }
 
 /*
- * Opens the file of mod on its first address. Where the file recorded is gone or another build,
- * a file named by the build-id under --debug-dir or /usr/lib/debug stands in: the binary itself
- * (.build-id/xx/rest), or its debug file (rest.debug), with the same program headers and symbols.
+ * Opens the file of mod on its first address. Where the file recorded is gone, another build or
+ * changed while read, a file named by the build-id under --debug-dir or /usr/lib/debug stands in:
+ * the binary itself (.build-id/xx/rest), or its debug file (rest.debug), with the same program
+ * headers and symbols.
  */
 void symfile__open(struct symbolizer *s, struct sym_module *mod)
 {
 	const char *roots[] = { s->debug_dir, SYM_DEBUG_ROOT };
 	char file[PATH_MAX], hex[2 * SYM_BUILD_ID_MAX + 1];
+	bool changed;
 	size_t len;
 	int err;
 
@@ -207,6 +367,7 @@ void symfile__open(struct symbolizer *s, struct sym_module *mod)
 	if (len > 10 && len < sizeof(file) && !strcmp(file + len - 10, " (deleted)"))
 		file[len - 10] = '\0';
 	err = module_report(s, mod, file);
+	changed = err == -SYM_E_CHANGED;
 	s->stats.build_id_mismatch += err == -ESTALE;
 	s->stats.missing_files += err == -ENOENT;
 	if (err && err != -ENOMEM && s->fallback.file) {
@@ -229,4 +390,6 @@ void symfile__open(struct symbolizer *s, struct sym_module *mod)
 	mod->state = err == -ESTALE ? SYM_FILE_BUILD_ID_MISMATCH : SYM_FILE_BAD;
 	if (!err || err == -ENOENT)
 		mod->state = !err ? SYM_FILE_OK : SYM_FILE_MISSING;
+	if (err && changed)
+		mod->state = SYM_FILE_CHANGED;
 }

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <dwarf.h>
 #include <gelf.h>
 #include <elfutils/libdwfl.h>
@@ -11,7 +10,8 @@
 
 #include "archived.h"
 #include "decode.h"
-#include "elfpages.h"
+#include "elfcache.h"
+#include "names.h"
 #include "symbols.h"
 #include "unwind.h"
 #include "vec.h"
@@ -34,7 +34,9 @@ struct uw_map {
 struct uw_proc {
 	__u32 tgid;
 	Dwfl *dwfl;
-	bool stale;  /* its maps changed since the Dwfl was built */
+	struct elffile **files; /* those dwfl reports, held while it lives */
+	size_t nfiles, capfiles;
+	bool stale;  /* its maps changed since the Dwfl was built, or it was let go */
 	bool failed; /* no Dwfl could be built for these maps */
 };
 
@@ -48,6 +50,7 @@ struct uw_pending {
 
 struct unwinder {
 	struct names *nm;
+	struct elfcache *files;		/* the symbolizer's (names__files): each file read once */
 	struct report_archive *archive; /* NULL: none */
 	bool enabled;
 	char *debuginfo_path;
@@ -90,9 +93,10 @@ struct unwinder *unwinder__new(struct names *nm, bool enabled)
 	if (!u)
 		return NULL;
 	u->nm = nm;
-	u->enabled = enabled;
+	u->files = names__files(nm);
+	u->enabled = enabled && u->files;
 	u->cb = (Dwfl_Callbacks){
-		.find_elf = dwfl_build_id_find_elf,
+		.find_elf = elffile__find_elf,
 		.find_debuginfo = symbols__find_debuginfo,
 		.section_address = dwfl_offline_section_address,
 		.debuginfo_path = &u->debuginfo_path,
@@ -105,12 +109,24 @@ struct unwinder *unwinder__new(struct names *nm, bool enabled)
 	return u;
 }
 
+/* Ends p's Dwfl and lets go of the files it held. */
+static void proc_end(struct uw_proc *p)
+{
+	dwfl_end(p->dwfl);
+	p->dwfl = NULL;
+	for (size_t i = 0; i < p->nfiles; i++)
+		elffile__put(p->files[i]);
+	p->nfiles = 0;
+}
+
 void unwinder__free(struct unwinder *u)
 {
 	if (!u)
 		return;
-	for (size_t i = 0; i < u->nprocs; i++)
-		dwfl_end(u->procs[i].dwfl);
+	for (size_t i = 0; i < u->nprocs; i++) {
+		proc_end(&u->procs[i]);
+		free(u->procs[i].files);
+	}
 	for (size_t i = 0; i < u->nmaps; i++)
 		free(u->maps[i].path);
 	free(u->procs);
@@ -119,21 +135,13 @@ void unwinder__free(struct unwinder *u)
 	free(u);
 }
 
-static int release_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start,
-			  void *arg)
+void unwinder__release_pages(struct unwinder *u)
 {
-	Dwarf_Addr bias;
-
-	(void)userdata, (void)name, (void)start;
-	elfpages__release(arg, dwfl_module_getelf(mod, &bias));
-	return DWARF_CB_OK;
-}
-
-void unwinder__release_pages(struct unwinder *u, struct elfpages *ep)
-{
-	for (size_t i = 0; u && i < u->nprocs; i++)
+	for (size_t i = 0; u && i < u->nprocs; i++) {
 		if (u->procs[i].dwfl)
-			dwfl_getmodules(u->procs[i].dwfl, release_module, ep, 0);
+			u->procs[i].stale = true;
+		proc_end(&u->procs[i]);
+	}
 }
 
 void unwinder__forget(struct unwinder *u, __u32 tgid)
@@ -151,7 +159,8 @@ void unwinder__forget(struct unwinder *u, __u32 tgid)
 	k = 0;
 	for (size_t i = 0; i < u->nprocs; i++) {
 		if (u->procs[i].tgid == tgid) {
-			dwfl_end(u->procs[i].dwfl);
+			proc_end(&u->procs[i]);
+			free(u->procs[i].files);
 			continue;
 		}
 		u->procs[k++] = u->procs[i];
@@ -245,23 +254,10 @@ static bool file_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *out)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(dwfl, addr);
 	GElf_Addr bias;
-	Elf *elf = mod ? dwfl_module_getelf(mod, &bias) : NULL;
-	size_t phnum, size;
-	char *raw;
+	void **ud;
 
-	if (!elf || elf_getphdrnum(elf, &phnum) || !(raw = elf_rawfile(elf, &size)))
-		return false;
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-		__u64 v = addr - bias;
-
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD || v < ph.p_vaddr ||
-		    v + 8 > ph.p_vaddr + ph.p_filesz || ph.p_offset + (v - ph.p_vaddr) + 8 > size)
-			continue;
-		memcpy(out, raw + ph.p_offset + (v - ph.p_vaddr), 8);
-		return true;
-	}
-	return false;
+	return mod && dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL) && *ud &&
+	       dwfl_module_getelf(mod, &bias) && elffile__read(*ud, addr - bias, out, 8);
 }
 
 static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
@@ -315,8 +311,7 @@ static Dwfl *proc_dwfl(struct unwinder *u, struct uw_proc *p)
 
 	if (!p->stale)
 		return p->failed ? NULL : p->dwfl;
-	dwfl_end(p->dwfl);
-	p->dwfl = NULL;
+	proc_end(p);
 	p->stale = false;
 	p->failed = true;
 	d = dwfl_begin(&u->cb);
@@ -327,7 +322,7 @@ static Dwfl *proc_dwfl(struct unwinder *u, struct uw_proc *p)
 		const struct uw_map *m = &u->maps[i];
 		const char *base = strrchr(m->path, '/') + 1, *file;
 		bool first = m->tgid == p->tgid;
-		struct stat st;
+		struct elffile *f;
 
 		for (size_t j = 0; j < u->nmaps && first; j++) {
 			const struct uw_map *o = &u->maps[j];
@@ -340,13 +335,23 @@ static Dwfl *proc_dwfl(struct unwinder *u, struct uw_proc *p)
 			continue;
 		/* The file mapped where it is here and that build, else the one archived. */
 		file = report_archive__choose(u->archive, m->path, m->build_id, m->build_id_len);
-		if (stat(file, &st) || !S_ISREG(st.st_mode))
+		if (array__grow((void **)&p->files, &p->capfiles, sizeof(*p->files), p->nfiles + 1,
+				16) ||
+		    !(f = elfcache__get(u->files, file)))
 			continue;
-		nmods += dwfl_report_elf(d, base, file, -1, m->start - m->pgoff, false) != NULL;
+		/* Read, not mapped (elfcache.h); a file that changed is unwound through no more. */
+		if (elffile__changed(f) ||
+		    !elffile__report(f, d, base, m->start - m->pgoff, false)) {
+			elffile__put(f);
+			continue;
+		}
+		p->files[p->nfiles++] = f;
+		nmods++;
 	}
 	dwfl_report_end(d, NULL, NULL);
+	p->dwfl = d;
 	if (!nmods || !dwfl_attach_state(d, NULL, p->tgid, &u->tcb, u)) {
-		dwfl_end(d);
+		proc_end(p);
 		return NULL;
 	}
 	p->dwfl = d;

@@ -57,9 +57,12 @@ void unwinder__set_budget(struct unwinder *u, unsigned int per_s);
 void unwinder__add_map(struct unwinder *u, const struct gs_rec_map *m);
 /* A process that is gone: its maps and its Dwfl (its modules' files, their CFI) let go of. */
 void unwinder__forget(struct unwinder *u, __u32 tgid);
-struct elfpages;
-/* Lets go of the resident pages of the files unwound through (elfpages.h): their unwind tables. */
-void unwinder__release_pages(struct unwinder *u, struct elfpages *ep);
+/*
+ * Lets go of what was read of the files unwound through (their unwind tables): every process's
+ * Dwfl ends, built again at its next snapshot. Before names__release_pages(), which ends the
+ * files' handles that these Dwfls hold.
+ */
+void unwinder__release_pages(struct unwinder *u);
 
 /*
  * One record of the ordered stream: a snapshot is unwound and kept; an event is returned with
