@@ -15,15 +15,19 @@
 #include "vec.h"
 
 /* Symbols read at once: 768 KiB of a 64-bit table. */
-#define SYMS_WINDOW	32768
+#define SYMS_WINDOW	 32768
 /*
- * A symbol table's names are read whole up to this size: the linker lays them out in no order
- * of their symbols (GNU ld sorts them to share suffixes), so a walk of the table reads all over
- * them. Past it, a name at a time, from NAMES_WINDOW bytes up to NAME_MAX_LEN.
+ * A symbol table's names, read in windows of NAMES_WINDOW from the name asked for: a .symtab's
+ * lie in the order of its symbols (libtorch_cpu.so's .strtab is 78 MB). A .dynsym's do not (its
+ * symbols are sorted by hash), and a window then serves a name or two: after NAMES_JUDGE
+ * windows that served fewer than NAMES_PER_WINDOW names each, the table is read whole, up to
+ * NAMES_WHOLE_MAX. A name is read up to NAME_MAX_LEN.
  */
-#define NAMES_WHOLE_MAX (256u << 20)
-#define NAMES_WINDOW	4096
-#define NAME_MAX_LEN	(16u << 20)
+#define NAMES_WINDOW	 (1u << 20)
+#define NAMES_JUDGE	 16
+#define NAMES_PER_WINDOW 64
+#define NAMES_WHOLE_MAX	 (256u << 20)
+#define NAME_MAX_LEN	 (16u << 20)
 
 int elfread__open(struct elfread *r, const char *path)
 {
@@ -264,12 +268,20 @@ const char *elfread__sym_name(struct elfread_syms *t, __u32 st_name)
 
 	if (st_name >= t->str_size)
 		return NULL;
-	if (!t->names && t->str_size <= NAMES_WHOLE_MAX && names_read(t, 0, t->str_size))
-		return NULL;
+	t->names_served++;
 	if (st_name >= t->names_at && st_name < t->names_at + t->names_len &&
 	    memchr(t->names + (st_name - t->names_at), '\0',
 		   t->names_len - (st_name - t->names_at)))
 		return t->names + (st_name - t->names_at);
+	/* Windows that serve a name or two: names in no order of their symbols. */
+	if (++t->names_loads > NAMES_JUDGE && t->names_served < t->names_loads * NAMES_PER_WINDOW &&
+	    t->names_len < t->str_size && t->str_size <= NAMES_WHOLE_MAX) {
+		if (names_read(t, 0, t->str_size))
+			return NULL;
+		return memchr(t->names + st_name, '\0', t->str_size - st_name) ?
+			       t->names + st_name :
+			       NULL;
+	}
 	for (;;) {
 		size_t len = t->str_size - st_name < want ? t->str_size - st_name : want;
 

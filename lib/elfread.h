@@ -61,11 +61,12 @@ struct elfread_syms {
 	/* Symbols [win_first, win_first + win_n), in memory form. */
 	void *win;
 	size_t win_first, win_n;
-	/* String table bytes [names_at, names_at + names_len): all of them, or a window of a
-	 * table too large to read whole. */
+	/* String table bytes [names_at, names_at + names_len): a window, or all of them (a
+	 * table whose names lie in no order of their symbols). */
 	char *names;
 	__u64 names_at;
 	size_t names_len, names_cap;
+	size_t names_served, names_loads; /* names asked for, windows read for them */
 };
 
 /* The first section of type (SHT_SYMTAB, SHT_DYNSYM): 0, -ENOENT (none), -ENOEXEC, -ENOMEM. */
