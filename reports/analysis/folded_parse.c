@@ -14,9 +14,16 @@
 struct fnode {
 	char *name;
 	__u64 weight, self;
-	struct fnode **kids; /* sorted by name */
+	struct fnode *parent; /* NULL for the root */
+	struct fnode **kids;  /* sorted by name */
 	unsigned int nkids, capkids;
 };
+
+/*
+ * A stack's depth is the input's to choose (a line of a million ';'), so nothing here recurses
+ * over the tree or keeps a frame per level on the C stack: walks go by parent pointers and
+ * each child's place among its siblings.
+ */
 
 struct folded {
 	struct fnode root; /* nameless; its weight is the total */
@@ -29,12 +36,23 @@ struct folded *folded__new(void)
 	return calloc(1, sizeof(struct folded));
 }
 
+/* Frees every node below n (not n): leaves first, climbing back by parent pointers. */
 static void fnode__free_kids(struct fnode *n)
 {
-	for (unsigned int i = 0; i < n->nkids; i++) {
-		fnode__free_kids(n->kids[i]);
-		free(n->kids[i]->name);
-		free(n->kids[i]);
+	struct fnode *k = n, *up;
+
+	while (k) {
+		if (k->nkids) {
+			k = k->kids[--k->nkids]; /* the last child: taken off its parent */
+			continue;
+		}
+		if (k == n)
+			break;
+		up = k->parent;
+		free(k->kids);
+		free(k->name);
+		free(k);
+		k = up;
 	}
 	free(n->kids);
 }
@@ -130,6 +148,7 @@ static struct fnode *fnode__child(struct folded *f, struct fnode *n, const char 
 	k = calloc(1, sizeof(*k));
 	if (!k)
 		goto nomem;
+	k->parent = n;
 	k->name = s ? s : name__dup(name, len);
 	if (!k->name) {
 		free(k);
@@ -149,7 +168,7 @@ nomem:
 static int folded__add_n(struct folded *f, const char *const *frames, const size_t *lens, size_t n,
 			 __u64 weight)
 {
-	struct fnode *path[n ? n : 1], *node = &f->root;
+	struct fnode *node = &f->root;
 
 	if (!n)
 		return -EINVAL;
@@ -159,14 +178,12 @@ static int folded__add_n(struct folded *f, const char *const *frames, const size
 		node = fnode__child(f, node, name, lens ? lens[i] : strlen(name));
 		if (!node)
 			return -ENOMEM;
-		path[i] = node;
 	}
 	if (!node->self && weight)
 		f->stacks++;
 	node->self += weight;
-	f->root.weight += weight;
-	for (size_t i = 0; i < n; i++)
-		path[i]->weight += weight;
+	for (; node; node = node->parent) /* the root's weight is the total */
+		node->weight += weight;
 	if (n > f->max_depth)
 		f->max_depth = n;
 	return 0;
@@ -337,63 +354,95 @@ unsigned int folded__max_depth(const struct folded *f)
 	return f->max_depth;
 }
 
-static int fnode__walk(const struct fnode *n, unsigned int depth, folded_node_fn fn, void *ctx)
-{
-	for (unsigned int i = 0; i < n->nkids; i++) {
-		const struct fnode *k = n->kids[i];
-		struct folded_node v = {
-			.name = k->name,
-			.weight = k->weight,
-			.self = k->self,
-			.depth = depth,
-			.nchildren = k->nkids,
-		};
-		int ret = fn(&v, ctx);
+/*
+ * Depth first, parents before children, children in name order, without recursion: at[d] is the
+ * index of the child being visited at depth d. visit(node, depth, path, ctx, &skip): non-zero
+ * stops the walk (and is returned); *skip set, the node's children are not visited. path[0..depth]
+ * names the frames down to the node (NULL: not kept).
+ */
+typedef int (*fnode_visit)(const struct fnode *k, unsigned int depth, const char **path, void *ctx,
+			   bool *skip);
 
-		if (ret == 1)
+static int fnode__each(const struct folded *f, const char **path, fnode_visit visit, void *ctx)
+{
+	unsigned int *at = calloc(f->max_depth + 1, sizeof(*at)), d = 0;
+	const struct fnode *n = &f->root;
+	int ret = 0;
+
+	if (!at)
+		return -ENOMEM;
+	while (n && !ret) {
+		const struct fnode *k;
+		bool skip = false;
+
+		if (at[d] == n->nkids) { /* every child done: back to the parent's next */
+			n = n->parent;
+			if (n)
+				at[--d]++;
 			continue;
-		if (ret)
-			return ret;
-		ret = fnode__walk(k, depth + 1, fn, ctx);
-		if (ret)
-			return ret;
+		}
+		k = n->kids[at[d]];
+		if (path)
+			path[d] = k->name;
+		ret = visit(k, d, path, ctx, &skip);
+		if (ret || skip || !k->nkids || d + 1 > f->max_depth) {
+			at[d]++;
+			continue;
+		}
+		n = k;
+		at[++d] = 0;
 	}
-	return 0;
+	free(at);
+	return ret;
+}
+
+struct walk_ctx {
+	folded_node_fn node;
+	folded_stack_fn stack;
+	void *ctx;
+};
+
+static int visit_node(const struct fnode *k, unsigned int depth, const char **path, void *ctx,
+		      bool *skip)
+{
+	const struct walk_ctx *w = ctx;
+	struct folded_node v = {
+		.name = k->name,
+		.weight = k->weight,
+		.self = k->self,
+		.depth = depth,
+		.nchildren = k->nkids,
+	};
+	int ret = w->node(&v, w->ctx);
+
+	*skip = ret == 1;
+	return ret == 1 ? 0 : ret;
 }
 
 int folded__walk(const struct folded *f, folded_node_fn fn, void *ctx)
 {
-	return fnode__walk(&f->root, 0, fn, ctx);
+	struct walk_ctx w = { .node = fn, .ctx = ctx };
+
+	return fnode__each(f, NULL, visit_node, &w);
 }
 
-static int fnode__stacks(const struct fnode *n, const char **path, size_t depth, folded_stack_fn fn,
-			 void *ctx)
+static int visit_stack(const struct fnode *k, unsigned int depth, const char **path, void *ctx,
+		       bool *skip)
 {
-	for (unsigned int i = 0; i < n->nkids; i++) {
-		const struct fnode *k = n->kids[i];
-		int ret;
+	const struct walk_ctx *w = ctx;
 
-		path[depth] = k->name;
-		if (k->self) {
-			ret = fn(path, depth + 1, k->self, ctx);
-			if (ret)
-				return ret;
-		}
-		ret = fnode__stacks(k, path, depth + 1, fn, ctx);
-		if (ret)
-			return ret;
-	}
-	return 0;
+	return k->self ? w->stack(path, depth + 1, k->self, w->ctx) : 0;
 }
 
 int folded__for_each_stack(const struct folded *f, folded_stack_fn fn, void *ctx)
 {
 	const char **path = malloc((f->max_depth + 1) * sizeof(*path));
+	struct walk_ctx w = { .stack = fn, .ctx = ctx };
 	int ret;
 
 	if (!path)
 		return -ENOMEM;
-	ret = fnode__stacks(&f->root, path, 0, fn, ctx);
+	ret = fnode__each(f, path, visit_stack, &w);
 	free(path);
 	return ret;
 }
