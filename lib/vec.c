@@ -58,3 +58,20 @@ void vec__free(struct vec *v)
 	free(v->data);
 	*v = (struct vec){};
 }
+
+size_t vec__drop_below(struct vec *v, size_t off, unsigned long long horizon)
+{
+	size_t k = 0;
+	unsigned long long x;
+
+	for (; k < v->n; k++) {
+		memcpy(&x, (const char *)v->data + k * v->elem + off, sizeof(x));
+		if (x >= horizon)
+			break;
+	}
+	if (k) {
+		memmove(v->data, (char *)v->data + k * v->elem, (v->n - k) * v->elem);
+		v->n -= k;
+	}
+	return k;
+}

@@ -30,6 +30,12 @@ struct vec {
 
 void *vec__grow_push(struct vec *v, size_t elem); /* vec__push when the array is full */
 void vec__free(struct vec *v);
+/*
+ * Drops the leading elements whose unsigned 64-bit field at byte offset off is below horizon (a
+ * list kept in that field's order, or nearly: the first element at or past horizon stops it).
+ * Returns how many went.
+ */
+size_t vec__drop_below(struct vec *v, size_t off, unsigned long long horizon);
 
 /*
  * A zeroed new element, NULL on ENOMEM. Inline: the timelines push one for nearly every event,

@@ -198,6 +198,7 @@ static void prune(struct analysis *a, __u64 now)
 		/* Out of memory here only leaves the launching thread less watched. */
 		idlesplit__harvest(p->split, p->th, h - LOOKBACK_NS);
 		threads__prune(p->th, h - LOOKBACK_NS);
+		tasks__prune(p->tasks, h - LOOKBACK_NS);
 		analysis_priv__forget_exited(p, h - LOOKBACK_NS);
 	}
 }
@@ -390,6 +391,15 @@ int analysis__finish(struct analysis *a, char *err, size_t errlen)
 		qsort(a->gaps, a->ngaps, sizeof(*a->gaps), cmp_gap);
 	for (size_t i = 0; i < a->ngaps; i++)
 		a->gaps[i].id = i + 1;
+	if (p->bl && blame__task_hops_cut(p->bl)) {
+		char line[160];
+
+		snprintf(line, sizeof(line),
+			 "%llu hops through async tasks not followed (%d at most in one gap): that "
+			 "time is named as the polling thread's own",
+			 (unsigned long long)blame__task_hops_cut(p->bl), BLAME_MAX_TASK_HOPS);
+		analysis__note(a, line);
+	}
 	blame__free(p->bl);
 	p->bl = NULL;
 	if (causes__rank(a, &p->kind_fn))

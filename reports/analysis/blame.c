@@ -18,6 +18,11 @@ void blame__set_tasks(struct blame *b, struct tasks *t)
 	b->tasks = t;
 }
 
+__u64 blame__task_hops_cut(const struct blame *b)
+{
+	return b->task_hops_cut;
+}
+
 void blame__set_cgroups(struct blame *b, struct cgroups *c)
 {
 	b->cg = c;
@@ -483,8 +488,11 @@ int blame__explain(struct blame *b, const struct thread *th, __u64 a, __u64 z)
 		struct task_seg seg[TASK_MAX_SEGS];
 		__u32 n = tasks__hop(b->tasks, b->nm, th->tid, a, z, seg, TASK_MAX_SEGS);
 
-		if (n)
+		if (n && b->task_hops < BLAME_MAX_TASK_HOPS) {
+			b->task_hops++;
 			return blame__task_hop(b, th, seg, n, z);
+		}
+		b->task_hops_cut += n != 0;
 	}
 	while (t < z && !err) {
 		const struct th_off *o = i < th->off.n ? VEC_AT(&th->off, struct th_off, i) : NULL;
@@ -551,6 +559,7 @@ int blame__gap(struct blame *b, struct gap *g)
 	b->roots = (struct vec){};
 	b->stacks = (struct vec){};
 	b->depth = 0;
+	b->task_hops = 0;
 	b->outside_ns = 0;
 	b->woken_outside_ns = 0;
 	free(b->all); /* threads come and go as the trace is read */

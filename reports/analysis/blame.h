@@ -27,6 +27,15 @@ void blame__set_tasks(struct blame *b, struct tasks *t);
 /* The CPU quotas (cgroups.h) that tell throttling from preemption; NULL: none. */
 void blame__set_cgroups(struct blame *b, struct cgroups *c);
 
+/*
+ * Hops through async tasks that one gap's walk takes: a task's earlier polls are followed back one
+ * by one at one depth of the chain (blame_hops.c), so a busy task's thousand polls would recurse a
+ * thousand deep. Past the bound, the polling thread's time is its own; the hops not taken are
+ * counted over all gaps.
+ */
+#define BLAME_MAX_TASK_HOPS 64
+__u64 blame__task_hops_cut(const struct blame *b);
+
 /* Fills g->roots, g->chain, g->stacks (allocated; analysis__free frees them). 0 or -ENOMEM. */
 int blame__gap(struct blame *b, struct gap *g);
 

@@ -35,6 +35,8 @@ struct blame {
 	const struct thread **all;
 	size_t nall;
 	struct tasks *tasks; /* NULL: no task probes, chains follow threads only */
+	__u32 task_hops;     /* this gap's, up to BLAME_MAX_TASK_HOPS */
+	__u64 task_hops_cut; /* every gap's hops not taken for that bound */
 	enum gs_arch arch;   /* the trace's machine: its system call numbers */
 	/* The next root's breakdown (blame__root_cpu), taken and cleared by the root. */
 	const char *root_leaf, *root_line;

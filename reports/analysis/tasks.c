@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Async tasks across threads: see tasks.h. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +38,7 @@ struct tasks {
 	struct vec polls;    /* struct task_poll, in the order they end */
 	struct vec wakes;    /* struct task_wake, in the order they return */
 	struct vec acquires; /* struct task_acquire, in the order they return */
+	__u64 npolls;	     /* every poll seen, pruned or not */
 };
 
 struct tasks *tasks__new(struct strtab *strs, struct stacktab *stacks)
@@ -69,6 +71,7 @@ int tasks__add(struct tasks *t, const struct gs_hdr *h, __u32 rt_kind, __u64 tas
 		if (!p)
 			return -ENOMEM;
 		*p = (struct task_poll){ task, h->ts, h->ts + dur_ns, h->tid };
+		t->npolls++;
 	} else if (rt_kind == RT_WAKE) {
 		struct task_wake *w = vec__push(&t->wakes, sizeof(*w));
 
@@ -94,7 +97,17 @@ int tasks__add(struct tasks *t, const struct gs_hdr *h, __u32 rt_kind, __u64 tas
 
 __u64 tasks__polls(const struct tasks *t)
 {
-	return t ? t->polls.n : 0;
+	return t ? t->npolls : 0;
+}
+
+void tasks__prune(struct tasks *t, __u64 horizon)
+{
+	if (!t)
+		return;
+	vec__drop_below(&t->polls, offsetof(struct task_poll, end), horizon);
+	vec__drop_below(&t->wakes, offsetof(struct task_wake, ts), horizon);
+	vec__drop_below(&t->releases, offsetof(struct task_release, end), horizon);
+	vec__drop_below(&t->acquires, offsetof(struct task_acquire, end), horizon);
 }
 
 /*

@@ -32,6 +32,12 @@ int tasks__add(struct tasks *t, const struct gs_hdr *h, __u32 rt_kind, __u64 tas
 /* Polls seen so far. */
 __u64 tasks__polls(const struct tasks *t);
 /*
+ * Forgets the polls, wakes and lock events that ended before horizon (no open gap reaches back
+ * to them): the tables follow the window, not the trace's length. A task last polled before it
+ * has no earlier poll to hop to: its time before the next one is pending from the window's start.
+ */
+void tasks__prune(struct tasks *t, __u64 horizon);
+/*
  * A note for the report where the target's threads are named as an async runtime's workers
  * (lib/runtimes.h) but no task was seen polled: its symbols are absent (a stripped binary),
  * and chains followed threads only.
