@@ -76,12 +76,14 @@ static bool disk_take(struct flight_dump *d, __u64 n)
 	return true;
 }
 
+#define TREE_MAX_DEPTH 8
+
 /*
  * The bytes on disk of name under dfd and, a directory, of everything in it (du's count: blocks);
  * never through a link. rm: removes it all too. Names are opened relative to the fds, as the
  * report made them (outfile.h).
  */
-static __u64 tree_walk(int dfd, const char *name, bool rm)
+static __u64 tree_walk(int dfd, const char *name, bool rm, int depth)
 {
 	struct dirent *de;
 	struct stat st;
@@ -97,6 +99,9 @@ static __u64 tree_walk(int dfd, const char *name, bool rm)
 			unlinkat(dfd, name, 0);
 		return n;
 	}
+	/* A report is two levels deep; deeper, someone else made it, and it is not walked. */
+	if (depth >= TREE_MAX_DEPTH)
+		return n;
 	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	dir = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!dir) {
@@ -106,7 +111,7 @@ static __u64 tree_walk(int dfd, const char *name, bool rm)
 	}
 	while ((de = readdir(dir)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			n += tree_walk(dirfd(dir), de->d_name, rm);
+			n += tree_walk(dirfd(dir), de->d_name, rm, depth + 1);
 	closedir(dir);
 	if (rm)
 		unlinkat(dfd, name, AT_REMOVEDIR);
@@ -227,8 +232,8 @@ static void *dump_thread(void *arg)
 		/* What it wrote (a failed one too) stays only where it fits; the next dump's trace
 		 * may have taken the budget meanwhile. */
 		snprintf(dir, sizeof(dir), "%s.report", d->name);
-		if (!disk_take(d, tree_walk(d->dfd, dir, false))) {
-			tree_walk(d->dfd, dir, true);
+		if (!disk_take(d, tree_walk(d->dfd, dir, false, 0))) {
+			tree_walk(d->dfd, dir, true, 0);
 			d->report_over = true;
 		}
 	}
