@@ -499,6 +499,7 @@ void flight__stop(struct flight *f)
 	for (size_t i = 0; i < f->nsticky; i++)
 		free(f->sticky[i]);
 	free(f->sticky);
+	idmap__free(&f->sticky_name);
 	free(f->hour);
 	if (f->sfd >= 0)
 		close(f->sfd);

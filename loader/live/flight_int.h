@@ -9,6 +9,7 @@
 
 #include "analysis.h"
 #include "clock.h"
+#include "idmap.h"
 #include "flight.h"
 #include "metrics.h"
 #include "reader.h"
@@ -41,6 +42,7 @@ struct flight {
 	/* What every dump needs (flight__sticky), each a malloc'd record. */
 	struct gs_hdr **sticky;
 	size_t nsticky, cap_sticky, sticky_bytes;
+	struct idmap sticky_name; /* tid -> index of its name (GS_EV_COMM or GS_EV_EXEC) */
 	__u64 sticky_dropped;
 	/* The live analysis. */
 	struct analysis *a;

@@ -11,30 +11,30 @@
  * steady recording, FLIGHT_LAG_NS of an idle one. Past the bound with nothing that may go (every
  * chunk still held by the analysis), records are dropped and counted.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "flight_int.h"
+#include "vec.h"
 
 static void sticky_add(struct flight *f, const struct gs_hdr *h, size_t size)
 {
+	bool named = h->type == GS_EV_COMM || h->type == GS_EV_EXEC;
 	size_t padded = ALIGN8(size);
 	struct gs_hdr *copy;
-	ssize_t at = -1;
+	long at = named ? idmap__get(&f->sticky_name, h->tid) : -1; /* a thread's latest name */
 
-	/* A thread's name: only its latest. */
-	if (h->type == GS_EV_COMM || h->type == GS_EV_EXEC)
-		for (size_t i = 0; i < f->nsticky && at < 0; i++)
-			if ((f->sticky[i]->type == GS_EV_COMM ||
-			     f->sticky[i]->type == GS_EV_EXEC) &&
-			    f->sticky[i]->tid == h->tid)
-				at = i;
 	if (f->sticky_bytes + padded > FLIGHT_STICKY_MAX ||
-	    (at < 0 && f->nsticky == f->cap_sticky &&
-	     !(f->sticky = reallocarray(f->sticky, f->cap_sticky = f->cap_sticky * 2 ?: 256,
-					sizeof(*f->sticky)))) ||
+	    (at < 0 && array__grow((void **)&f->sticky, &f->cap_sticky, sizeof(*f->sticky),
+				   f->nsticky + 1, 256)) ||
 	    !(copy = calloc(1, padded))) {
+		f->sticky_dropped++;
+		return;
+	}
+	if (at < 0 && named && idmap__set(&f->sticky_name, h->tid, f->nsticky)) {
+		free(copy);
 		f->sticky_dropped++;
 		return;
 	}
