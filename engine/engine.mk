@@ -2,8 +2,8 @@
 # (engine/simcuda/*.c -> build/simcuda/libcuda.so.1, found by zkengine next to itself).
 
 ENGINE_CFLAGS := $(CFLAGS) -Iengine -I$(CUDA_HOME)/include $(if $(CUDA_TOOLKIT),,-DZK_NO_CUDA_TOOLKIT)
-ENGINE_SRCS   := zkengine.c pipeline.c parts.c dispatcher.c workers.c finalizer.c truth.c gpu.c \
-		 gpu_driver.c verify.c ref.c
+ENGINE_SRCS   := zkengine.c pipeline.c parts.c dispatcher.c workers.c finalizer.c waits.c truth.c \
+		 gpu.c gpu_driver.c verify.c ref.c
 ENGINE_OBJS   := $(patsubst %.c,$(BUILD)/engine/%.o,$(ENGINE_SRCS)) $(BUILD)/engine/fatbin.o
 ENGINE_LIBS   := -ldl -lgmp
 

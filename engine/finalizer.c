@@ -70,6 +70,20 @@ static void __attribute__((noinline)) process_partition_result(struct finalizer 
 {
 	bool under_lock = scenario(SCENARIO_TRACKER_TRIM);
 
+	if (scenario(SCENARIO_PARALLEL_WAITS)) {
+		/* its recorders trim (waits.c): the finalizers only count, so that nothing else
+		 * fragments or trims the heap under the trims the scenario times */
+		pthread_mutex_lock(&tracker_lock);
+		tracker.done++;
+		tracker.busy_workers--;
+		pthread_mutex_unlock(&tracker_lock);
+		for (unsigned j = 0; j < p->nkeep; j++)
+			free(p->keep[j]);
+		free(p->keep);
+		p->keep = NULL;
+		return;
+	}
+
 	pthread_mutex_lock(&tracker_lock);
 	tracker.done++;
 	tracker.busy_workers--;
@@ -121,7 +135,8 @@ void *finalizer_main(void *arg)
 	 * start-up, before proving and before this thread steps back) */
 	struct rng g;
 	rng__init(&g, E.o->seed, STREAM_ASSEMBLY - 1 - f.id);
-	build_result_records(&f, &g);
+	if (!scenario(SCENARIO_PARALLEL_WAITS))
+		build_result_records(&f, &g);
 	if (setpriority(PRIO_PROCESS, (id_t)gettid(), 10))
 		perror("zkengine: setpriority");
 	pthread_mutex_lock(&E.done_mu);
@@ -134,7 +149,7 @@ void *finalizer_main(void *arg)
 		if (!p)
 			break;
 		/* assemble: the stand-in proof combines the tail's output with the processed h */
-		fr_t proof = fr_add(p->tail_out, p->post_out);
+		fr_t proof = fr_add(fr_add(p->tail_out, p->post_out), p->batch_out);
 		(void)proof;
 		process_partition_result(&f, p);
 		free(p);

@@ -8,13 +8,17 @@
  *   tail-N:     the CPU tail, then prove_finish: verify, buffers and reservation back
  *   finalizer-N (nice 10): process_partition_result: tracker lock, malloc_trim(0), the result's
  *               records (the next trim's fragmentation)
+ *   parallel-waits: before each launch the worker also hands its recorder-N the partition (the
+ *               recorder then holds the tracker lock across malloc_trim(0)) and has its
+ *               producer-N make a batch, at the same time (waits.c)
  *
  * Both queues are priority queues keyed (job_seq, partition).  The scenarios change only the
  * mechanism named in zkengine.h; every stall is real work or a real wait, never a sleep.
  *
  * Split by stage: parts.c (partitions, their buffers, the queues, the memory budget),
- * dispatcher.c (dispatcher, synthesis), workers.c (GPU workers, tails), finalizer.c, truth.c
- * (--truth); pipeline_int.h holds what they share.
+ * dispatcher.c (dispatcher, synthesis), workers.c (GPU workers, tails), finalizer.c, waits.c
+ * (parallel-waits' producers and recorders), truth.c (--truth); pipeline_int.h holds what they
+ * share.
  */
 #include <malloc.h>
 #include <stdio.h>
@@ -59,6 +63,15 @@ static struct sizing sizing_for(const struct zk_opts *o, enum gpu_backend b, uns
 	case SCENARIO_OVERSUBSCRIBED:
 		/* the workers' own CPU work, which the pool's threads keep from running */
 		s.host_ops *= 4;
+		break;
+	case SCENARIO_PARALLEL_WAITS:
+		/* the trim ~8 ms, the batch ~20 ms, beside a GPU section of ~15 ms on simcuda
+		 * (tests/cases/engine_scenarios.sh prints both); ~0.4 us a product over the
+		 * 128 MiB vectors of a GPU run, ~0.12 us over simcuda's 8 KiB ones */
+		s.rec_chunks = 40000;
+		s.produce_ops = b == GPU_CUDA ? 50000 : 100000;
+		if (o->without & ZK_WITHOUT_SLOW_PRODUCER)
+			s.produce_ops /= 10;
 		break;
 	default:
 		break;
@@ -131,6 +144,10 @@ static int run_setup(struct run *r)
 	 * modelled per thread, so a small domain keeps its CPU versions of the kernels cheap */
 	if (!o->log2n)
 		o->log2n = r->b == GPU_CUDA ? 22 : 8;
+	/* parallel-waits: one worker per GPU, so that each gap is one worker's two waits and not
+	 * hidden behind another worker's kernels */
+	if (!o->gpu_workers)
+		o->gpu_workers = o->scenario == SCENARIO_PARALLEL_WAITS ? 1 : 2;
 	if (!o->synth_threads)
 		o->synth_threads = o->scenario == SCENARIO_STARVED ? 1 :
 				   r->b == GPU_CUDA ? (r->cpus > 4 ? r->cpus - 2 : 2) :
@@ -232,19 +249,28 @@ static int run_banner(const struct run *r)
 	printf("zkengine: device %s (%s), %u of %d GPU%s: %s\n", gpu__backend_name(r->b),
 	       gpu__driver_path(), r->ngpu, count, count == 1 ? "" : "s",
 	       gpu__name(r->gpus[0]->dev));
-	printf("zkengine: %u partitions of 2^%u points, scenario %s, seed %#llx (--seed to "
+	printf("zkengine: %u partitions of 2^%u points, scenario %s%s%s, seed %#llx (--seed to "
 	       "reproduce)\n",
-	       o->partitions, o->log2n, zk_scenario_name(o->scenario), (unsigned long long)o->seed);
+	       o->partitions, o->log2n, zk_scenario_name(o->scenario),
+	       o->without & ZK_WITHOUT_TRIM ? " without trim" : "",
+	       o->without & ZK_WITHOUT_SLOW_PRODUCER ? " without slow-producer" : "",
+	       (unsigned long long)o->seed);
 	printf("zkengine: %u synthesis threads, %u GPU workers per GPU, budget %u partitions, "
 	       "%u CPUs\n",
 	       o->synth_threads, o->gpu_workers, E.sz.inflight, r->cpus);
 	truth_line(
 		"{\"kind\":\"meta\",\"pid\":%d,\"scenario\":\"%s\",\"backend\":\"%s\","
 		"\"gpus\":%u,\"gpu_workers\":%u,\"synth_threads\":%u,\"partitions\":%u,"
-		"\"log2n\":%u,\"cpus\":%u,\"clock\":\"CLOCK_MONOTONIC\",\"gpu_busy_bridge_ns\":%llu}",
+		"\"log2n\":%u,\"cpus\":%u,\"clock\":\"CLOCK_MONOTONIC\",\"gpu_busy_bridge_ns\":%llu,"
+		"\"without\":[%s%s%s],\"seed\":%llu}",
 		getpid(), zk_scenario_name(o->scenario), gpu__backend_name(r->b), r->ngpu,
 		o->gpu_workers, o->synth_threads, o->partitions, o->log2n, r->cpus,
-		r->b == GPU_SIM ? SIM_BRIDGE_NS : 0ull);
+		r->b == GPU_SIM ? SIM_BRIDGE_NS : 0ull,
+		o->without & ZK_WITHOUT_TRIM ? "\"trim\"" : "",
+		(o->without & ZK_WITHOUT_TRIM) && (o->without & ZK_WITHOUT_SLOW_PRODUCER) ? "," :
+											    "",
+		o->without & ZK_WITHOUT_SLOW_PRODUCER ? "\"slow-producer\"" : "",
+		(unsigned long long)o->seed);
 
 	if (o->verify) {
 		char msg[MSG_LEN];
@@ -293,6 +319,9 @@ static void run_stages(struct run *r)
 	for (unsigned i = 0; i <= nworkers; i++)
 		if (pthread_create(&tailpool[i], NULL, tail_main, (void *)(uintptr_t)i))
 			oom();
+	if (o->scenario == SCENARIO_PARALLEL_WAITS)
+		for (unsigned i = 0; i < nworkers; i++)
+			waits_start(&r->workers[i]);
 	for (unsigned i = 0; i < nworkers; i++)
 		if (pthread_create(&r->workers[i].thread, NULL, gpu_worker_main, &r->workers[i]))
 			oom();
@@ -304,6 +333,11 @@ static void run_stages(struct run *r)
 		pthread_join(synth[i], NULL);
 	for (unsigned i = 0; i < nworkers; i++)
 		pthread_join(r->workers[i].thread, NULL);
+	if (o->scenario == SCENARIO_PARALLEL_WAITS) {
+		for (unsigned i = 0; i < nworkers; i++)
+			waits_stop(&r->workers[i]);
+		waits_truth();
+	}
 	/* the pool oversubscribes the proving, not the background result processing after it */
 	uint64_t t_gpu_done = now_ns();
 	atomic_store(&E.stop_hogs, true);

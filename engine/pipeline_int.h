@@ -40,7 +40,9 @@ struct gpu_ctx;
  *   starved        one synthesis thread for a synthesis that takes ~3x the GPU section;
  *   pageable       synchronous copies from pageable memory (the driver stages them, ~26x slower
  *                  than pinned on an H200 with driver 580: tests/gpu/scenarios-h200);
- *   oversubscribed CPU-bound threads beyond the cores.
+ *   oversubscribed CPU-bound threads beyond the cores;
+ *   parallel-waits before each launch two waits at once (waits.c): the tracker lock, held
+ *                  across a trim of ~8 ms, and a producer's batch of ~20 ms.
  * Finalizers run as background threads (nice 10): their result processing, the heap's
  * fragmentation and its trimming, is CPU work that must not take cores from the feeding path,
  * which is what lets `fixed` stay GPU-bound on two CPUs even with the slow trims.
@@ -58,6 +60,8 @@ struct sizing {
 	unsigned inflight;	       /* memory budget, in partitions */
 	unsigned hogs;		       /* oversubscribed: CPU-bound threads beyond the pipeline's */
 	unsigned finalizers;	       /* finalizer threads */
+	unsigned rec_chunks;	       /* parallel-waits: the small free chunks a trim meets */
+	uint64_t produce_ops;	       /* parallel-waits: field products of a producer's batch */
 };
 
 /* ---- time, threads, truth (truth.c) ------------------------------------------------------ */
@@ -95,6 +99,8 @@ enum stall {
 	STALL_WAIT_WORK,     /* a GPU worker waiting for the GPU queue */
 	STALL_SYNC_COPY,     /* a GPU worker in a synchronous copy from pageable memory */
 	STALL_PREEMPTED,     /* a GPU worker runnable, not running, for most of a segment */
+	STALL_BATCH_WAIT,    /* parallel-waits: a GPU worker waiting for its producer's batch */
+	STALL_PRODUCE,	     /* parallel-waits: the producer making that batch */
 	STALL_COUNT
 };
 
@@ -152,7 +158,7 @@ struct part {
 	struct gpu_times t;
 	struct part *tail_next; /* in the tail queue (while also on its way to finalization) */
 	bool gpu_done;		/* under tails.mu: prove_start returned */
-	fr_t tail_out, prep_out, post_out;
+	fr_t tail_out, prep_out, post_out, batch_out;
 };
 
 /* The pinned buffers are reused (pinning is expensive); pageable ones come from the heap. */
@@ -204,6 +210,7 @@ struct job_tracker {
 	unsigned busy_workers;
 	unsigned done;
 	unsigned failed_jobs;
+	unsigned recorded; /* parallel-waits: partitions its recorders took (waits.c) */
 };
 extern struct job_tracker tracker;
 
@@ -217,11 +224,14 @@ struct gpu_ctx {
 	unsigned nbusy;
 };
 
+struct waits;
+
 struct worker {
 	unsigned id;
 	struct gpu_ctx *gpu;
 	struct gpu_work *work;
 	pthread_t thread;
+	struct waits *waits; /* parallel-waits: its producer and recorder (waits.c) */
 };
 
 struct engine {
@@ -256,5 +266,14 @@ void tails_close(void);
 void *gpu_worker_main(void *arg);
 void *hog_main(void *arg);
 void *finalizer_main(void *arg); /* finalizer.c */
+
+/* parallel-waits (waits.c): each worker's producer and recorder, started and stopped with the
+ * workers; before each launch, waits_kick sets both going (it returns once the recorder holds
+ * the tracker lock) and waits_batch waits for the batch; the truth's per-step lines. */
+void waits_start(struct worker *w);
+void waits_stop(struct worker *w);
+void waits_kick(struct worker *w, struct part *p);
+void waits_batch(struct worker *w, struct part *p);
+void waits_truth(void);
 
 #endif

@@ -8,7 +8,11 @@
  *   partition        a partition's GPU section: kernels_start_ns/kernels_end_ns from its events
  *   malloc_trim      a trim: tracker_lock_held says whether under the tracker lock
  *   tracker_wait, gpu_lock_wait, cond_wait_work, gpu_lock_hold, sync_memcpy, preempted,
- *   result_records   stalls of 1 ms or more with the thread's tid and comm
+ *   result_records, batch_wait
+ *                    stalls of 1 ms or more with the thread's tid and comm
+ *   produce_batch    parallel-waits: a producer's batch, every one
+ *   wait_step        parallel-waits: per launch, both intervals the worker waited for (the
+ *                    trim and the batch) and when it had both (waits.c)
  *   gpu_busy         the device's busy intervals: simcuda's exact kernel intervals on the
  *                    simulator, else each partition's kernel span from its CUDA events; gaps under
  *                    0.1 ms bridged
@@ -91,8 +95,8 @@ void truth_line(const char *fmt, ...)
 }
 
 const char *const stall_names[STALL_COUNT] = {
-	"tracker_wait", "trim_locked", "gpu_lock_wait", "gpu_lock_hold",
-	"wait_work",	"sync_copy",   "preempted",
+	"tracker_wait", "trim_locked", "gpu_lock_wait", "gpu_lock_hold", "wait_work",
+	"sync_copy",	"preempted",   "batch_wait",	"produce",
 };
 
 struct stall_lists stalls = { .mu = PTHREAD_MUTEX_INITIALIZER };
@@ -224,6 +228,15 @@ struct ivs own_stalls(void)
 		return ivs_copy(&stalls.k[STALL_SYNC_COPY]);
 	case SCENARIO_OVERSUBSCRIBED:
 		return ivs_copy(&stalls.k[STALL_PREEMPTED]);
+	case SCENARIO_PARALLEL_WAITS: { /* the tracker lock while a trim holds it, or the batch */
+		struct ivs r = ivs_intersect(&stalls.k[STALL_TRACKER_WAIT],
+					     &stalls.k[STALL_TRIM_LOCKED]);
+		for (size_t i = 0; i < stalls.k[STALL_BATCH_WAIT].n; i++)
+			ivs_add(&r, stalls.k[STALL_BATCH_WAIT].v[i].s,
+				stalls.k[STALL_BATCH_WAIT].v[i].e);
+		ivs_merge(&r, 0);
+		return r;
+	}
 	default:
 		return none;
 	}

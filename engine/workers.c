@@ -304,6 +304,9 @@ void *gpu_worker_main(void *arg)
 		first = false;
 		struct seg seg = { 0, 0 };
 		seg_mark(&seg, "");
+		bool waits = scenario(SCENARIO_PARALLEL_WAITS);
+		if (waits)
+			waits_kick(w, p);
 
 		/* two acquisitions of the tracker lock before every prove, as in the seed */
 		lock_timed(&tracker_lock, STALL_TRACKER_WAIT);
@@ -316,6 +319,10 @@ void *gpu_worker_main(void *arg)
 		tracker.busy_workers++;
 		pthread_mutex_unlock(&tracker_lock);
 		seg_mark(&seg, "tracker_busy");
+		if (waits) {
+			waits_batch(w, p);
+			seg_mark(&seg, "batch");
+		}
 
 		prove_start(w, p, &seg);
 		/* partial release: the a/b/c share of the reservation goes back now (the buffers

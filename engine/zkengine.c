@@ -21,7 +21,7 @@ static const char doc[] =
 	"\n"
 	"USAGE: zkengine [--device auto|cuda|sim] [--partitions N] [--log2n K]\n"
 	"         [--gpus G] [--gpu-workers W] [--synth-threads T] [--scenario NAME]\n"
-	"         [--verify] [--truth FILE] [--seed S]\n"
+	"         [--verify] [--truth FILE] [--seed S] [--without WHAT]\n"
 	"\n"
 	"Per partition: random a, b over the BLS12-381 scalar field, c = a*b on a\n"
 	"domain of 2^K points; then on the GPU the H polynomial: iNTT of a, b, c,\n"
@@ -34,7 +34,10 @@ static const char doc[] =
 	"  zkengine --device cuda --log2n 22 --partitions 4 --verify"
 	"\v"
 	"Scenarios: fixed, tracker-trim, gpu-lock-wide, starved, pageable,\n"
-	"oversubscribed.\n"
+	"oversubscribed, parallel-waits.  parallel-waits' twins, each with one of its\n"
+	"two waits' causes taken away: --without trim (the recorder trims after\n"
+	"releasing the tracker lock), --without slow-producer (the producer's batch\n"
+	"takes a tenth of the time).\n"
 	"Exit status: 0 success, 1 runtime or verification failure, 2 bad arguments.";
 
 enum {
@@ -49,6 +52,7 @@ enum {
 	OPT_TRUTH = 0x100,
 	OPT_SEED,
 	OPT_HOLD_LAST,
+	OPT_WITHOUT,
 };
 
 static const struct argp_option options[] = {
@@ -57,7 +61,8 @@ static const struct argp_option options[] = {
 	{ "log2n", OPT_LOG2N, "K", 0,
 	  "domain of 2^K points per partition, 4..26 (default 8 on simcuda, 22 on a GPU)", 0 },
 	{ "gpus", OPT_GPUS, "G", 0, "GPUs to use (default 1)", 0 },
-	{ "gpu-workers", OPT_GPU_WORKERS, "W", 0, "GPU worker threads per GPU (default 2)", 0 },
+	{ "gpu-workers", OPT_GPU_WORKERS, "W", 0,
+	  "GPU worker threads per GPU (default 2; 1 for parallel-waits)", 0 },
 	{ "synth-threads", OPT_SYNTH, "T", 0,
 	  "synthesis threads (default: 1 for starved, else 4 on simcuda, CPUs - 2 on a GPU)", 0 },
 	{ "scenario", OPT_SCENARIO, "NAME", 0, "cause of GPU idle to reproduce (default fixed)",
@@ -66,6 +71,10 @@ static const struct argp_option options[] = {
 	{ "truth", OPT_TRUTH, "FILE", 0, "write the engine's ground truth (JSON lines) to FILE",
 	  0 },
 	{ "seed", OPT_SEED, "S", 0, "seed of the random inputs (default: from getrandom)", 0 },
+	{ "without", OPT_WITHOUT, "WHAT", 0,
+	  "parallel-waits only: trim or slow-producer, the twin without that cause (may be "
+	  "given twice)",
+	  0 },
 	{ "hold-last", OPT_HOLD_LAST, NULL, 0,
 	  "hand out the last partition only once standard input reaches its end (a test's way "
 	  "to decide when a run ends, whatever the machine's speed)",
@@ -79,7 +88,7 @@ static struct zk_opts env = {
 	.partitions = 16,
 	.log2n = 0, /* per backend */
 	.gpus = 1,
-	.gpu_workers = 2,
+	.gpu_workers = 0,   /* by scenario: see pipeline.c */
 	.synth_threads = 0, /* by scenario and machine: see pipeline.c */
 	.scenario = SCENARIO_FIXED,
 };
@@ -157,7 +166,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				break;
 		if (i == SCENARIO_COUNT)
 			usage_error("--scenario %s: unknown scenario (fixed, tracker-trim, "
-				    "gpu-lock-wide, starved, pageable, oversubscribed)",
+				    "gpu-lock-wide, starved, pageable, oversubscribed, "
+				    "parallel-waits)",
 				    arg);
 		env.scenario = (enum zk_scenario)i;
 		break;
@@ -176,6 +186,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_HOLD_LAST:
 		env.hold_last = true;
+		break;
+	case OPT_WITHOUT:
+		if (!strcmp(arg, "trim"))
+			env.without |= ZK_WITHOUT_TRIM;
+		else if (!strcmp(arg, "slow-producer"))
+			env.without |= ZK_WITHOUT_SLOW_PRODUCER;
+		else
+			usage_error("--without %s: trim or slow-producer", arg);
 		break;
 	case ARGP_KEY_ARG:
 		usage_error("unexpected argument '%s'", arg);
@@ -210,6 +228,8 @@ int main(int argc, char **argv)
 		const char *bad = last_arg > 0 && last_arg <= argc ? argv[last_arg - 1] : "?";
 		usage_error("bad option or missing value: '%s' (see --help)", bad);
 	}
+	if (env.without && env.scenario != SCENARIO_PARALLEL_WAITS)
+		usage_error("--without: only with --scenario parallel-waits");
 	if (!seed_given && getrandom(&env.seed, sizeof(env.seed), 0) != sizeof(env.seed)) {
 		fprintf(stderr, "zkengine: getrandom: %m\n");
 		return 1;

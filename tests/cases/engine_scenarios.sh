@@ -4,7 +4,8 @@
 #   every other one  steady-state busy <= 60%, and >= 80% of the GPU's idle time in windows of
 #                    1 ms or more overlaps a stall of the scenario's own mechanism on a thread
 #                    that feeds the GPU (the truth's gpu_idle records say which)
-# plus --verify in each, the mechanisms' own records, --gpus 2, and one-line option errors.
+# plus --verify in each, the mechanisms' own records, parallel-waits' twins' records, --gpus 2,
+# and one-line option errors.
 # Nothing compares timings of separate runs: each run is judged against itself.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
@@ -97,6 +98,35 @@ assert_eq "$(q fixed 'len(k("sync_memcpy"))')" 0 "fixed: no sync copies"
 # oversubscribed: more CPU-bound threads than CPUs
 assert_eq "$(q oversubscribed 'k("oversubscribe")[0]["threads"] > k("meta")[0]["cpus"]')" True \
 	"oversubscribed: threads beyond the CPUs"
+
+# parallel-waits and its twins (same seed): per launch, a trim and a batch started together,
+# both before the worker had both; the trim under the tracker lock but in --without trim; the
+# fast producer's batches shorter than its trims
+for t in "" trim slow-producer; do
+	name=parallel-waits${t:+-without-$t}
+	run "$name" --scenario parallel-waits --seed 5 ${t:+--without $t}
+	assert_eq "$(q "$name" 'len(k("wait_step"))')" "$P" "$name: wait_step lines"
+	assert_eq "$(q "$name" 'len(k("produce_batch"))')" "$P" "$name: batches"
+	assert_eq "$(q "$name" 'k("counts")[0]["malloc_trim"]')" "$P" "$name: trims"
+	assert_eq "$(q "$name" 'all(r["comm"].startswith("recorder-") for r in k("malloc_trim"))')" \
+		True "$name: trims by the recorder"
+	assert_eq "$(q "$name" '[r for r in k("wait_step") if not (r["kick_ns"] <= r["trim"]["start_ns"] < r["trim"]["end_ns"] and r["kick_ns"] <= r["producer"]["start_ns"] < r["producer"]["end_ns"] <= r["ready_ns"])]')" \
+		"[]" "$name: both intervals per launch"
+	assert_eq "$(q "$name" 'k("meta")[0]["gpu_workers"]')" 1 "$name: one worker"
+done
+assert_eq "$(q parallel-waits 'all(r["trim"]["tracker_lock_held"] for r in k("wait_step"))')" True \
+	"parallel-waits: trims under the lock"
+assert_eq "$(q parallel-waits-without-trim 'any(r["tracker_lock_held"] for r in k("malloc_trim"))')" \
+	False "--without trim: trims outside the lock"
+assert_eq "$(q parallel-waits-without-slow-producer 'sorted(r["ns"] for r in k("produce_batch"))[len(k("produce_batch")) // 2] * 2 < sorted(r["ns"] for r in k("malloc_trim"))[len(k("malloc_trim")) // 2]')" \
+	True "--without slow-producer: batches shorter than trims"
+for t in trim slow-producer; do
+	q "parallel-waits-without-$t" '"--without %-14s idle %6.1f ms, own share %.2f" % ("'"$t"'", steady[0]["idle_ns"] / 1e6, steady[0]["own_share"])'
+done
+q parallel-waits '"parallel-waits          idle %6.1f ms, own share %.2f" % (steady[0]["idle_ns"] / 1e6, steady[0]["own_share"])'
+rc=0
+"$ZK" --device sim --scenario fixed --without trim >"$TMP/o" 2>"$TMP/e" </dev/null || rc=$?
+assert_eq "$rc:$(cat "$TMP/e")" "2:zkengine: --without: only with --scenario parallel-waits" "--without elsewhere"
 
 # --gpus 2: one context, mutex and workers per device, both kept busy
 SIMCUDA_DEVICES=2 run gpus2 --gpus 2
