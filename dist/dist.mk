@@ -6,7 +6,7 @@
 #                                                            are not all there (ldd), or PORTABLE=1
 #   $(PREFIX)/lib/gapscope/libgapscope-cupti.so              record looks for it there
 #                                                            (loader/cupti_recv.c)
-#   $(PREFIX)/share/man/man1/gapscope{,-record,-report,-script}.1   help2man, from each --help
+#   $(PREFIX)/share/man/man1/gapscope{,-record,-report,-script,-diff}.1 help2man, from each --help
 #   $(PREFIX)/share/bash-completion/completions/gapscope     dist/gapscope.bash
 
 PREFIX    ?= /usr/local
@@ -15,12 +15,13 @@ LDD       ?= ldd
 HELP2MAN  ?= help2man
 GS_VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
-MAN_CMDS  := record report script
+MAN_CMDS  := record report script diff
 MAN_PAGES := $(BUILD)/man/gapscope.1 $(patsubst %,$(BUILD)/man/gapscope-%.1,$(MAN_CMDS))
 man_name_gapscope := find the host-side causes of GPU idle time
 man_name_record   := record a program or a running process into a trace file
 man_name_script   := print a trace, one event per line
 man_name_report   := find GPU idle gaps and the chains of waits behind them
+man_name_diff     := compare two recordings by the gap time of each root cause
 
 BINDIR   = $(DESTDIR)$(PREFIX)/bin
 LIBDIR   = $(DESTDIR)$(PREFIX)/lib/gapscope

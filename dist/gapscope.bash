@@ -7,15 +7,15 @@ _gapscope()
 
 	COMPREPLY=()
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		COMPREPLY=($(compgen -W "record script report help --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "record script report diff help --help --version" -- "$cur"))
 		return
 	fi
 	if [ "$cmd" = help ]; then
-		[ "$COMP_CWORD" -eq 2 ] && COMPREPLY=($(compgen -W "record script report" -- "$cur"))
+		[ "$COMP_CWORD" -eq 2 ] && COMPREPLY=($(compgen -W "record script report diff" -- "$cur"))
 		return
 	fi
 	case $cmd in
-	record | script | report) ;;
+	record | script | report | diff) ;;
 	*) return ;;
 	esac
 	for ((i = 2; i < COMP_CWORD; i++)); do

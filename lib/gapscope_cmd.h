@@ -6,5 +6,6 @@
 int cmd_record(int argc, char **argv); /* loader/record.c */
 int cmd_script(int argc, char **argv); /* reports/script.c */
 int cmd_report(int argc, char **argv); /* reports/report.c */
+int cmd_diff(int argc, char **argv);   /* reports/diff.c */
 
 #endif

@@ -21,6 +21,7 @@ static const struct {
 	{ "record", cmd_record, "record a program or a running process into a trace file" },
 	{ "script", cmd_script, "print a trace, one event per line" },
 	{ "report", cmd_report, "find GPU idle gaps and the chains of waits behind them" },
+	{ "diff", cmd_diff, "compare two recordings' gap time by root cause" },
 };
 
 static void usage(FILE *out)

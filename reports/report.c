@@ -21,6 +21,7 @@
 #include "numarg.h"
 #include "outfile.h"
 #include "pprof.h"
+#include "program.h"
 #include "render_out.h"
 #include "trace.h"
 
@@ -252,7 +253,7 @@ static int make_dirs(const char *dir, bool force, int *dfd, int *gfd)
 }
 
 static int write_file(int dfd, const char *dir, const char *name, const struct analysis *a,
-		      const struct report_out_opts *o, bool json)
+		      const struct report_out_opts *o, const char *program, bool json)
 {
 	char path[PATH_MAX];
 	FILE *f;
@@ -264,7 +265,7 @@ static int write_file(int dfd, const char *dir, const char *name, const struct a
 		fprintf(stderr, "gapscope: cannot write %s: %s\n", path, strerror(errno));
 		return -1;
 	}
-	err = json ? summary_json__write(a, f) : summary_txt__write(a, o, f);
+	err = json ? summary_json__write_program(a, program, f) : summary_txt__write(a, o, f);
 	err = outfile__fclose(f) ?: err ? -EIO : 0;
 	if (err) {
 		unlinkat(dfd, name, 0); /* not left cut short */
@@ -290,7 +291,7 @@ int cmd_report(int argc, char **argv)
 	struct folded_out *fo = NULL;
 	struct trace_reader *tr;
 	const struct gs_hdr *first;
-	char err[512], dir[PATH_MAX], gaps[PATH_MAX];
+	char err[512], dir[PATH_MAX], gaps[PATH_MAX], program[256];
 	int ret = 1, dfd = -1, gfd = -1;
 
 	if (argp_parse(&argp, argc, argv, ARGP_NO_HELP, NULL, &env))
@@ -323,6 +324,8 @@ int cmd_report(int argc, char **argv)
 		return 1;
 	}
 	trace__close(tr);
+	if (program__of_trace(env.file, program, sizeof(program), err, sizeof(err)))
+		*program = 0; /* named by the analysis below, which reads the same file */
 	if (make_dirs(dir, env.force, &dfd, &gfd))
 		goto out;
 	snprintf(gaps, sizeof(gaps), "%.*s/gaps", (int)sizeof(gaps) - 6, dir);
@@ -348,8 +351,8 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "gapscope: cannot write the folded stacks under %s\n", gaps);
 		goto out;
 	}
-	if (write_file(dfd, dir, "summary.json", a, &oopts, true) ||
-	    write_file(dfd, dir, "summary.txt", a, &oopts, false))
+	if (write_file(dfd, dir, "summary.json", a, &oopts, program, true) ||
+	    write_file(dfd, dir, "summary.txt", a, &oopts, program, false))
 		goto out;
 	if (render_out__write(dfd, dir, env.file, a, &ropts, NULL))
 		goto out;
@@ -359,7 +362,7 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	if (env.json)
-		summary_json__write(a, stdout);
+		summary_json__write_program(a, program, stdout);
 	else
 		summary_txt__write(a, &oopts, stdout);
 	ret = 0;

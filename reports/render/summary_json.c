@@ -265,7 +265,7 @@ static void json_cupti(FILE *out, const struct analysis *a)
 	fprintf(out, "]}");
 }
 
-int summary_json__write(const struct analysis *a, FILE *out)
+static int write_json(const struct analysis *a, const char *program, FILE *out)
 {
 	/* start_ns: the trace's first moment (CLOCK_MONOTONIC), where the page's time axis begins */
 	fprintf(out,
@@ -278,6 +278,11 @@ int summary_json__write(const struct analysis *a, FILE *out)
 		fprintf(out, ":%" PRIu64, (uint64_t)a->losses[i]);
 	}
 	fprintf(out, "},\n\"offcpu_resume_unseen\":%" PRIu64, (uint64_t)a->resume_unseen);
+	/* the recorded program (program.h), for `gapscope diff` to tell two programs apart */
+	if (program && *program) {
+		fprintf(out, ",\n\"program\":");
+		esc__json(out, program, false);
+	}
 	fprintf(out,
 		",\n\"stacks\":{\"captured\":%" PRIu64 ",\"complete\":%" PRIu64
 		",\"truncated\":%" PRIu64 ",\"stopped\":%" PRIu64 ",\"fp_only\":%" PRIu64
@@ -352,4 +357,14 @@ int summary_json__write(const struct analysis *a, FILE *out)
 	}
 	fprintf(out, "]}\n");
 	return ferror(out) ? -1 : 0;
+}
+
+int summary_json__write(const struct analysis *a, FILE *out)
+{
+	return write_json(a, NULL, out);
+}
+
+int summary_json__write_program(const struct analysis *a, const char *program, FILE *out)
+{
+	return write_json(a, program, out);
 }

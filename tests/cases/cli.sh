@@ -36,7 +36,7 @@ usage_ok() {
 		    l[i + 1] !~ /^ /) print l[i] }' "$2" | grep . || die "$1: a line broken in two"
 }
 
-for c in record report script; do
+for c in record report script diff; do
 	"$GS" "$c" --help >"$TMP/$c.long"
 	"$GS" "$c" -h >"$TMP/$c.short" 2>"$TMP/$c.err" || die "$c -h: exit $?"
 	[ ! -s "$TMP/$c.err" ] || die "$c -h: $(cat "$TMP/$c.err")"
@@ -45,6 +45,7 @@ for c in record report script; do
 	cmp -s "$TMP/$c.long" "$TMP/$c.help" || die "gapscope help $c differs from $c --help"
 	case $c in
 	record) operands='(-p PID | --cgroup PATH | -- CMD [ARGS...])' ;;
+	diff) operands='A B' ;;
 	*) operands=FILE ;;
 	esac
 	usage_ok "$c" "$TMP/$c.long" "$operands"

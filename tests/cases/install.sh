@@ -12,6 +12,7 @@ ROOT=$TMP/root P=/usr/local
 D=$ROOT$P
 FILES="bin/gapscope lib/gapscope/libgapscope-cupti.so share/man/man1/gapscope.1
 share/man/man1/gapscope-record.1 share/man/man1/gapscope-report.1 share/man/man1/gapscope-script.1
+share/man/man1/gapscope-diff.1
 share/bash-completion/completions/gapscope"
 
 installed() { (cd "$D" && find . \( -type f -o -type l \) | sed 's|^\./||' | sort); }
@@ -37,7 +38,7 @@ grep -q '^Usage: gapscope record ' "$TMP/help" || die "gapscope record --help"
 assert_eq "$(cat "$TMP/out")" "inject=$D/lib/gapscope/libgapscope-cupti.so" "the collector record found"
 
 # A man page per command, from its --help: name line, and options of that command only.
-for cmd in record report script; do
+for cmd in record report script diff; do
 	page=$D/share/man/man1/gapscope-$cmd.1
 	grep -q "^\.TH GAPSCOPE-${cmd^^} \"1\"" "$page" || die "$page: no title"
 	grep -q "^gapscope-$cmd \\\\- " "$page" || die "$page: no name line"
