@@ -16,7 +16,7 @@
 #include "escape.h"
 #include "archive.h"
 #include "elfx.h"
-#include "metadata.h"
+#include "trace_out.h"
 #include "procmaps.h"
 #include "trace.h"
 #include "vec.h"
@@ -245,7 +245,7 @@ static void write_file(struct trace_out *o, const struct archive_file *f, const 
 		size_t rsize = sizeof(*r) + plen + len;
 
 		memset(r, 0, sizeof(*r));
-		meta__hdr(&r->h, GS_REC_ARCHIVE, rsize, f->tgid);
+		trace_out__hdr(&r->h, GS_REC_ARCHIVE, rsize, f->tgid);
 		r->total = size;
 		r->offset = off;
 		r->len = len;

@@ -17,6 +17,7 @@
 #include "pidns.h"
 #include "links.h"
 #include "metadata.h"
+#include "trace_out.h"
 #include "options.h"
 #include "snapshot.h"
 #include "pystack.h"

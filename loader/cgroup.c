@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
-#include "metadata.h"
+#include "trace_out.h"
 #include "procmaps.h"
 #include "trace.h"
 
@@ -137,7 +137,7 @@ static void write_level(struct cgroup_watch *w, struct trace_out *o, const char 
 
 	if (!r)
 		return;
-	meta__hdr(&r->h, GS_REC_CGROUP, size, w->gpid);
+	trace_out__hdr(&r->h, GS_REC_CGROUP, size, w->gpid);
 	r->id = w->lv[w->n - 1].id;
 	r->version = version;
 	r->quota_us = quota;
@@ -331,7 +331,7 @@ void cgroup__sample(struct cgroup_watch *w, struct trace_out *o)
 		fclose(f);
 		if (lv->acct[0] && !read_line(lv->acct, "cpuacct.usage", buf, sizeof(buf)))
 			s.usage_ns = strtoull(buf, NULL, 10);
-		meta__hdr(&s.h, GS_REC_CPUSTAT, sizeof(s), w->gpid);
+		trace_out__hdr(&s.h, GS_REC_CPUSTAT, sizeof(s), w->gpid);
 		s.id = lv->id;
 		trace_out__append(o, &s, sizeof(s));
 	}

@@ -24,7 +24,10 @@
 #include "ksyms.h"
 #include "probe_spec.h"
 #include "links.h"
+#include "counters.h"
+#include "maprecords.h"
 #include "metadata.h"
+#include "trace_out.h"
 #include "procmaps.h"
 #include "pycode.h"
 #include "stack.h"
@@ -285,7 +288,7 @@ static __u64 losses_so_far(struct consumer *c)
 {
 	__u64 kinds[GS_LOSS_MAX];
 
-	return meta__count_losses(c->skel, c->up->attach_failed, kinds);
+	return counters__losses(c->skel, c->up->attach_failed, kinds);
 }
 
 /* While recording, on a terminal only: one line, rewritten every second. */
@@ -407,8 +410,8 @@ int consumer__poll(struct consumer *c, struct target *t, int sfd, double duratio
 			if (ticks % 4 == 0)
 				trace_out__flush(c->out);
 			if (ticks % 20 == 0) {
-				meta__losses(c->out, c->skel, t->gpid, c->up->attach_failed,
-					     uprobes__cuda_libs(c->up));
+				counters__write(c->out, c->skel, t->gpid, c->up->attach_failed,
+						uprobes__cuda_libs(c->up));
 				cgroup__sample(c->cg, c->out);
 				if (c->each_second && c->each_second(c->second_ctx))
 					stop = true;

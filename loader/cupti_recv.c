@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "gpu_feeds.h"
-#include "metadata.h"
+#include "trace_out.h"
 #include "options.h"
 #include "trace.h"
 
@@ -165,7 +165,7 @@ static void on_record(struct trace_out *out, const struct gs_gpu_act *a)
 		on_status(a);
 		break;
 	}
-	meta__hdr(&rec.h, GS_REC_GPU_ACT, sizeof(rec.h) + a->size, a->pid);
+	trace_out__hdr(&rec.h, GS_REC_GPU_ACT, sizeof(rec.h) + a->size, a->pid);
 	if (a->start)
 		rec.h.ts = a->start;
 	if (a->tid)

@@ -10,7 +10,8 @@
 #include <sys/stat.h>
 
 #include "jitmap.h"
-#include "metadata.h"
+#include "maprecords.h"
+#include "trace_out.h"
 #include "trace.h"
 
 /* Appends one record of text[0, len), whole lines. */
@@ -21,7 +22,7 @@ static void write_rec(struct trace_out *o, pid_t tgid, __u32 seq, const char *te
 
 	if (!r)
 		return;
-	meta__hdr(&r->h, GS_REC_PERF_MAP, size, trace_out__gpid(o, tgid, true));
+	trace_out__hdr(&r->h, GS_REC_PERF_MAP, size, trace_out__gpid(o, tgid, true));
 	r->len = len;
 	r->seq = seq;
 	memcpy(r->text, text, len);

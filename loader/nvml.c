@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "gpu_feeds.h"
-#include "metadata.h"
+#include "trace_out.h"
 #include "trace.h"
 
 #define NVML_MAX_DEVICES 64
@@ -89,7 +89,7 @@ void nvml__sample(struct trace_out *out)
 			nv.failed++;
 			continue;
 		}
-		meta__hdr(&r.h, GS_REC_NVML, sizeof(r), 0);
+		trace_out__hdr(&r.h, GS_REC_NVML, sizeof(r), 0);
 		r.device = i;
 		r.gpu_pct = u.gpu;
 		r.mem_pct = u.memory;

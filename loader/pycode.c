@@ -10,7 +10,7 @@
 
 #include "escape.h"
 #include "record.skel.h"
-#include "metadata.h"
+#include "trace_out.h"
 #include "pycode.h"
 #include "pyoffsets.h"
 #include "trace.h"
@@ -361,7 +361,7 @@ static int name_code(struct pycode *pc, const struct pyproc *p, __u64 code)
 		free(lines);
 		return -1;
 	}
-	meta__hdr(&r->h, GS_REC_PYCODE, size, p->tgid);
+	trace_out__hdr(&r->h, GS_REC_PYCODE, size, p->tgid);
 	r->code = code;
 	r->firstlineno = first;
 	r->nlines = nlines;

@@ -33,7 +33,10 @@
 #include "jitmap.h"
 #include "links.h"
 #include "memlimit.h"
+#include "counters.h"
+#include "maprecords.h"
 #include "metadata.h"
+#include "trace_out.h"
 #include "options.h"
 #include "pycode.h"
 #include "sampler.h"
@@ -169,7 +172,7 @@ static int finish(struct consumer *c, struct links *links, struct sampler *s, st
 		archive__write_all(c->maps->archive, out); /* the mapped files, reduced */
 	sampler__write(s, c->skel, out, t->gpid, clock__mono_ns() - start_ns);
 	cgroup__sample(c->cg, out); /* the quota's last word: cpu.stat at the end */
-	meta__losses(out, c->skel, t->gpid, c->up->attach_failed, uprobes__cuda_libs(c->up));
+	counters__write(out, c->skel, t->gpid, c->up->attach_failed, uprobes__cuda_libs(c->up));
 	meta__end(out, t->gpid, c->events + c->names_read);
 	if (t->launched && t->gone)
 		meta__exit(out, t->gpid, t->status, &t->ru);
@@ -180,7 +183,7 @@ static int finish(struct consumer *c, struct links *links, struct sampler *s, st
 			"gapscope: warning: nothing was recorded from pid %d: it never ran while "
 			"recorded, or its events did not reach the recorder\n",
 			t->pid);
-	lost = meta__count_losses(c->skel, c->up->attach_failed, by_kind);
+	lost = counters__losses(c->skel, c->up->attach_failed, by_kind);
 	if (c->up->no_symtab && c->up->verbose)
 		fprintf(stderr,
 			"gapscope: no async runtime in %zu files without a symbol table (chains "

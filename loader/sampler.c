@@ -15,6 +15,7 @@
 #include "ksyms.h"
 #include "links.h"
 #include "metadata.h"
+#include "trace_out.h"
 #include "sampler.h"
 #include "trace.h"
 
@@ -144,7 +145,7 @@ void sampler__write(struct sampler *s, struct record_bpf *skel, struct trace_out
 	struct gs_rec_sampler rec = {};
 	__u32 zero = 0;
 
-	meta__hdr(&rec.h, GS_REC_SAMPLER, sizeof(rec), tgid);
+	trace_out__hdr(&rec.h, GS_REC_SAMPLER, sizeof(rec), tgid);
 	rec.kind = s->kind;
 	rec.freq = s->freq;
 	if (s->kind == GS_SAMPLER_TICK && st &&

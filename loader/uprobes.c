@@ -19,6 +19,7 @@
 #include "elfx.h"
 #include "links.h"
 #include "metadata.h"
+#include "trace_out.h"
 #include "pidns.h"
 #include "procmaps.h"
 #include "resolve.h"
