@@ -212,6 +212,12 @@ static int cmp_gap(const void *x, const void *y)
 	return a->device < b->device ? -1 : a->device > b->device;
 }
 
+/* How Python frames find the eval loop among native frames (pyframes.h). */
+static const char *native_name(void *nm, __u32 tgid, __u64 addr, bool leaf)
+{
+	return names__user(nm, tgid, addr, leaf);
+}
+
 struct analysis *analysis__open(const char *path, const struct analysis_opts *opts, char *err,
 				size_t errlen)
 {
@@ -255,7 +261,7 @@ struct analysis *analysis__open(const char *path, const struct analysis_opts *op
 	if (p->tr && p->nm && (trace__stats(p->tr)->flags & TRACE_F_PERF_MAP) &&
 	    (p->perfmaps = perfmaps__new()) && !perfmaps__scan(p->perfmaps, path))
 		names__set_perfmaps(p->nm, p->perfmaps);
-	if (p->nm && (p->py = pyframes__new(p->strs, p->nm))) {
+	if (p->nm && (p->py = pyframes__new(p->strs, native_name, p->nm))) {
 		names__set_pyframes(p->nm, p->py);
 		if (p->tr && (trace__stats(p->tr)->flags & TRACE_F_PYCODE) &&
 		    pyframes__scan(p->py, path))

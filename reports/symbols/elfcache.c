@@ -8,7 +8,6 @@
 #include <gelf.h>
 
 #include "elfcache.h"
-#include "symbols.h"
 #include "vec.h"
 
 #define ELFFILE_MAX_LOADS 16 /* PT_LOAD headers kept: files have 2 to 5 */
@@ -57,8 +56,20 @@ void elfcache__free(struct elfcache *c)
 	free(c);
 }
 
+static bool offline;
+
+void elfcache__offline(void)
+{
+	__atomic_store_n(&offline, true, __ATOMIC_RELEASE);
+}
+
+size_t elfcache__dwarf_max(void)
+{
+	return __atomic_load_n(&offline, __ATOMIC_ACQUIRE) ? ELF_DWARF_OFFLINE_MAX : ELF_DWARF_MAX;
+}
+
 /*
- * Hides f's DWARF from libdw where it is larger than symbols__dwarf_max(): libdw reads every
+ * Hides f's DWARF from libdw where it is larger than elfcache__dwarf_max(): libdw reads every
  * DWARF section of a file whole when it is first asked for any, and skips those of type
  * SHT_NOBITS (as a stripped file has them).
  */
@@ -85,7 +96,7 @@ static void dwarf_cap(Elf *e)
 			sh.sh_type = SHT_NOBITS;
 			gelf_update_shdr(scn, &sh);
 		}
-		if (sum <= symbols__dwarf_max())
+		if (sum <= elfcache__dwarf_max())
 			return;
 	}
 }

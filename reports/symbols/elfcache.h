@@ -9,7 +9,7 @@
  * unwinder's of each process that maps it) through libdwfl's find_elf callback: its unwind tables
  * and DWARF are read once into memory, not once a process. libelf keeps what it read until the
  * handle ends; the live analysis lets go of every handle every few seconds (elfcache__let_go),
- * and the next use reads again what it needs. A file's DWARF over symbols__dwarf_max() bytes is
+ * and the next use reads again what it needs. A file's DWARF over elfcache__dwarf_max() bytes is
  * not read at all (libdw reads every DWARF section whole): its names come from its symbol table.
  */
 #ifndef GAPSCOPE_ELFCACHE_H
@@ -24,6 +24,16 @@
 
 struct elfcache;
 struct elffile;
+
+/*
+ * DWARF a file may have read (libdw reads every DWARF section of a file whole): ELF_DWARF_MAX
+ * bytes, ELF_DWARF_OFFLINE_MAX after elfcache__offline() (the live analysis, whose memory is
+ * bounded; symbols__offline() calls it). A file with more is named from its symbol table alone.
+ */
+#define ELF_DWARF_MAX	      (512ull << 20)
+#define ELF_DWARF_OFFLINE_MAX (16ull << 20)
+void elfcache__offline(void);
+size_t elfcache__dwarf_max(void);
 
 struct elfcache *elfcache__new(void);
 /* Every file must have been put (elffile__put) and every Dwfl that reports one ended. */

@@ -6,12 +6,12 @@
 
 #include "decode.h"
 #include "idmap.h"
-#include "names.h"
 #include "pyframes.h"
 #include "strtab.h"
-#include "unwind.h"
 
-#define PY_PENDING   UNWIND_PENDING
+/* Events whose Python frames came and whose event did not yet: as many as the unwinder keeps
+ * snapshots waiting (unwind.h's UNWIND_PENDING), the oldest giving way. */
+#define PY_PENDING   256
 #define PY_EXPIRE_NS (1000ull * 1000 * 1000) /* frames whose event did not come by then */
 #define PY_OUT_MAX   255		     /* user frames a record holds (gs_hdr.ustack_n) */
 
@@ -40,7 +40,8 @@ struct py_pending {
 
 struct pyframes {
 	struct strtab *strs;
-	struct names *nm;
+	pyframes_native_fn native;
+	void *native_ctx;
 	struct vec codes; /* struct py_code */
 	struct idmap code_ix;
 	struct vec frames; /* struct py_fr: a frame's number is its index */
@@ -52,13 +53,14 @@ struct pyframes {
 	struct py_counts counts;
 };
 
-struct pyframes *pyframes__new(struct strtab *strs, struct names *nm)
+struct pyframes *pyframes__new(struct strtab *strs, pyframes_native_fn native, void *ctx)
 {
 	struct pyframes *p = calloc(1, sizeof(*p));
 
 	if (p) {
 		p->strs = strs;
-		p->nm = nm;
+		p->native = native;
+		p->native_ctx = ctx;
 	}
 	return p;
 }
@@ -240,7 +242,7 @@ static const struct gs_hdr *rebuild(struct pyframes *p, const struct gs_hdr *h,
 	memcpy(r, h, fixed);
 	out = (__u64 *)((char *)r + fixed);
 	for (__u32 i = 0; i < h->ustack_n && n < PY_OUT_MAX; i++) {
-		if (k < pe->n && is_eval(names__user(p->nm, h->tgid, ip[i], i == 0))) {
+		if (k < pe->n && is_eval(p->native(p->native_ctx, h->tgid, ip[i], i == 0))) {
 			/* This call of the loop ran the frames up to its first. */
 			do
 				out[n++] = frame_addr(p, h->tgid, &pe->f[k]);

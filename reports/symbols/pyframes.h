@@ -24,9 +24,15 @@
 #define PYFRAME_TAG  0x4ab0000000000000ull /* not canonical on x86-64: no code is there */
 #define PYFRAME_MASK 0xffff000000000000ull
 
-struct names;
 struct pyframes;
 struct strtab;
+
+/*
+ * Names a native frame of process tgid (leaf: the innermost, an instruction pointer rather
+ * than a return address): how the Python frames find the interpreter's eval loop among the
+ * native ones. names__user() is the one the report passes.
+ */
+typedef const char *(*pyframes_native_fn)(void *ctx, __u32 tgid, __u64 addr, bool leaf);
 
 struct py_counts {
 	__u64 stacks;	/* events whose stack got Python frames */
@@ -35,7 +41,7 @@ struct py_counts {
 };
 
 /* NULL when out of memory. */
-struct pyframes *pyframes__new(struct strtab *strs, struct names *nm);
+struct pyframes *pyframes__new(struct strtab *strs, pyframes_native_fn native, void *ctx);
 void pyframes__free(struct pyframes *p);
 /* The trace's code objects (GS_REC_PYCODE), before the ordered pass: 0, or -errno. */
 int pyframes__scan(struct pyframes *p, const char *path);

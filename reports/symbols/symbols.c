@@ -25,11 +25,7 @@ static bool offline;
 void symbols__offline(void)
 {
 	__atomic_store_n(&offline, true, __ATOMIC_RELEASE);
-}
-
-size_t symbols__dwarf_max(void)
-{
-	return __atomic_load_n(&offline, __ATOMIC_ACQUIRE) ? SYM_DWARF_OFFLINE_MAX : SYM_DWARF_MAX;
+	elfcache__offline();
 }
 
 /*

@@ -110,6 +110,7 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts);
  * separate debug files are looked for by build-id under /usr/lib/debug only. For a process whose
  * thread must not block, record --flight's live analysis; its dumps' reports, processes of their
  * own, still ask. symbols__find_debuginfo: every Dwfl_Callbacks' find_debuginfo, which obeys it.
+ * The DWARF a file may have read is the smaller bound then (elfcache__offline).
  */
 void symbols__offline(void);
 int symbols__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
@@ -171,14 +172,5 @@ void symbolizer__release_pages(struct symbolizer *s);
 
 /* The files the symbolizer reads, for the unwinder to read them once with it. */
 struct elfcache *symbolizer__files(struct symbolizer *s);
-
-/*
- * DWARF a file may have read (libdw reads every DWARF section of a file whole): SYM_DWARF_MAX
- * bytes, SYM_DWARF_OFFLINE_MAX after symbols__offline() (the live analysis, whose memory is
- * bounded). A file with more is named from its symbol table alone.
- */
-#define SYM_DWARF_MAX	      (512ull << 20)
-#define SYM_DWARF_OFFLINE_MAX (16ull << 20)
-size_t symbols__dwarf_max(void);
 
 #endif
