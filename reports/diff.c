@@ -161,10 +161,10 @@ static int add_dev(struct side *s, __u32 id, __u64 gap_ns)
 	return 0;
 }
 
-/* A trace, analysed as report analyses it (its defaults: 1 ms floor, 8 hops). */
+/* A trace, analysed as report analyses it by default (analysis.h's floor and depth). */
 static int read_trace(struct side *s, char *err, size_t errlen)
 {
-	struct analysis_opts o = { .min_gap_ns = 1000000, .max_hops = 8 };
+	struct analysis_opts o = ANALYSIS_OPTS_DEFAULT;
 	struct analysis *a;
 	int ret = 0;
 

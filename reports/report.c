@@ -277,14 +277,14 @@ static int write_file(int dfd, const char *dir, const char *name, const struct a
 
 int cmd_report(int argc, char **argv)
 {
-	struct report_env env = { .min_gap_ms = 1, .top = 10 };
+	struct report_env env = { .min_gap_ms = ANALYSIS_MIN_GAP_NS / 1e6, .top = 10 };
 	static const struct argp_child children[] = { { &cli__argp, 0, NULL, 0 }, {} };
 	const struct argp argp = { .options = opts,
 				   .parser = parse_opt,
 				   .args_doc = "FILE",
 				   .doc = doc,
 				   .children = children };
-	struct analysis_opts aopts = { .max_hops = 8 };
+	struct analysis_opts aopts = ANALYSIS_OPTS_DEFAULT;
 	struct report_out_opts oopts;
 	struct render_out_opts ropts = {};
 	struct analysis *a = NULL;

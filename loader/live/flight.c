@@ -360,10 +360,7 @@ struct flight *flight__new(const struct flight_opts *o, unsigned int ringbuf_mb)
 	 * PyTorch (266 snapshots a second, tests/gpu/flight-h100): the live analysis unwinds
 	 * FLIGHT_UNWIND_PER_S a second; the dumps' reports unwind every one of theirs.
 	 */
-	struct analysis_opts ao = { .min_gap_ns = 1000000,
-				    .max_hops = 8,
-				    .forget_gaps = true,
-				    .unwind_per_s = FLIGHT_UNWIND_PER_S };
+	struct analysis_opts ao = ANALYSIS_OPTS_DEFAULT;
 	char err[256];
 	struct stat st;
 	sigset_t mask;
@@ -384,6 +381,8 @@ struct flight *flight__new(const struct flight_opts *o, unsigned int ringbuf_mb)
 	sigaddset(&mask, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	f->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	ao.forget_gaps = true;
+	ao.unwind_per_s = FLIGHT_UNWIND_PER_S;
 	ao.on_gap = on_gap;
 	ao.ctx = f;
 	f->a = analysis__open(NULL, &ao, err, sizeof(err));

@@ -183,8 +183,8 @@ struct analysis {
 };
 
 struct analysis_opts {
-	__u64 min_gap_ns;      /* default 1 ms */
-	unsigned int max_hops; /* blame chain depth, default 8 */
+	__u64 min_gap_ns;      /* ANALYSIS_MIN_GAP_NS unless the command says */
+	unsigned int max_hops; /* blame chain depth, ANALYSIS_MAX_HOPS unless the command says */
 	bool no_file_symbols;  /* frames not named from the mapped files (names__new()) */
 	const char *debug_dir; /* --debug-dir: debug files by build-id, before /usr/lib/debug */
 	bool api_only;	       /* CUPTI's records left unread: the API-inferred tier alone */
@@ -202,6 +202,17 @@ struct analysis_opts {
 	int (*on_gap)(const struct gap *g, void *ctx);
 	void *ctx;
 };
+
+/*
+ * The floor and the chain depth every command starts from: report's --min-gap, the flight
+ * recorder's live analysis (its --trigger-gap is another matter) and diff's reading of a trace.
+ */
+#define ANALYSIS_MIN_GAP_NS 1000000ull
+#define ANALYSIS_MAX_HOPS   8
+#define ANALYSIS_OPTS_DEFAULT                                                    \
+	{                                                                        \
+		.min_gap_ns = ANALYSIS_MIN_GAP_NS, .max_hops = ANALYSIS_MAX_HOPS \
+	}
 
 /* Read and analyse the trace at path. NULL with err set when it cannot be read at all. */
 struct analysis *analysis__run(const char *path, const struct analysis_opts *opts, char *err,
