@@ -2,13 +2,13 @@
 # record --flight (issue 24): zkengine tracker-trim for over a minute under --flight 5, with
 # -o writing the whole recording of the same run beside it. simcuda's device time is scaled
 # (SIMCUDA_TIME_SCALE=10) so that the minute is mostly the simulated GPU's, whatever the load on
-# the machine: tracker-trim's gaps are malloc_trim's CPU time, not the device's. The recorder's resident size,
-# read every second, stays within 1.3x of its size at 10 s; every dump is a valid trace whose
-# report blames its trigger gap on malloc_trim via the tracker lock; the gaps of every dump are
-# those of the whole recording over the same window (from a second after its start, the
-# analysis's look-back, to its end); `fixed` at the same threshold writes no dump; and the
-# hourly cap holds, tested with SIGUSR1; and a GPU busy since before the ring gets a dump that
-# holds its trigger.
+# the machine: tracker-trim's gaps are malloc_trim's CPU time, not the device's. The recorder's
+# resident size, read every second, peaks in the run's second half within 1.2x of its first
+# half's peak; every dump is a valid trace whose report blames its trigger gap on malloc_trim
+# via the tracker lock; the gaps of every dump are those of the whole recording over the same
+# window (from a second after its start, the analysis's look-back, to its end); `fixed` at the
+# same threshold writes no dump; and the hourly cap holds, tested with SIGUSR1; and a GPU busy
+# since before the ring gets a dump that holds its trigger.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "loads BPF programs and attaches uprobes"
@@ -51,10 +51,15 @@ grep -q 'flight: the last 5 s of trace kept in at most 64 MiB' "$d/err" || die "
 secs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["duration_ns"] // 10**9)' \
 	"$d/full.report/summary.json")
 [ "$secs" -ge 60 ] || die "the run lasted $secs s, not 60"
-at10=$(awk '$1 == 10 { print $2 }' "$d/rss")
-max=$(awk '$1 >= 10 && $2 > m { m = $2 } END { print m }' "$d/rss")
-echo "RSS at 10 s $at10 KiB, at most $max KiB after (over $secs s)"
-awk -v a="$at10" -v m="$max" 'BEGIN { exit !(m <= 1.3 * a) }' || die "RSS grew past 1.3x its 10 s value"
+# The live analysis reads files to name frames and lets go of them every 5 s: the size saws up and
+# down within each 5 s. Growth is the peak of the run's second half against its first's (from 10 s
+# on, each half holding five turns of the saw at least), not a sample against a sample.
+half=$(((secs + 10) / 2))
+max1=$(awk -v h="$half" '$1 >= 10 && $1 < h && $2 > m { m = $2 } END { print m }' "$d/rss")
+max2=$(awk -v h="$half" '$1 >= h && $2 > m { m = $2 } END { print m }' "$d/rss")
+echo "RSS at most $max1 KiB from 10 s to $half s, $max2 KiB after (over $secs s)"
+awk -v a="$max1" -v m="$max2" 'BEGIN { exit !(m <= 1.2 * a) }' ||
+	die "RSS grew: its peak after $half s past 1.2x its peak before"
 
 # Every dump: a valid trace holding the gap that triggered it, its report naming malloc_trim via
 # the tracker lock, and the same gaps as the whole recording over its window.
@@ -174,9 +179,15 @@ grep -q 'GPU state at its start unknown), ' "$d/err" || die "the busy feeder's d
 python3 - "$d/full.report/summary.json" "$d"/dumps/*.gsc.report/summary.json <<'PY' || die "the busy feeder's dump"
 import json, sys
 full, dump = (json.load(open(f)) for f in sys.argv[1:3])
+# The gap's cause among its own roots: on a loaded machine other processes' preemption of the
+# feeder ("preempted", "NAME (pid N)") can outweigh it; what else runs is not this test's business.
+def cause(g):
+    own = [r for r in g["roots"] if not (r["kind"] == "preempted" and "(pid " in r["function"])]
+    top = max(own, key=lambda r: r["ns"]) if own else None
+    return top and (top["kind"], top["function"])
 def gaps(s):
-    return [(g["start_ns"], g["end_ns"], g["cause"] and g["cause"]["kind"],
-             g["cause"] and g["cause"]["function"]) for g in s["gaps"] if g["duration_ns"] >= 150e6]
+    return [(g["start_ns"], g["end_ns"]) + (cause(g) or (None, None))
+            for g in s["gaps"] if g["duration_ns"] >= 150e6]
 print("busy feeder: the whole recording %s, the dump %s" % (gaps(full), gaps(dump)))
 assert len(gaps(full)) == 1 and gaps(full)[0][2:] == ("on_cpu", "compute_input"), "whole recording"
 assert gaps(dump) == gaps(full), "the dump's gap is not the whole recording's"
