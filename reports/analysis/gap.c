@@ -184,3 +184,22 @@ void gap__chain_print(const struct gap *g, FILE *out)
 	}
 	fputc('\n', out);
 }
+
+size_t gap__chain_text(const struct gap *g, char *buf, size_t size)
+{
+	FILE *m;
+	size_t n;
+
+	if (!size)
+		return 0;
+	buf[0] = '\0';
+	if (!(m = fmemopen(buf, size, "w")))
+		return 0;
+	gap__chain_print(g, m);
+	fclose(m); /* fmemopen ends what it wrote with a NUL where there is room */
+	buf[size - 1] = '\0';
+	n = strlen(buf);
+	if (n && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	return n;
+}

@@ -124,11 +124,12 @@ struct cause {
  * Writes the gap's chain to OUT as summary.txt lists it, one line with its newline: the closer,
  * then each hop after " ← ", the root with its time ("gpu-worker-0 ← lock tracker_lock held by
  * finalizer-0 ← malloc_trim 28 ms"). Names are escaped for a terminal, C++ names shortened, and
- * a run of an async runtime's plumbing folds into one hop. It lives by the model so that any
- * text output words a chain the same way; the timeline and the flame graphs' titles word it
- * their own way (gap__chain_line, gap__chain_label in perfetto.h).
+ * a run of an async runtime's plumbing folds into one hop. It lives by the model so that every
+ * output words a chain the same way: summary.txt, the flame graphs' titles, the timeline.
  */
 void gap__chain_print(const struct gap *g, FILE *out);
+/* The same line in BUF, without its newline (cut to SIZE); its length. */
+size_t gap__chain_text(const struct gap *g, char *buf, size_t size);
 /*
  * A span of time as summary.txt writes every one (the chain's root's among them): "12.5 s" from
  * 10 s, "208 ms" from 1 ms, "0.42 ms" under that.

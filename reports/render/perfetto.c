@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
 /* timeline.json, Chrome trace events for the Perfetto UI: see perfetto.h. */
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,79 +7,6 @@
 #include "flamegraph.h"
 #include "perfetto_int.h"
 #include "reader.h"
-
-/* ---- chain text -------------------------------------------------------------------------- */
-
-static size_t cat(char *buf, size_t size, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-	int k;
-
-	if (n >= size)
-		return n;
-	va_start(ap, fmt);
-	k = vsnprintf(buf + n, size - n, fmt, ap);
-	va_end(ap);
-	n += k > 0 ? (size_t)k : 0;
-	return n < size ? n : size - 1;
-}
-
-size_t gap__chain_line(const struct gap *g, char *buf, size_t size)
-{
-	size_t n = cat(buf, size, 0, "%s", g->closer_comm ? g->closer_comm : "?");
-	char d[32];
-
-	if (!g->nchain)
-		return cat(buf, size, n, ": no thread explains the gap");
-	for (__u32 k = 0; k < g->nchain; k++) {
-		const struct chain_link *l = &g->chain[k];
-		bool more = k + 1 < g->nchain;
-
-		flame__fmt_ns(d, sizeof(d), l->ns);
-		if (l->kind == BK_LOCK || l->kind == BK_COND)
-			n = cat(buf, size, n, " blocked %s on %s %s", d, blame_kind__name(l->kind),
-				l->lock ? l->lock : "?");
-		else if (l->state == TS_BLOCKED && more)
-			n = cat(buf, size, n, " blocked %s in %s", d, l->function ?: "?");
-		else if (l->kind == BK_PROBE || l->kind == BK_CUDA)
-			n = cat(buf, size, n, " in %s for %s", l->function ?: "?", d);
-		else if (l->kind == BK_ON_CPU)
-			n = cat(buf, size, n, " on CPU%s%s for %s", l->function ? " in " : "",
-				l->function ?: "", d);
-		else if (l->kind == BK_PREEMPTED)
-			n = cat(buf, size, n, " %s for %s", l->detail ?: "preempted", d);
-		else
-			n = cat(buf, size, n, " %s %s for %s", blame_kind__name(l->kind),
-				l->function ?: "", d);
-		if (more)
-			n = cat(buf, size, n, " \u2190 %s,", l->detail ?: "?");
-	}
-	return n;
-}
-
-size_t gap__chain_label(const struct gap *g, char *buf, size_t size)
-{
-	size_t n = 0;
-
-	if (!g->nchain)
-		return cat(buf, size, 0, "unexplained");
-	for (__u32 k = 0; k < g->nchain; k++) {
-		const struct chain_link *l = &g->chain[k];
-
-		if (k)
-			n = cat(buf, size, n, " \u2190 ");
-		if (l->kind == BK_LOCK || l->kind == BK_COND)
-			n = cat(buf, size, n, "%s %s", blame_kind__name(l->kind), l->lock ?: "?");
-		else if (l->kind == BK_PROBE || l->kind == BK_CUDA)
-			n = cat(buf, size, n, "%s", l->function ?: blame_kind__name(l->kind));
-		else if (l->kind == BK_PREEMPTED)
-			n = cat(buf, size, n, "%s", l->detail ?: "preempted");
-		else
-			n = cat(buf, size, n, "%s%s%s", blame_kind__name(l->kind),
-				l->function ? " " : "", l->function ?: "");
-	}
-	return n;
-}
 
 /* ---- JSON -------------------------------------------------------------------------------- */
 
@@ -155,10 +81,10 @@ static void write_gpu(struct tl *t)
 	for (size_t i = 0; i < a->ngaps; i++) {
 		const struct gap *g = &a->gaps[i];
 		const struct chain_link *root = g->nchain ? &g->chain[g->nchain - 1] : NULL;
-		size_t n = snprintf(label, sizeof(label), "gap %u: ", g->id);
 
-		gap__chain_label(g, label + n, sizeof(label) - n);
-		gap__chain_line(g, line, sizeof(line));
+		gap__chain_text(g, line, sizeof(line));
+		snprintf(label, sizeof(label), "gap %u: %.*s", g->id, (int)sizeof(label) - 16,
+			 line);
 		flame__fmt_ns(d, sizeof(d), g->end_ns - g->start_ns);
 		tl__slice(t, GPU_PID, GPU_PID + 1 + g->device, g->start_ns, g->end_ns, "gap", label,
 			  0, false);

@@ -69,12 +69,4 @@ int timeline__write(FILE *out, const char *path, const struct analysis *a,
 		    const struct timeline_opts *o, struct timeline_stats *st, char *err,
 		    size_t errlen);
 
-/*
- * The gap's chain as a line: "gpu-worker-0 blocked 2.29 s on lock tracker_lock ← held by
- * finalizer-2, in malloc_trim for 2.27 s". Returns the length written (truncated to size).
- */
-size_t gap__chain_line(const struct gap *g, char *buf, size_t size);
-/* Its links in short: "lock tracker_lock ← malloc_trim"; "unexplained" for an empty chain. */
-size_t gap__chain_label(const struct gap *g, char *buf, size_t size);
-
 #endif

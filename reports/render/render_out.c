@@ -103,7 +103,7 @@ static int write_gap(struct ro *r, size_t i)
 	flame__fmt_ns(d, sizeof(d), g->end_ns - g->start_ns);
 	snprintf(sub, sizeof(sub), "gap %u on GPU %u: %s from %.3f s (%s)", g->id, g->device, d,
 		 (g->start_ns - r->a->start_ns) / 1e9, g->tier);
-	gap__chain_line(g, title, sizeof(title));
+	gap__chain_text(g, title, sizeof(title));
 	snprintf(name, sizeof(name), "gaps/%04u.folded", g->id);
 	r->sets[1 + i] = read_folded(r, name);
 	r->names[1 + i] = strdup(sub);
