@@ -382,6 +382,7 @@ struct flight *flight__new(const struct flight_opts *o, unsigned int ringbuf_mb)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	f->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	ao.forget_gaps = true;
+	ao.forget_idle_ns = (__u64)(o->seconds * NS);
 	ao.unwind_per_s = FLIGHT_UNWIND_PER_S;
 	ao.on_gap = on_gap;
 	ao.ctx = f;
@@ -445,6 +446,16 @@ void flight__stop(struct flight *f)
 			metrics__split(f->m, f->a->devices[d].id, &f->a->devices[d].split,
 				       f->a->devices[d].busy_ns);
 		}
+	if (f->a && (f->a->handles.streams_let_go || f->a->handles.stream_calls_refused))
+		fprintf(stderr,
+			"gapscope: flight: %llu stream handle(s) not followed: %llu let go of (over "
+			"the bounds, their process gone or unused for the window), %llu call(s) on a "
+			"new one refused; %llu event handle(s) let go of\n",
+			(unsigned long long)(f->a->handles.streams_let_go +
+					     f->a->handles.stream_calls_refused),
+			(unsigned long long)f->a->handles.streams_let_go,
+			(unsigned long long)f->a->handles.stream_calls_refused,
+			(unsigned long long)f->a->handles.events_let_go);
 	if (f->a && f->a->stacks.over_budget)
 		fprintf(stderr,
 			"gapscope: flight: %llu stack snapshot(s) left to the dumps' reports: the live "

@@ -201,6 +201,8 @@ static void prune(struct analysis *a, __u64 now)
 		tasks__prune(p->tasks, h - LOOKBACK_NS);
 		analysis_priv__forget_exited(p, h - LOOKBACK_NS);
 	}
+	if (p->opts.forget_idle_ns)
+		gputime__forget_idle(p->gt, now, p->opts.forget_idle_ns);
 }
 
 static int cmp_gap(const void *x, const void *y)
@@ -382,6 +384,7 @@ int analysis__finish(struct analysis *a, char *err, size_t errlen)
 	a->duration_ns = a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0;
 	if (gputime__finish(p->gt, a->start_ns, a->end_ns, &a->devices, &a->ndevices))
 		goto oom;
+	gputime__handles(p->gt, &a->handles);
 	if (p->tiers &&
 	    (tiers__devices(p->tiers, a->start_ns, a->end_ns, &a->devices, &a->ndevices) ||
 	     tiers__agree(p->tiers, a)))

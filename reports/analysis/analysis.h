@@ -119,7 +119,20 @@ struct under_floor {
 	struct folded *stacks;
 };
 
-#define ANALYSIS_LOSS_MAX (GS_LOSS_MAX + 6)
+#define ANALYSIS_LOSS_MAX (GS_LOSS_MAX + 8)
+
+/*
+ * The API tier's stream and event handles (reports/analysis/gputime_int.h bounds them): kept
+ * now and at most, let go of (a bound reached, an exited process's, or in a live analysis unused
+ * for its window), and calls refused (a new stream past a bound where every stream has work);
+ * and the work done finding and visiting streams (a unit: an entry looked at), in all, in the
+ * call that did most, and the launches, for work per launch.
+ */
+struct handle_stats {
+	__u64 streams, streams_peak, streams_let_go, stream_calls_refused;
+	__u64 events, events_peak, events_let_go;
+	__u64 work, work_max, launches;
+};
 
 /* How far the API-inferred gaps of a device agree with CUPTI's (reports/analysis/tiers.h). */
 struct tier_agreement {
@@ -155,6 +168,7 @@ struct analysis {
 	__u64 losses[ANALYSIS_LOSS_MAX];
 	size_t nlosses;
 	__u64 lost_events; /* sum of losses */
+	struct handle_stats handles;
 	/* Processes that ran before their library probes were in place (GS_REC_UNPROBED): how
 	 * many, for how long in all, the longest (its process), by why they joined. */
 	struct {
@@ -196,6 +210,9 @@ struct analysis_opts {
 	/* Gaps handed to on_gap and counted (gap_ns, causes), but not kept in gaps[]: a live
 	 * analysis that runs for days (record --flight) keeps no list that grows with them. */
 	bool forget_gaps;
+	/* Live: the stream and event handles without work unused this long are let go of
+	 * (record --flight: its window); 0: kept up to their bounds (gputime_int.h). */
+	__u64 forget_idle_ns;
 	/* Stack snapshots unwound a second at most (unwinder__set_budget); 0: all. */
 	unsigned int unwind_per_s;
 	/* Called once per gap, in completion order (seq), id not yet set; non-zero stops. */

@@ -186,6 +186,7 @@ void analysis_priv__forget_exited(struct analysis_priv *p, __u64 horizon)
 		struct exited_proc *e = VEC_AT(&p->exited, struct exited_proc, i);
 
 		if (e->ts < horizon) {
+			gputime__forget_proc(p->gt, e->tgid, e->ts);
 			unwinder__forget(p->uw, e->tgid);
 			names__forget(p->nm, e->tgid);
 			continue;

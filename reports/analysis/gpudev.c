@@ -10,9 +10,93 @@
 
 #define UNSURE_MAX 1024 /* windows kept open per busy interval */
 
-static bool outstanding(const struct stream *s)
+/*
+ * A device's outstanding streams in a binary heap by start_eff, each knowing its place
+ * (s->heap, + 1): the first to start after another's work is done is at the top.
+ */
+static struct stream **heap_at(struct gdev *d, size_t i)
 {
-	return s->last_launch && s->last_launch >= s->done_before;
+	return VEC_AT(&d->heap, struct stream *, i);
+}
+
+static void heap_put(struct gdev *d, size_t i, struct stream *s)
+{
+	*heap_at(d, i) = s;
+	s->heap = i + 1;
+}
+
+static void heap_fix(struct gputime *g, struct gdev *d, size_t i)
+{
+	struct stream *s = *heap_at(d, i);
+
+	while (i && (*heap_at(d, (i - 1) / 2))->start_eff > s->start_eff) {
+		g->hs.work++;
+		heap_put(d, i, *heap_at(d, (i - 1) / 2));
+		i = (i - 1) / 2;
+	}
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		g->hs.work++;
+		if (c >= d->heap.n)
+			break;
+		if (c + 1 < d->heap.n &&
+		    (*heap_at(d, c + 1))->start_eff < (*heap_at(d, c))->start_eff)
+			c++;
+		if ((*heap_at(d, c))->start_eff >= s->start_eff)
+			break;
+		heap_put(d, i, *heap_at(d, c));
+		i = c;
+	}
+	heap_put(d, i, s);
+}
+
+void gpudev__heap_del(struct gputime *g, struct stream *s)
+{
+	struct gdev *d = &g->dev[s->device];
+	size_t i = s->heap - 1;
+	struct stream *last = *heap_at(d, --d->heap.n);
+
+	s->heap = 0;
+	if (last == s)
+		return;
+	heap_put(d, i, last);
+	heap_fix(g, d, i);
+}
+
+void gpudev__heap_sync(struct gputime *g, struct stream *s)
+{
+	struct gdev *d = &g->dev[s->device];
+	struct stream **p;
+
+	if (!outstanding(s)) {
+		if (s->heap)
+			gpudev__heap_del(g, s);
+		return;
+	}
+	if (s->heap) {
+		heap_fix(g, d, s->heap - 1); /* its start may have moved */
+		return;
+	}
+	p = vec__push(&d->heap, sizeof(*p));
+	if (!p)
+		return; /* out of memory: not a candidate for the next start */
+	heap_put(d, d->heap.n - 1, s);
+	heap_fix(g, d, d->heap.n - 1);
+}
+
+/* A stream without work, which the evidence loops leave out: the floors they raised. */
+void gpudev__floor(struct gputime *g, struct stream *s)
+{
+	const struct gdev *d = &g->dev[s->device];
+	__u64 f = d->floor_all;
+
+	if (!s->non_blocking && d->floor_blocking > f)
+		f = d->floor_blocking;
+	if (s->proc->floor > f)
+		f = s->proc->floor;
+	if (f > s->done_before)
+		s->done_before = f;
 }
 
 /* The device's latest gap is final: the trace has passed its end. */
@@ -227,21 +311,28 @@ void gpudev__evidence(struct gputime *g, struct stream *s, __u64 cut, const stru
 		__u64 rec[STREAM_WAITS];
 		__u32 k = 0, n = 0;
 
+		g->hs.work++;
 		if (cur.expanded) {
 			work->n--;
 			evidence_done(g, cur.s, cur.was, cur.tail, op);
+			gputime__track(g, cur.s, op->end);
 			continue;
 		}
 		st = VEC_AT(work, struct evidence_step, work->n - 1);
 		st->expanded = true;
 		st->was = outstanding(cur.s);
 		st->tail = cur.s->tail_last < cur.cut ? cur.s->tail_ns : 0;
-		if (cur.cut > cur.s->done_before)
+		if (cur.cut > cur.s->done_before) {
 			cur.s->done_before = cur.cut;
+			gpudev__heap_sync(g, cur.s); /* no longer the next to start */
+		}
 		for (__u32 i = 0; i < cur.s->nwaits; i++) {
 			if (cur.s->waits[i].at < cur.cut) {
-				src[n] = cur.s->waits[i].src;
-				rec[n++] = cur.s->waits[i].rec;
+				/* Let go of meanwhile: its news is lost with it. */
+				src[n] = gputime__find(g, cur.s->waits[i].src_handle,
+						       cur.s->waits[i].src_owner);
+				rec[n] = cur.s->waits[i].rec;
+				n += src[n] != NULL;
 			} else {
 				cur.s->waits[k++] = cur.s->waits[i];
 			}
@@ -274,8 +365,8 @@ static void evidence_done(struct gputime *g, struct stream *s, bool was, __u64 t
 		if (op->end > d->last_signal)
 			d->last_signal = op->end;
 	}
-	if (!outstanding(s))
-		s->ever_done |= was;
+	if (!outstanding(s) && was)
+		s->ever_done = d->ever_done = true;
 	if (s->copy_free && s->copy_free <= op->end)
 		s->copy_free = 0;
 	if (!was || outstanding(s))
@@ -307,10 +398,8 @@ static void evidence_done(struct gputime *g, struct stream *s, bool was, __u64 t
 		end = op->woken;
 		less = strtab__internf(g->strs, ", woken %.3f ms before", (op->end - end) / 1e6);
 	}
-	for (const struct stream *o = g->streams; o; o = o->next)
-		if (o->device == s->device && outstanding(o) &&
-		    (!next || o->start_eff < next->start_eff))
-			next = o;
+	if (d->heap.n)
+		next = *VEC_AT(&d->heap, struct stream *, 0);
 	if (!next || next->start_eff <= end || end <= d->busy_since ||
 	    next->start_eff - end < g->min_gap)
 		return;
@@ -346,9 +435,19 @@ void gpudev__queue_copy(struct gputime *g, struct stream *s, const struct gop *o
 void gpudev__evidence_all(struct gputime *g, __u32 device, bool blocking_only, __u64 cut,
 			  const struct gop *op)
 {
-	for (struct stream *s = g->streams; s; s = s->next)
-		if (s->device == device && !(blocking_only && s->non_blocking))
+	struct gdev *d = &g->dev[device];
+	size_t n = gputime__visit(g, &d->active, false);
+	__u64 *floor = blocking_only ? &d->floor_blocking : &d->floor_all;
+
+	/* Those without work only raise the floor (gpudev__floor). */
+	if (cut > *floor)
+		*floor = cut;
+	for (size_t i = 0; i < n; i++) {
+		struct stream *s = *VEC_AT(&g->visit, struct stream *, i);
+
+		if (!(blocking_only && s->non_blocking))
 			gpudev__evidence(g, s, cut, op);
+	}
 }
 
 __u64 gputime__idle_since(const struct gputime *g)
@@ -382,16 +481,7 @@ __u32 gputime__launcher(const struct gputime *g, __u32 device, __u64 t)
 /* Whether the device had launches and no completion signal ever closed any of them. */
 static bool busy_unknown(const struct gputime *g, __u32 device)
 {
-	bool launched = false;
-
-	for (const struct stream *s = g->streams; s; s = s->next) {
-		if (s->device != device)
-			continue;
-		if (s->ever_done)
-			return false;
-		launched |= s->launches > 0;
-	}
-	return launched;
+	return g->dev[device].seen && !g->dev[device].ever_done; /* seen: launched */
 }
 
 /* The device's streams still outstanding at t1, and for how long no evidence closed them. */
@@ -401,14 +491,17 @@ static const char *unclosed(struct gputime *g, __u32 device, __u64 t1)
 	size_t n = 0, k = 0;
 
 	buf[0] = 0;
-	for (const struct stream *s = g->streams; s; s = s->next) {
-		if (s->device != device || !outstanding(s))
+	for (struct glink *l = g->dev[device].active.next; l != &g->dev[device].active;
+	     l = l->next) {
+		const struct stream *s = GLIST_ENTRY(l, struct stream, glink);
+
+		if (!outstanding(s))
 			continue;
 		if (k++ < 4 && n < sizeof(buf))
 			n += snprintf(buf + n, sizeof(buf) - n,
 				      "%sstream 0x%llx (work queued %.3f s "
 				      "before the end)",
-				      n ? ", " : "", (unsigned long long)s->key_handle,
+				      n ? ", " : "", (unsigned long long)s->hn.k1,
 				      t1 > s->open_since ? (t1 - s->open_since) / 1e9 : 0.0);
 	}
 	if (k > 4 && n < sizeof(buf))

@@ -14,6 +14,10 @@ struct gputime *gputime__new(struct strtab *strs, __u64 min_gap_ns)
 	if (g) {
 		g->strs = strs;
 		g->min_gap = min_gap_ns;
+		glist_init(&g->idle_streams);
+		glist_init(&g->ev_lru);
+		for (int i = 0; i < MAX_DEVICES; i++)
+			glist_init(&g->dev[i].active);
 	}
 	return g;
 }
@@ -24,50 +28,182 @@ void gputime__copy_model(struct gputime *g, double gbytes_per_s, double latency_
 	g->copy_latency_ns = latency_us > 0 ? (__u64)(latency_us * 1e3) : 0;
 }
 
-void gputime__free(struct gputime *g)
+/* ---- the hash tables: chained, doubled when as full as they are long -------------------- */
+
+static size_t htab_slot(const struct htab *t, __u64 k1, __u64 k2)
 {
-	if (!g)
-		return;
-	while (g->streams) {
-		struct stream *s = g->streams;
+	/* Handles are aligned and often sequential: the product's high bits folded in. */
+	__u64 h = (k1 ^ k2 * 0x9e3779b97f4a7c15ull) * 0x9e3779b97f4a7c15ull;
 
-		g->streams = s->next;
-		free(s);
-	}
-	while (g->threads) {
-		struct tstate *t = g->threads;
-
-		g->threads = t->next;
-		free(t);
-	}
-	while (g->ctxs) {
-		struct ctxmap *c = g->ctxs;
-
-		g->ctxs = c->next;
-		free(c);
-	}
-	for (int i = 0; i < MAX_DEVICES; i++) {
-		vec__free(&g->dev[i].busy);
-		vec__free(&g->dev[i].unsure);
-	}
-	while (g->events) {
-		struct evrec *e = g->events;
-
-		g->events = e->next;
-		free(e);
-	}
-	vec__free(&g->idle);
-	vec__free(&g->cuda_tgids);
-	vec__free(&g->evidence_work);
-	free(g);
+	return (h ^ h >> 32) & (t->cap - 1);
 }
 
-static bool cuda_proc(const struct gputime *g, __u32 tgid)
+static struct hnode *htab_find(struct gputime *g, const struct htab *t, __u64 k1, __u64 k2)
 {
-	for (size_t i = 0; i < g->cuda_tgids.n; i++)
-		if (*VEC_AT(&g->cuda_tgids, __u32, i) == tgid)
-			return true;
-	return false;
+	if (!t->cap)
+		return NULL;
+	for (struct hnode *n = t->b[htab_slot(t, k1, k2)]; n; n = n->next) {
+		g->hs.work++;
+		if (n->k1 == k1 && n->k2 == k2)
+			return n;
+	}
+	return NULL;
+}
+
+static int htab_add(struct htab *t, struct hnode *n)
+{
+	size_t i;
+
+	if (t->n >= t->cap) {
+		struct htab big = { .cap = t->cap ? t->cap * 2 : 256, .n = t->n };
+
+		big.b = calloc(big.cap, sizeof(*big.b));
+		if (!big.b)
+			return -ENOMEM;
+		for (size_t j = 0; j < t->cap; j++)
+			while (t->b[j]) {
+				struct hnode *m = t->b[j];
+
+				t->b[j] = m->next;
+				i = htab_slot(&big, m->k1, m->k2);
+				m->next = big.b[i];
+				big.b[i] = m;
+			}
+		free(t->b);
+		*t = big;
+	}
+	i = htab_slot(t, n->k1, n->k2);
+	n->next = t->b[i];
+	t->b[i] = n;
+	t->n++;
+	return 0;
+}
+
+static void htab_del(struct gputime *g, struct htab *t, struct hnode *n)
+{
+	for (struct hnode **p = &t->b[htab_slot(t, n->k1, n->k2)]; *p; p = &(*p)->next) {
+		g->hs.work++;
+		if (*p == n) {
+			*p = n->next;
+			t->n--;
+			return;
+		}
+	}
+}
+
+/* ---- processes, streams and events ------------------------------------------------------ */
+
+static struct gproc *proc_of(struct gputime *g, __u32 tgid, bool create)
+{
+	struct gproc *p = g->last_proc;
+
+	if (p && p->hn.k1 == tgid)
+		return p;
+	p = (struct gproc *)htab_find(g, &g->procs, tgid, 0);
+	if (p || !create)
+		return p ? g->last_proc = p : NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->hn.k1 = tgid;
+	glist_init(&p->active);
+	glist_init(&p->idle);
+	glist_init(&p->events);
+	if (htab_add(&g->procs, &p->hn)) {
+		free(p);
+		return NULL;
+	}
+	return g->last_proc = p;
+}
+
+static void proc_free(struct gputime *g, struct gproc *p)
+{
+	htab_del(g, &g->procs, &p->hn);
+	if (g->last_proc == p)
+		g->last_proc = NULL;
+	free(p);
+}
+
+struct stream *gputime__find(struct gputime *g, __u64 handle, __u64 owner)
+{
+	struct stream *s = g->last;
+
+	g->hs.work++;
+	if (s && s->hn.k1 == handle && s->hn.k2 == owner)
+		return s;
+	s = (struct stream *)htab_find(g, &g->streams, handle, owner);
+	return s ? g->last = s : NULL;
+}
+
+static void stream_free(struct gputime *g, struct stream *s)
+{
+	if (s->heap)
+		gpudev__heap_del(g, s);
+	htab_del(g, &g->streams, &s->hn);
+	glist_del(&s->plink);
+	glist_del(&s->glink);
+	s->proc->nstreams--;
+	if (g->last == s)
+		g->last = NULL;
+	g->hs.streams--;
+	g->hs.streams_let_go++;
+	free(s);
+}
+
+/* The least recently used stream without work in list h (by plink or glink) let go of. */
+static bool let_go_idle(struct gputime *g, struct glink *h, bool by_plink)
+{
+	if (h->next == h)
+		return false;
+	stream_free(g, by_plink ? GLIST_ENTRY(h->next, struct stream, plink) :
+				  GLIST_ENTRY(h->next, struct stream, glink));
+	return true;
+}
+
+void gputime__track(struct gputime *g, struct stream *s, __u64 now)
+{
+	bool active = outstanding(s) || s->nwaits || s->copy_free || s->host_fn || s->capturing;
+
+	gpudev__heap_sync(g, s);
+	if (active == s->active) {
+		if (!active && now > s->used) { /* used now: the most recent of the idle */
+			s->used = now;
+			glist_del(&s->plink);
+			glist_del(&s->glink);
+			glist_add_tail(&s->proc->idle, &s->plink);
+			glist_add_tail(&g->idle_streams, &s->glink);
+		}
+		return;
+	}
+	glist_del(&s->plink);
+	glist_del(&s->glink);
+	s->active = active;
+	if (active) {
+		glist_add_tail(&s->proc->active, &s->plink);
+		glist_add_tail(&g->dev[s->device].active, &s->glink);
+		return;
+	}
+	s->used = now > s->used ? now : s->used;
+	glist_add_tail(&s->proc->idle, &s->plink);
+	glist_add_tail(&g->idle_streams, &s->glink);
+}
+
+size_t gputime__visit(struct gputime *g, struct glink *h, bool by_plink)
+{
+	size_t n = 0;
+
+	g->visit.n = 0;
+	for (struct glink *l = h->next; l != h; l = l->next) {
+		struct stream **p = vec__push(&g->visit, sizeof(*p));
+
+		g->hs.work++;
+		if (!p)
+			break; /* out of memory: the rest left without this evidence */
+		*p = by_plink ? GLIST_ENTRY(l, struct stream, plink) :
+				GLIST_ENTRY(l, struct stream, glink);
+		n++;
+	}
+	return n;
 }
 
 static struct tstate *thread_of(struct gputime *g, __u32 tid)
@@ -117,46 +253,182 @@ static void ctx_set_device(struct gputime *g, __u64 ctx, __u32 device)
 	g->ctxs = c;
 }
 
-/* The stream a call names: NULL-stream handles belong to the calling thread's context. */
-static struct stream *stream_of(struct gputime *g, const struct gop *op, bool create)
+/* The key of the stream a call names: NULL-stream handles belong to the calling thread's
+ * context, the others to its process. */
+static __u64 stream_owner(struct gputime *g, const struct gop *op, __u64 *ctx)
 {
 	struct tstate *t = thread_of(g, op->tid);
-	__u64 ctx = op->ctx ? op->ctx : t ? t->ctx : 0;
-	__u64 owner = op->stream <= NULL_STREAM_MAX ? ctx : op->tgid;
-	struct stream *s = g->last;
+
+	*ctx = op->ctx ? op->ctx : t ? t->ctx : 0;
+	return op->stream <= NULL_STREAM_MAX ? *ctx : op->tgid;
+}
+
+/*
+ * The stream of p that has had work the longest let go of, for the call op: its work is taken
+ * as done then. A program that names more streams than the bound with work on each names
+ * handles its driver refused (their launches never ran), or has long lost track of the first.
+ */
+static bool let_go_active(struct gputime *g, struct gproc *p, const struct gop *op)
+{
+	struct gop done = {
+		.t = op->t,
+		.end = op->t,
+		.tid = op->tid,
+		.tgid = op->tgid,
+		.fn = "a stream's work",
+		.verb = "taken as done, let go of for the bound on streams, by",
+		.comm = op->comm,
+	};
+	struct stream *s;
+
+	if (p->active.next == &p->active)
+		return false;
+	s = GLIST_ENTRY(p->active.next, struct stream, plink);
+	gpudev__evidence(g, s, UINT64_MAX, &done);
+	stream_free(g, s);
+	return true;
+}
+
+/*
+ * The stream a call names, made where create says so and the bounds allow: past them it takes
+ * the place of the least recently used stream without work (of its process, or of all), or
+ * where there is none, of the process's stream that has had work the longest; where the
+ * process has none either, the call is refused (NULL, counted).
+ */
+static struct stream *stream_of(struct gputime *g, const struct gop *op, bool create)
+{
+	__u64 ctx, owner = stream_owner(g, op, &ctx);
+	struct stream *s = gputime__find(g, op->stream, owner);
+	struct gproc *p;
 	bool known;
 
-	if (s && s->key_handle == op->stream && s->key_owner == owner)
+	if (s) {
+		if (!s->active && op->t > s->used)
+			gputime__track(g, s, op->t);
 		return s;
-	for (s = g->streams; s; s = s->next)
-		if (s->key_handle == op->stream && s->key_owner == owner)
-			return g->last = s;
-	if (!create || !(s = calloc(1, sizeof(*s))))
+	}
+	if (!create || !(p = proc_of(g, op->tgid, true)))
 		return NULL;
-	s->key_handle = op->stream;
-	s->key_owner = owner;
+	if ((op->stream > NULL_STREAM_MAX && p->nstreams >= STREAMS_PER_PROC &&
+	     !let_go_idle(g, &p->idle, true) && !let_go_active(g, p, op)) ||
+	    (g->hs.streams >= STREAMS_MAX && !let_go_idle(g, &g->idle_streams, false) &&
+	     !let_go_active(g, p, op))) {
+		g->hs.stream_calls_refused++;
+		return NULL;
+	}
+	if (!(s = calloc(1, sizeof(*s))))
+		return NULL;
+	s->hn.k1 = op->stream;
+	s->hn.k2 = owner;
+	if (htab_add(&g->streams, &s->hn)) {
+		free(s);
+		return NULL;
+	}
+	s->proc = p;
 	s->tgid = op->tgid;
 	s->device = device_of_ctx(g, ctx, &known) % MAX_DEVICES;
 	s->known_device = known;
-	s->next = g->streams;
-	g->streams = s;
+	s->used = op->t;
+	glist_add_tail(&p->idle, &s->plink);
+	glist_add_tail(&g->idle_streams, &s->glink);
+	p->nstreams++;
+	if (++g->hs.streams > g->hs.streams_peak)
+		g->hs.streams_peak = g->hs.streams;
 	return g->last = s;
 }
 
-static struct evrec *event_of(struct gputime *g, __u64 handle, __u32 tgid, bool create)
+static void event_free(struct gputime *g, struct evrec *e)
 {
-	struct evrec *e;
+	htab_del(g, &g->events, &e->hn);
+	glist_del(&e->plink);
+	glist_del(&e->glink);
+	e->proc->nevents--;
+	g->hs.events--;
+	g->hs.events_let_go++;
+	free(e);
+}
 
-	for (e = g->events; e; e = e->next)
-		if (e->handle == handle && e->tgid == tgid)
-			return e;
-	if (!create || !(e = calloc(1, sizeof(*e))))
+/* An event by handle, made where create says so: past the bounds it takes the place of the
+ * least recently used event (of its process, or of all). */
+static struct evrec *event_of(struct gputime *g, __u64 handle, __u32 tgid, bool create, __u64 now)
+{
+	struct evrec *e = (struct evrec *)htab_find(g, &g->events, handle, tgid);
+	struct gproc *p;
+
+	if (e) {
+		e->used = now > e->used ? now : e->used;
+		glist_del(&e->plink);
+		glist_del(&e->glink);
+		glist_add_tail(&e->proc->events, &e->plink);
+		glist_add_tail(&g->ev_lru, &e->glink);
+		return e;
+	}
+	if (!create || !(p = proc_of(g, tgid, true)))
 		return NULL;
-	e->handle = handle;
-	e->tgid = tgid;
-	e->next = g->events;
-	g->events = e;
+	if (p->nevents >= EVENTS_PER_PROC)
+		event_free(g, GLIST_ENTRY(p->events.next, struct evrec, plink));
+	if (g->hs.events >= EVENTS_MAX)
+		event_free(g, GLIST_ENTRY(g->ev_lru.next, struct evrec, glink));
+	if (!(e = calloc(1, sizeof(*e))))
+		return NULL;
+	e->hn.k1 = handle;
+	e->hn.k2 = tgid;
+	if (htab_add(&g->events, &e->hn)) {
+		free(e);
+		return NULL;
+	}
+	e->proc = p;
+	e->used = now;
+	glist_add_tail(&p->events, &e->plink);
+	glist_add_tail(&g->ev_lru, &e->glink);
+	p->nevents++;
+	if (++g->hs.events > g->hs.events_peak)
+		g->hs.events_peak = g->hs.events;
 	return e;
+}
+
+void gputime__free(struct gputime *g)
+{
+	struct htab *tabs[3];
+
+	if (!g)
+		return;
+	tabs[0] = &g->streams;
+	tabs[1] = &g->events;
+	tabs[2] = &g->procs;
+	for (size_t k = 0; k < 3; k++) {
+		struct htab *t = tabs[k];
+
+		for (size_t i = 0; i < t->cap; i++)
+			while (t->b[i]) {
+				struct hnode *n = t->b[i];
+
+				t->b[i] = n->next;
+				free(n); /* the first member of each entry */
+			}
+		free(t->b);
+	}
+	while (g->threads) {
+		struct tstate *t = g->threads;
+
+		g->threads = t->next;
+		free(t);
+	}
+	while (g->ctxs) {
+		struct ctxmap *c = g->ctxs;
+
+		g->ctxs = c->next;
+		free(c);
+	}
+	for (int i = 0; i < MAX_DEVICES; i++) {
+		vec__free(&g->dev[i].busy);
+		vec__free(&g->dev[i].unsure);
+		vec__free(&g->dev[i].heap);
+	}
+	vec__free(&g->idle);
+	vec__free(&g->evidence_work);
+	vec__free(&g->visit);
+	free(g);
 }
 
 /* The device a context-wide call (or a synchronous copy) synchronizes. */
@@ -221,13 +493,15 @@ static void call_returned(struct gputime *g, const struct gop *op)
 		break;
 	case CU_K_SYNC_EVENT:
 	case CU_K_EVENT_QUERY:
-		ev = event_of(g, op->handle, op->tgid, false);
+		ev = event_of(g, op->handle, op->tgid, false, op->t);
 		if (!ev)
 			break;
 		for (int i = 0; i < 2; i++)
-			if (ev->rec[i].stream && ev->rec[i].ts < op->t) {
-				/* launches before the record */
-				gpudev__evidence(g, ev->rec[i].stream, ev->rec[i].ts + 1, op);
+			if (ev->rec[i].set && ev->rec[i].ts < op->t) {
+				/* launches before the record (on a stream still kept) */
+				s = gputime__find(g, ev->rec[i].handle, ev->rec[i].owner);
+				if (s)
+					gpudev__evidence(g, s, ev->rec[i].ts + 1, op);
 				break;
 			}
 		break;
@@ -282,21 +556,18 @@ int gputime__add(struct gputime *g, const struct cu_event *e, const char *fn, co
 		.fn = fn,
 		.comm = comm,
 	};
+	__u64 work = g->hs.work;
 	struct tstate *t;
 	struct stream *s;
 	struct evrec *ev;
 
 	gpudev__flush_due(g, op.end);
 	t = thread_of(g, op.tid);
-	if (t && !t->cuda) {
+	if (t)
 		t->cuda = true;
-		if (!cuda_proc(g, op.tgid)) {
-			__u32 *p = vec__push(&g->cuda_tgids, sizeof(*p));
-
-			if (p)
-				*p = op.tgid;
-		}
-	}
+	/* Its process made CUDA calls: its threads' wake chains are followed. */
+	if (!proc_of(g, op.tgid, true))
+		return -ENOMEM;
 	switch (e->kind) {
 	case CU_K_CTX_SET:
 	case CU_K_CTX_PUSH:
@@ -306,14 +577,18 @@ int gputime__add(struct gputime *g, const struct cu_event *e, const char *fn, co
 		break;
 	case CU_K_LAUNCH:
 	case CU_K_GRAPH_LAUNCH:
+		g->hs.launches++;
 		s = stream_of(g, &op, true);
-		if (s && !s->capturing)
+		if (s && !s->capturing) {
 			gpudev__launch(g, s, &op);
+			gputime__track(g, s, op.t);
+		}
 		break;
 	case CU_K_STREAM_WAIT:
-		ev = event_of(g, op.handle, op.tgid, false);
+		ev = event_of(g, op.handle, op.tgid, false, op.t);
 		s = stream_of(g, &op, true);
-		if (ev && s && ev->rec[0].stream && ev->rec[0].stream != s &&
+		if (ev && s && ev->rec[0].set &&
+		    (ev->rec[0].handle != s->hn.k1 || ev->rec[0].owner != s->hn.k2) &&
 		    ev->rec[0].ts < op.t) {
 			__u32 k = s->nwaits;
 
@@ -325,9 +600,11 @@ int gputime__add(struct gputime *g, const struct cu_event *e, const char *fn, co
 			} else {
 				s->nwaits++;
 			}
-			s->waits[k].src = ev->rec[0].stream;
+			s->waits[k].src_handle = ev->rec[0].handle;
+			s->waits[k].src_owner = ev->rec[0].owner;
 			s->waits[k].rec = ev->rec[0].ts;
 			s->waits[k].at = op.t;
+			gputime__track(g, s, op.t);
 		}
 		break;
 	case CU_K_HOST_FUNC:
@@ -336,19 +613,25 @@ int gputime__add(struct gputime *g, const struct cu_event *e, const char *fn, co
 		if (s && !s->capturing && s->last_launch >= s->done_before) {
 			s->host_fn = op.t;
 			s->host_arg = op.aux;
+			gputime__track(g, s, op.t);
 		}
 		break;
 	case CU_K_CAPTURE_BEGIN:
 	case CU_K_CAPTURE_END:
 		s = stream_of(g, &op, true);
-		if (s)
+		if (s) {
 			s->capturing = op.kind == CU_K_CAPTURE_BEGIN;
+			gputime__track(g, s, op.t);
+		}
 		break;
 	case CU_K_EVENT_RECORD:
-		ev = event_of(g, op.handle, op.tgid, true);
+		ev = event_of(g, op.handle, op.tgid, true, op.t);
 		if (ev) {
 			ev->rec[1] = ev->rec[0];
-			ev->rec[0].stream = stream_of(g, &op, true);
+			s = stream_of(g, &op, true);
+			ev->rec[0].set = s; /* a stream refused: nothing to wait for */
+			ev->rec[0].handle = s ? s->hn.k1 : 0;
+			ev->rec[0].owner = s ? s->hn.k2 : 0;
 			ev->rec[0].ts = op.t;
 		}
 		break;
@@ -361,18 +644,26 @@ int gputime__add(struct gputime *g, const struct cu_event *e, const char *fn, co
 		s = g->copy_bytes_per_ns > 0 && (strstr(fn, "HtoD") || strstr(fn, "DtoH")) ?
 			    stream_of(g, &op, true) :
 			    NULL;
-		/* Launches on its stream that the trace left out (cuda.h): the last one's time. */
+		/* Launches on its stream that the trace left out (cuda.h): the last one's time,
+		 * after the evidence that loops over streams with work gave the others. */
 		if (s && (e->h.flags & CU_EF_PRIOR_LAUNCH) && !s->capturing && e->dur_ns <= op.t &&
-		    op.t - e->dur_ns > s->last_launch)
+		    op.t - e->dur_ns > s->last_launch) {
+			if (!outstanding(s))
+				gpudev__floor(g, s);
 			s->last_launch = op.t - e->dur_ns;
-		if (s)
+		}
+		if (s) {
 			gpudev__queue_copy(g, s, &op, strstr(fn, "DtoH"));
+			gputime__track(g, s, op.t);
+		}
 		break;
 	default:
 		/* An entry whose return was not seen: no evidence. */
 		if (ret)
 			call_returned(g, &op);
 	}
+	if (g->hs.work - work > g->hs.work_max)
+		g->hs.work_max = g->hs.work - work;
 	return 0;
 }
 
@@ -390,12 +681,22 @@ static const struct toff *ran_since(const struct tstate *t, __u64 w)
 	return NULL;
 }
 
-/* The GPU work of process tgid queued before cut was done at t (op names how it was seen). */
+/*
+ * The GPU work of process tgid queued before cut was done at t (op names how it was seen): its
+ * streams with work take the evidence, the others (whose work was done already) only the floor
+ * a launch the trace left out is held to (gputime__add).
+ */
 static void evidence_proc(struct gputime *g, __u32 tgid, __u64 cut, const struct gop *op)
 {
-	for (struct stream *s = g->streams; s; s = s->next)
-		if (s->tgid == tgid)
-			gpudev__evidence(g, s, cut, op);
+	struct gproc *p = proc_of(g, tgid, false);
+	size_t n = p ? gputime__visit(g, &p->active, true) : 0;
+
+	if (!p)
+		return;
+	if (cut > p->floor)
+		p->floor = cut;
+	for (size_t i = 0; i < n; i++)
+		gpudev__evidence(g, *VEC_AT(&g->visit, struct stream *, i), cut, op);
 }
 
 /* d's latest interrupt wakeup in (t0, t1], 0 none. */
@@ -450,8 +751,13 @@ static void chain_of(struct gputime *g, const struct gwake *w, struct toff *o)
  */
 static void host_fns_ran(struct gputime *g, const struct gwake *w, __u64 news)
 {
-	for (struct stream *s = g->streams; s; s = s->next) {
-		if (s->tgid != w->tgid || !s->host_fn || s->host_fn >= w->start)
+	struct gproc *p = proc_of(g, w->tgid, false);
+	size_t n = p ? gputime__visit(g, &p->active, true) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct stream *s = *VEC_AT(&g->visit, struct stream *, i);
+
+		if (!s->host_fn || s->host_fn >= w->start)
 			continue;
 		{
 			struct gop op = {
@@ -479,7 +785,7 @@ int gputime__offcpu(struct gputime *g, const struct gwake *w)
 		o.peer = w->wake;
 
 	gpudev__flush_due(g, w->end);
-	if (!w->blocked || !w->wake || !cuda_proc(g, w->tgid))
+	if (!w->blocked || !w->wake || !proc_of(g, w->tgid, false))
 		return 0; /* preempted: it ran on, its wake chain with it; or no GPU's process */
 	t = thread_of(g, w->tid);
 	if (!t)
@@ -527,9 +833,14 @@ int gputime__offcpu(struct gputime *g, const struct gwake *w)
 
 int gputime__host_fn(struct gputime *g, __u32 tgid, __u32 tid, __u64 arg, __u64 t, const char *comm)
 {
+	struct gproc *p = proc_of(g, tgid, false);
+	size_t n = p ? gputime__visit(g, &p->active, true) : 0;
+
 	gpudev__flush_due(g, t);
-	for (struct stream *s = g->streams; s; s = s->next) {
-		if (s->tgid != tgid || !s->host_fn || s->host_arg != arg || s->host_fn >= t)
+	for (size_t i = 0; i < n; i++) {
+		struct stream *s = *VEC_AT(&g->visit, struct stream *, i);
+
+		if (!s->host_fn || s->host_arg != arg || s->host_fn >= t)
 			continue;
 		{
 			struct gop op = {
@@ -561,4 +872,65 @@ struct gpu_idle *gputime__take_idle(struct gputime *g, size_t *n)
 	*n = g->idle.n;
 	g->idle = (struct vec){};
 	return i;
+}
+
+void gputime__forget_proc(struct gputime *g, __u32 tgid, __u64 t)
+{
+	struct gproc *p = proc_of(g, tgid, false);
+	struct gop op = {
+		.t = t,
+		.end = t,
+		.tgid = tgid,
+		.fn = "the exit",
+		.verb = "of",
+	};
+	size_t n;
+
+	if (!p)
+		return;
+	op.comm = strtab__internf(g->strs, "process %u", tgid);
+	/* Its contexts went with it: the work it queued is done, whoever waited on it. */
+	n = gputime__visit(g, &p->active, true);
+	for (size_t i = 0; i < n; i++)
+		gpudev__evidence(g, *VEC_AT(&g->visit, struct stream *, i), UINT64_MAX, &op);
+	while (p->active.next != &p->active || p->idle.next != &p->idle)
+		stream_free(g, p->active.next != &p->active ?
+				       GLIST_ENTRY(p->active.next, struct stream, plink) :
+				       GLIST_ENTRY(p->idle.next, struct stream, plink));
+	while (p->events.next != &p->events)
+		event_free(g, GLIST_ENTRY(p->events.next, struct evrec, plink));
+	proc_free(g, p);
+}
+
+void gputime__forget_idle(struct gputime *g, __u64 now, __u64 window)
+{
+	__u64 before = now > window ? now - window : 0;
+
+	while (g->idle_streams.next != &g->idle_streams) {
+		struct stream *s = GLIST_ENTRY(g->idle_streams.next, struct stream, glink);
+
+		if (s->used >= before)
+			break;
+		if (s->non_blocking) {
+			/* Made so by its creation, which no later call repeats: kept, looked at
+			 * again a window later. */
+			s->used = now;
+			glist_del(&s->glink);
+			glist_add_tail(&g->idle_streams, &s->glink);
+			continue;
+		}
+		stream_free(g, s);
+	}
+	while (g->ev_lru.next != &g->ev_lru) {
+		struct evrec *e = GLIST_ENTRY(g->ev_lru.next, struct evrec, glink);
+
+		if (e->used >= before)
+			break;
+		event_free(g, e);
+	}
+}
+
+void gputime__handles(const struct gputime *g, struct handle_stats *hs)
+{
+	*hs = g->hs;
 }

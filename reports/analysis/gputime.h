@@ -35,6 +35,20 @@ struct gpu_idle {
 	__u32 closer_tid;
 };
 
+/*
+ * Stream and event handles are the target's to choose, and the probes record a call before the
+ * driver checks its handle: a program can name millions. They are kept in hash tables keyed as
+ * the BPF side keys its launch counts (the process and the handle; a NULL stream by its
+ * context), bounded per process and in all. A new handle past a bound takes the place of the
+ * least recently used stream without work (an event: the least recently used), which is let go
+ * of; where every stream has work outstanding, the call is refused. Both are counted (struct
+ * handle_stats). NULL streams, a few per context, count only against the bound in all.
+ */
+#define STREAMS_PER_PROC 4096
+#define STREAMS_MAX	 65536
+#define EVENTS_PER_PROC	 4096
+#define EVENTS_MAX	 65536
+
 struct gputime *gputime__new(struct strtab *strs, __u64 min_gap_ns);
 /*
  * Model host<->device async copies (cuMemcpyHtoDAsync*, cuMemcpyDtoHAsync*) as taking
@@ -92,6 +106,15 @@ int gputime__host_fn(struct gputime *g, __u32 tgid, __u32 tid, __u64 arg, __u64 
 		     const char *comm);
 
 void gputime__flush(struct gputime *g);
+
+/* A live analysis lets go of the stream and event handles of process tgid, gone at t: the work
+ * it queued is done then. */
+void gputime__forget_proc(struct gputime *g, __u32 tgid, __u64 t);
+/* A live analysis lets go of the streams without work and the events unused for window before
+ * now (a non-blocking stream only by the bounds, or with its process). */
+void gputime__forget_idle(struct gputime *g, __u64 now, __u64 window);
+/* The handles kept and let go of, and the work of finding them (analysis.h). */
+void gputime__handles(const struct gputime *g, struct handle_stats *hs);
 struct gpu_idle *gputime__take_idle(struct gputime *g, size_t *n);
 
 /*

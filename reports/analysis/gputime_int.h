@@ -8,6 +8,7 @@
 #define GAPSCOPE_GPUTIME_INT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "gputime.h"
 
@@ -15,6 +16,46 @@
 #define NULL_STREAM_MAX	    2 /* 0: legacy NULL stream, 1: CU_STREAM_LEGACY, 2: per-thread */
 #define STREAM_NON_BLOCKING 1
 #define STREAM_WAITS	    4 /* a stream's waits for other streams' events, kept */
+
+/* An intrusive circular list: a table's entries in use order, or those with work. */
+struct glink {
+	struct glink *prev, *next;
+};
+
+static inline void glist_init(struct glink *h)
+{
+	h->prev = h->next = h;
+}
+
+static inline void glist_del(struct glink *l)
+{
+	l->prev->next = l->next;
+	l->next->prev = l->prev;
+	l->prev = l->next = l;
+}
+
+static inline void glist_add_tail(struct glink *h, struct glink *l)
+{
+	l->prev = h->prev;
+	l->next = h;
+	h->prev->next = l;
+	h->prev = l;
+}
+
+#define GLIST_ENTRY(l, type, member) ((type *)((char *)(l)-offsetof(type, member)))
+
+/* An entry of a chained hash table keyed by two words (gputime.c). */
+struct hnode {
+	struct hnode *next;
+	__u64 k1, k2;
+};
+
+struct htab {
+	struct hnode **b;
+	size_t cap, n;
+};
+
+struct gproc;
 
 /* What gputime needs of one call. */
 struct gop {
@@ -30,7 +71,14 @@ struct gop {
 };
 
 struct stream {
-	__u64 key_handle, key_owner; /* handle, and the tgid (real streams) or ctx (NULL) */
+	struct hnode hn;    /* k1 the handle, k2 the tgid (real streams) or the ctx (NULL ones) */
+	struct gproc *proc; /* of the process that named it first */
+	/* In its process's list of streams with work (active) or without (idle, in use order),
+	 * and in its device's list with work or the list of all idle ones (in use order). */
+	struct glink plink, glink;
+	bool active;
+	__u64 used; /* when last named, or when its work was last seen done */
+	__u32 heap; /* outstanding: its place in its device's heap + 1, else 0 */
 	__u32 device;
 	__u32 tgid; /* the process that named it first */
 	__u8 non_blocking, capturing, known_device;
@@ -42,8 +90,8 @@ struct stream {
 	/* Its waits for events recorded on other streams (cuStreamWaitEvent): work queued after
 	 * one seen done means the other stream's work before the record was done too. */
 	struct {
-		struct stream *src;
-		__u64 rec, at; /* the record's time, the wait's */
+		__u64 src_handle, src_owner; /* the stream the event was recorded on: its key */
+		__u64 rec, at;		     /* the record's time, the wait's */
 	} waits[STREAM_WAITS];
 	__u32 nwaits;
 	bool ever_done;	   /* some completion evidence closed its work once */
@@ -56,8 +104,23 @@ struct stream {
 	__u64 start_eff;
 	const char *start_how;
 	__u32 start_tid;
-	struct stream *next; /* all streams */
 };
+
+/* A process that made CUDA calls: its streams and events, for the loops and bounds that are
+ * per process. */
+struct gproc {
+	struct hnode hn; /* k1 the tgid */
+	__u32 nstreams, nevents;
+	struct glink active, idle; /* its streams with work, and without (least recently used
+				    * first) */
+	struct glink events;	   /* its events, least recently used first */
+	__u64 floor;		   /* its work queued before this is done (evidence for all) */
+};
+
+static inline bool outstanding(const struct stream *s)
+{
+	return s->last_launch && s->last_launch >= s->done_before;
+}
 
 /*
  * A thread's latest blocked intervals, for the wake chains from the GPU's driver: the driver
@@ -119,36 +182,62 @@ struct gdev {
 	__u64 launch_ts[GPUTIME_LAUNCHES];
 	__u32 launch_tid[GPUTIME_LAUNCHES];
 	__u32 nlaunch;
+	/* Its streams with work, and those outstanding in a heap by when their first kernel
+	 * could start (struct stream *): the next to start after a stream's work is done. */
+	struct glink active;
+	struct vec heap;
+	bool ever_done;			 /* some completion evidence closed some stream's work */
+	__u64 floor_all, floor_blocking; /* work queued before these is done: every stream's,
+					  * the blocking streams' */
 };
 
 /* An event's last two records: a synchronize that began before the latest waits for the other. */
 struct evrec {
-	__u64 handle;
-	__u32 tgid;
+	struct hnode hn; /* k1 the handle, k2 the tgid */
+	struct gproc *proc;
+	struct glink plink, glink; /* in its process's events and all, least recently used first */
+	__u64 used;
 	struct {
-		struct stream *stream;
+		__u64 handle, owner; /* the stream's key */
 		__u64 ts;
+		bool set;
 	} rec[2]; /* [0] the latest */
-	struct evrec *next;
 };
 
 struct gputime {
 	struct strtab *strs;
 	struct stream *last; /* the stream named last: most calls name it again */
+	struct gproc *last_proc;
 	struct tstate *last_thread;
-	struct evrec *events;
-	struct stream *streams;
+	struct htab streams, events, procs;
+	struct glink idle_streams; /* every stream without work, least recently used first */
+	struct glink ev_lru;	   /* every event, least recently used first */
+	struct handle_stats hs;
 	struct tstate *threads;
 	struct ctxmap *ctxs;
 	struct gdev dev[MAX_DEVICES];
 	struct vec idle; /* struct gpu_idle */
 	__u64 min_gap;
-	/* The processes that made CUDA calls: only their threads' wake chains are followed. */
-	struct vec cuda_tgids;	  /* __u32 */
 	double copy_bytes_per_ns; /* 0: copies are not modelled */
 	__u64 copy_latency_ns;
 	struct vec evidence_work; /* gpudev__evidence's worklist (struct evidence_step) */
+	struct vec visit;	  /* the streams a loop over a list visits (struct stream *) */
 };
+
+/* The stream of key (handle, owner), NULL where none is kept. */
+struct stream *gputime__find(struct gputime *g, __u64 handle, __u64 owner);
+/* s's work changed (a launch, evidence, a wait, a copy, a host function) at now: the lists and
+ * the heap it is in follow. */
+void gputime__track(struct gputime *g, struct stream *s, __u64 now);
+/* The streams of list h (linked by member plink or glink) into g->visit: a loop that gives them
+ * evidence moves them between lists. The count; g->visit's first entries hold them. */
+size_t gputime__visit(struct gputime *g, struct glink *h, bool by_plink);
+/* s's place in its device's heap of outstanding streams follows outstanding(s) (gpudev.c). */
+void gpudev__heap_sync(struct gputime *g, struct stream *s);
+void gpudev__heap_del(struct gputime *g, struct stream *s);
+/* A stream without work takes the evidence the loops over streams with work left it (its
+ * process's and device's floors): before a launch the trace left out is put on it. */
+void gpudev__floor(struct gputime *g, struct stream *s);
 
 /* The devices' gaps the trace has passed (their end before now) are final. */
 void gpudev__flush_due(struct gputime *g, __u64 now);

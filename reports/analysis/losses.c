@@ -7,6 +7,7 @@
 
 #include "analysis.h"
 #include "decode.h"
+#include "gputime.h"
 #include "losses.h"
 #include "trace.h"
 
@@ -61,6 +62,24 @@ static void unprobed_note(struct analysis *a)
 	analysis__note(a, line);
 }
 
+/* The stream and event handles not followed (gputime_int.h's bounds), one note. */
+static void handles_note(struct analysis *a)
+{
+	const struct handle_stats *h = &a->handles;
+	char line[320];
+
+	snprintf(line, sizeof(line),
+		 "%llu stream handles not followed: %llu let go of (over %u streams of a process "
+		 "or %u in all, or their process gone), %llu calls on a new one refused (every "
+		 "stream kept had work); %llu event handles let go of (over %u of a process or "
+		 "%u in all)",
+		 (unsigned long long)(h->streams_let_go + h->stream_calls_refused),
+		 (unsigned long long)h->streams_let_go, STREAMS_PER_PROC, STREAMS_MAX,
+		 (unsigned long long)h->stream_calls_refused, (unsigned long long)h->events_let_go,
+		 EVENTS_PER_PROC, EVENTS_MAX);
+	analysis__note(a, line);
+}
+
 void losses__reader(struct analysis *a, const struct trace_stats *st)
 {
 	char line[256];
@@ -78,6 +97,15 @@ void losses__reader(struct analysis *a, const struct trace_stats *st)
 	a->losses[a->nlosses++] = a->unprobed.n;
 	a->loss_names[a->nlosses] = "unprobed_us";
 	a->losses[a->nlosses++] = a->unprobed.ns / 1000;
+	a->loss_names[a->nlosses] = "stream_handles_let_go";
+	a->losses[a->nlosses++] = a->handles.streams_let_go;
+	a->loss_names[a->nlosses] = "stream_calls_refused";
+	a->losses[a->nlosses++] = a->handles.stream_calls_refused;
+	a->loss_names[a->nlosses] = "event_handles_let_go";
+	a->losses[a->nlosses++] = a->handles.events_let_go;
+	if (a->handles.streams_let_go || a->handles.stream_calls_refused ||
+	    a->handles.events_let_go)
+		handles_note(a);
 	if (a->unprobed.n)
 		unprobed_note(a);
 	for (size_t i = 0; i < GS_LOSS_MAX; i++)

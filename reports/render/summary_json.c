@@ -283,6 +283,19 @@ static int write_json(const struct analysis *a, const char *program, FILE *out)
 		fprintf(out, ",\n\"program\":");
 		esc__json(out, program, false);
 	}
+	/* The API tier's handle tables: what they kept and let go of, and the work of finding
+	 * streams per launch (flat however many handles the trace names). */
+	fprintf(out,
+		",\n\"stream_handles\":{\"kept\":%" PRIu64 ",\"peak\":%" PRIu64
+		",\"let_go\":%" PRIu64 ",\"calls_refused\":%" PRIu64 ",\"events_kept\":%" PRIu64
+		",\"events_peak\":%" PRIu64 ",\"events_let_go\":%" PRIu64 ",\"work\":%" PRIu64
+		",\"work_max_call\":%" PRIu64 ",\"launches\":%" PRIu64 ",\"work_per_launch\":%.3f}",
+		(uint64_t)a->handles.streams, (uint64_t)a->handles.streams_peak,
+		(uint64_t)a->handles.streams_let_go, (uint64_t)a->handles.stream_calls_refused,
+		(uint64_t)a->handles.events, (uint64_t)a->handles.events_peak,
+		(uint64_t)a->handles.events_let_go, (uint64_t)a->handles.work,
+		(uint64_t)a->handles.work_max, (uint64_t)a->handles.launches,
+		a->handles.launches ? (double)a->handles.work / a->handles.launches : 0.0);
 	fprintf(out,
 		",\n\"stacks\":{\"captured\":%" PRIu64 ",\"complete\":%" PRIu64
 		",\"truncated\":%" PRIu64 ",\"stopped\":%" PRIu64 ",\"fp_only\":%" PRIu64

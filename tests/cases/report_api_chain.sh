@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A chain of event waits as long as the trace makes it (red team D20): 20,000 streams, each made
+# A chain of event waits as long as the trace makes it (red team D20): 60,000 streams, each made
 # to wait (cuStreamWaitEvent) on an event recorded on the next after a launch there, and one
 # synchronize of the default stream at the end: its completion evidence runs down the whole
 # chain. The handles need not be valid (the probes record a call before the driver checks it),
@@ -7,13 +7,15 @@
 # worklist: it ends with exit 0 and a GPU timeline, as does the flight recorder, whose live
 # analysis runs the same code on its consumer thread, with the command's own status. Both run
 # with a 512 KiB stack, which a recursion down this chain overflowed (60,000 streams did with
-# the default 8 MiB; at 20,000 the BPF side's stream table, full, breaks the chain up already).
+# the default 8 MiB). The report's stream table keeps the chain's last 4,096 streams (its bound,
+# reports/analysis/gputime.h): before it had one, every call walked every stream seen, and the
+# report of this chain took minutes. report_streams_trace.sh runs 1,000,000 through a replay.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "attaches BPF programs"
 cd "$GAPSCOPE_ROOT"
 need_built "$GS"
-N=${CHAIN_STREAMS:-20000}
+N=${CHAIN_STREAMS:-60000}
 cat >"$TMP/stubcuda.c" <<'C'
 /* A stand-in libcuda whose every call succeeds and does nothing. */
 static char fh[64];
