@@ -374,6 +374,7 @@ struct ordered_reader *analysis__reader(struct analysis *a)
 int analysis__finish(struct analysis *a, char *err, size_t errlen)
 {
 	struct analysis_priv *p = a->priv;
+	__u64 names_evicted = 0;
 
 	gputime__flush(p->gt);
 	take_idle(a, true);
@@ -409,6 +410,7 @@ int analysis__finish(struct analysis *a, char *err, size_t errlen)
 			 (unsigned long long)blame__task_hops_cut(p->bl), BLAME_MAX_TASK_HOPS);
 		analysis__note(a, line);
 	}
+	names_evicted = blame__names_evicted(p->bl);
 	blame__free(p->bl);
 	p->bl = NULL;
 	if (causes__rank(a, &p->kind_fn))
@@ -419,6 +421,7 @@ int analysis__finish(struct analysis *a, char *err, size_t errlen)
 	names__counts(p->nm, &a->symbols);
 	if (p->tr)
 		losses__reader(a, trace__stats(p->tr));
+	losses__tables(a, threads__counts(p->th), names_evicted);
 	return 0;
 oom:
 	snprintf(err, errlen, "out of memory");

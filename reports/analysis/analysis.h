@@ -119,7 +119,7 @@ struct under_floor {
 	struct folded *stacks;
 };
 
-#define ANALYSIS_LOSS_MAX (GS_LOSS_MAX + 8)
+#define ANALYSIS_LOSS_MAX (GS_LOSS_MAX + 11)
 
 /*
  * The API tier's stream and event handles (reports/analysis/gputime_int.h bounds them): kept
@@ -175,6 +175,14 @@ struct analysis {
 		__u64 n, ns, max_ns, by_why[GS_UNPROBED_MAX];
 		__u32 max_pid;
 	} unprobed;
+	/*
+	 * The analysis's tables keyed by what the target chose (threads.h): futex words and
+	 * threads let go of as the trace went by, and the most held at once. What went before
+	 * its time (evicted, over a bound) is among the losses.
+	 */
+	struct {
+		__u64 words_forgotten, words_max, threads_forgotten, threads_max;
+	} tables;
 	/* Off-CPU intervals whose switch-in the scheduler never reported (GS_F_RESUME_UNSEEN):
 	 * not lost, but ended at the thread's next sign of running; counted, not a note. */
 	__u64 resume_unseen;

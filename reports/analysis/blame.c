@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Blame chains across wakers and lock owners: see blame.h. */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +54,30 @@ void blame__free(struct blame *b)
 	if (b)
 		free(b->all);
 	free(b);
+}
+
+const char *blame__keyed(struct blame *b, const char *fallback, const char *fmt, ...)
+{
+	char buf[256];
+	const char *s;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if ((s = strtab__find(b->strs, buf)))
+		return s;
+	if (b->keyed >= BLAME_KEYED_MAX) {
+		b->keyed_evicted++;
+		return fallback;
+	}
+	b->keyed++;
+	return strtab__intern(b->strs, buf);
+}
+
+__u64 blame__names_evicted(const struct blame *b)
+{
+	return b ? b->keyed_evicted : 0;
 }
 
 /* A stack's user frames, leaf first, named; n of them. */
@@ -106,7 +132,8 @@ static const char *lock_name(struct blame *b, const struct thread *th, const str
 		if (!names__in_libc(b->nm, v.tgid, v.user[i]))
 			return strtab__internf(b->strs, "by %s",
 					       names__user(b->nm, v.tgid, v.user[i], i == 0));
-	return strtab__internf(b->strs, "0x%llx", (unsigned long long)f->uaddr);
+	return blame__keyed(b, "a lock (its address not kept)", "0x%llx",
+			    (unsigned long long)f->uaddr);
 }
 
 int blame__push_link(struct blame *b, const struct thread *th, enum thread_state st,
@@ -423,12 +450,14 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 		    b->depth + 1 < b->max_hops) {
 			int err;
 
-			blame__push_link(b, th, TS_BLOCKED, k, NULL, fn,
-					 w->tgid == th->tgid ?
-						 strtab__internf(b->strs, "woken by %s", w->comm) :
-						 strtab__internf(b->strs, "woken by %s (pid %u)",
-								 w->comm, w->tgid),
-					 o->stack);
+			blame__push_link(
+				b, th, TS_BLOCKED, k, NULL, fn,
+				w->tgid == th->tgid ?
+					strtab__internf(b->strs, "woken by %s", w->comm) :
+					blame__keyed(
+						b, strtab__internf(b->strs, "woken by %s", w->comm),
+						"woken by %s (pid %u)", w->comm, w->tgid),
+				o->stack);
 			err = blame__explain(b, w, s, e);
 			b->depth--;
 			return err;
@@ -436,8 +465,11 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 
 		if (o->waker_comm && o->waker_tgid && !w && k != BK_SLEEP) {
 			/* Woken by a process the recording does not hold: named, and counted. */
-			wdetail = strtab__internf(b->strs, "woken by %s (pid %u, not recorded)",
-						  o->waker_comm, o->waker_tgid);
+			wdetail = blame__keyed(
+				b,
+				strtab__internf(b->strs, "woken by %s (not recorded)",
+						o->waker_comm),
+				"woken by %s (pid %u, not recorded)", o->waker_comm, o->waker_tgid);
 			b->woken_outside_ns += e - s;
 		} else if (o->waker_comm) {
 			wdetail = strtab__internf(b->strs, "woken by %s", o->waker_comm);

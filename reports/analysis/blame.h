@@ -39,4 +39,14 @@ __u64 blame__task_hops_cut(const struct blame *b);
 /* Fills g->roots, g->chain, g->stacks (allocated; analysis__free frees them). 0 or -ENOMEM. */
 int blame__gap(struct blame *b, struct gap *g);
 
+/*
+ * Names the walk makes of what the target chose, another process's pid ("python3 (pid 4242)")
+ * or a lock's address ("0x7f0a2c001040"), are interned, and interned strings live as long as
+ * the analysis: a live one that runs for days among short-lived processes would grow with
+ * them. At most BLAME_KEYED_MAX distinct ones are made; past it the name leaves the pid or
+ * address out, and is counted here.
+ */
+#define BLAME_KEYED_MAX 4096
+__u64 blame__names_evicted(const struct blame *b);
+
 #endif

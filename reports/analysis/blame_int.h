@@ -41,7 +41,13 @@ struct blame {
 	/* The next root's breakdown (blame__root_cpu), taken and cleared by the root. */
 	const char *root_leaf, *root_line;
 	struct cgroups *cg; /* CPU quotas, NULL: none */
+	__u32 keyed;	    /* distinct names keyed by a pid or an address (BLAME_KEYED_MAX) */
+	__u64 keyed_evicted;
 };
+
+/* A name keyed by a pid or an address: fallback once BLAME_KEYED_MAX are made (counted). */
+const char *blame__keyed(struct blame *b, const char *fallback, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* The walk's steps (blame.c): a link pushed on the path (the caller pops it: b->depth--), a
  * root at the end of the path as it stands, what th did over [a, z), whether tid is on the

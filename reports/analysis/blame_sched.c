@@ -80,9 +80,10 @@ int blame__runnable(struct blame *b, const struct thread *th, const struct th_of
 	if (other_tid) {
 		/* Another process, unrecorded: named, with the CPUs this one was allowed. */
 		cpus = cgroups__cpus(b->cg, th->tgid, o->nr_cpus, o->cpus);
-		fn = cpus ? strtab__internf(b->strs, "%s (pid %u), %s", other_comm, other_tgid,
-					    cpus) :
-			    strtab__internf(b->strs, "%s (pid %u)", other_comm, other_tgid);
+		fn = cpus ? blame__keyed(b, strtab__internf(b->strs, "another process, %s", cpus),
+					 "%s (pid %u), %s", other_comm, other_tgid, cpus) :
+			    blame__keyed(b, "another process", "%s (pid %u)", other_comm,
+					 other_tgid);
 		by = strtab__internf(b->strs, "preempted by %s", fn);
 		b->outside_ns += e - s;
 	} else if (!o->blocked && o->next_known && !o->next_tid) {

@@ -256,11 +256,8 @@ int analysis_priv__feed(struct analysis *a, const struct gs_hdr *h, __u32 versio
 					  ((const struct exec_event *)h)->comm, GS_COMM_LEN);
 		break;
 	case GS_EV_EXIT: {
-		struct thread *t = threads__get(p->th, h->tid, h->tgid);
-
-		if (!t)
+		if (threads__exit(p->th, h->tid, h->tgid, h->ts))
 			return -ENOMEM;
-		t->exit_ns = h->ts;
 		if (p->opts.forget_gaps && fixed >= sizeof(struct exit_event) &&
 		    ((const struct exit_event *)h)->group_dead) {
 			struct exited_proc *e = vec__push(&p->exited, sizeof(*e));
@@ -333,9 +330,12 @@ int analysis_priv__feed(struct analysis *a, const struct gs_hdr *h, __u32 versio
 		t = threads__get(p->th, h->tid, h->tgid);
 		if (!t || gputime__add(p->gt, e, probe_name(p, e->fn), t->comm, woken(t, h, e)))
 			return -ENOMEM;
-		if (!(h->flags & GS_F_RET) && is_launch(probe_name(p, e->fn)) &&
-		    idlesplit__launch(p->split, h->tid, h->ts))
-			return -ENOMEM;
+		if (!(h->flags & GS_F_RET) && is_launch(probe_name(p, e->fn))) {
+			/* The idle split names its launchers at the end, by tid. */
+			t->keep = true;
+			if (idlesplit__launch(p->split, h->tid, h->ts))
+				return -ENOMEM;
+		}
 		if (h->flags & GS_F_RET) {
 			end += e->dur_ns;
 			if (threads__add_call(p->th, h, TC_CUDA, probe_name(p, e->fn), e->dur_ns) ||

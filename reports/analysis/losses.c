@@ -6,9 +6,11 @@
 #include <stdio.h>
 
 #include "analysis.h"
+#include "blame.h"
 #include "decode.h"
 #include "gputime.h"
 #include "losses.h"
+#include "threads.h"
 #include "trace.h"
 
 void losses__record(struct analysis *a, const struct gs_hdr *h)
@@ -130,4 +132,37 @@ void losses__reader(struct analysis *a, const struct trace_stats *st)
 		analysis__note(a, "the trace holds no events");
 	else if (!a->cuda_events)
 		analysis__note(a, "the trace holds no CUDA events: no GPU timeline, no gaps");
+}
+
+void losses__tables(struct analysis *a, const struct threads_counts *c, __u64 names_evicted)
+{
+	char line[256];
+
+	a->tables.words_forgotten = c->words_forgotten;
+	a->tables.words_max = c->words_max;
+	a->tables.threads_forgotten = c->threads_forgotten;
+	a->tables.threads_max = c->threads_max;
+	a->loss_names[a->nlosses] = "futex_waits_evicted";
+	a->losses[a->nlosses++] = c->wakes_evicted;
+	a->loss_names[a->nlosses] = "threads_evicted";
+	a->losses[a->nlosses++] = c->threads_evicted;
+	a->loss_names[a->nlosses] = "names_evicted";
+	a->losses[a->nlosses++] = names_evicted;
+	if (c->wakes_evicted || c->threads_evicted) {
+		snprintf(
+			line, sizeof(line),
+			"%llu futex wait(s) and %llu exited thread(s) let go of before their time "
+			"(over %u waits, %u exited threads held): chains through them may stop short",
+			(unsigned long long)c->wakes_evicted,
+			(unsigned long long)c->threads_evicted, THREADS_WAKES_MAX,
+			THREADS_EXITED_MAX);
+		analysis__note(a, line);
+	}
+	if (names_evicted) {
+		snprintf(line, sizeof(line),
+			 "%llu name(s) of other processes or of locks without their pid or address "
+			 "(over %u distinct ones)",
+			 (unsigned long long)names_evicted, BLAME_KEYED_MAX);
+		analysis__note(a, line);
+	}
 }

@@ -12,5 +12,11 @@ void losses__record(struct analysis *a, const struct gs_hdr *h);
 void losses__unprobed(struct analysis *a, const struct gs_hdr *h);
 /* After the last record: the reader's own counters and notes, and the sum of the losses. */
 void losses__reader(struct analysis *a, const struct trace_stats *st);
+/*
+ * What the analysis let go of from its own tables (threads.h, blame.h): the tables' counts,
+ * and as losses what went before its time, with a note when any did.
+ */
+struct threads_counts;
+void losses__tables(struct analysis *a, const struct threads_counts *c, __u64 names_evicted);
 
 #endif

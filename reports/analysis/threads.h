@@ -90,6 +90,11 @@ struct thread {
 	struct vec futex;   /* struct th_futex */
 	struct vec calls;   /* struct th_call */
 	struct vec samples; /* struct th_sample */
+	/* threads__prune's own: the earliest end a prune could drop, its place in the heap of
+	 * threads with timelines (index + 1, 0: nothing held). */
+	__u64 prune_at;
+	size_t heap_i;
+	bool keep; /* named by tid from outside the timelines (a launcher): kept once exited */
 };
 
 struct threads;
@@ -121,8 +126,39 @@ int threads__add_call(struct threads *t, const struct gs_hdr *h, enum th_call_ki
 		      const char *name, __u64 dur_ns);
 int threads__add_sample(struct threads *t, const struct gs_hdr *h);
 
-/* Forget every interval and sample that ended before horizon. */
+/*
+ * A thread's exit: it is let go of once the horizon has passed its exit and nothing of its
+ * timelines is left (threads__prune), unless kept. 0 or -ENOMEM.
+ */
+int threads__exit(struct threads *t, __u32 tid, __u32 tgid, __u64 ts);
+
+/*
+ * Forget every interval and sample that ended before horizon, the waits on futex words that
+ * ended before it (a word with none left is let go of), and the threads that exited before it.
+ * Its work follows what it drops: the threads holding something that ended before horizon are
+ * found in a heap, the waits and exits in the order they came.
+ */
 void threads__prune(struct threads *t, __u64 horizon);
+
+/*
+ * Everything above is keyed by what the target chooses: its tids (up to pid_max, 4,194,304 under
+ * systemd) and its futex words (any address, a new one per mutex in fresh memory: a program
+ * ping-ponging through new words took the flight recorder to 2.2 GB in 60 s). What the prune
+ * leaves is bounded too: at most THREADS_WAKES_MAX waits on futex words and THREADS_EXITED_MAX
+ * exited threads are held; past either the oldest are let go of before the horizon passes them
+ * (evicted: a lock hand-off or an exited thread's part in a chain lost), and counted.
+ */
+#define THREADS_WAKES_MAX  (1u << 17)
+#define THREADS_EXITED_MAX 8192u
+struct threads_counts {
+	__u64 words_forgotten;	 /* futex words let go of once their waits were pruned */
+	__u64 words_max;	 /* the most held at once */
+	__u64 wakes_evicted;	 /* waits let go of early, over THREADS_WAKES_MAX */
+	__u64 threads_forgotten; /* threads let go of after their exit */
+	__u64 threads_max;	 /* the most held at once */
+	__u64 threads_evicted;	 /* exited threads let go of early, over THREADS_EXITED_MAX */
+};
+const struct threads_counts *threads__counts(const struct threads *t);
 
 /*
  * Lock hand-offs: the earliest end of a futex wait on uaddr (of process tgid, by a thread other

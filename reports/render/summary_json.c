@@ -277,7 +277,12 @@ static int write_json(const struct analysis *a, const char *program, FILE *out)
 		esc__json(out, a->loss_names[i], false);
 		fprintf(out, ":%" PRIu64, (uint64_t)a->losses[i]);
 	}
-	fprintf(out, "},\n\"offcpu_resume_unseen\":%" PRIu64, (uint64_t)a->resume_unseen);
+	fprintf(out,
+		"},\n\"tables\":{\"futex_words_forgotten\":%" PRIu64 ",\"futex_words_max\":%" PRIu64
+		",\"threads_forgotten\":%" PRIu64 ",\"threads_max\":%" PRIu64 "}",
+		(uint64_t)a->tables.words_forgotten, (uint64_t)a->tables.words_max,
+		(uint64_t)a->tables.threads_forgotten, (uint64_t)a->tables.threads_max);
+	fprintf(out, ",\n\"offcpu_resume_unseen\":%" PRIu64, (uint64_t)a->resume_unseen);
 	/* the recorded program (program.h), for `gapscope diff` to tell two programs apart */
 	if (program && *program) {
 		fprintf(out, ",\n\"program\":");

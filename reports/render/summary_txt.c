@@ -413,6 +413,11 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 		(uint64_t)a->stacks.captured, (uint64_t)a->stacks.complete,
 		(uint64_t)a->stacks.truncated, (uint64_t)a->stacks.stopped,
 		(uint64_t)a->stacks.fp_only, (uint64_t)a->stacks.fp_complete);
+	fprintf(out,
+		"tables: %" PRIu64 " futex words let go of (at most %" PRIu64 " held), %" PRIu64
+		" exited threads let go of (at most %" PRIu64 " threads held)\n",
+		(uint64_t)a->tables.words_forgotten, (uint64_t)a->tables.words_max,
+		(uint64_t)a->tables.threads_forgotten, (uint64_t)a->tables.threads_max);
 	print_symbols(out, &a->symbols);
 	if (a->archive)
 		fprintf(out, "archive: %" PRIu64 " files, %" PRIu64 " used, %" PRIu64 " damaged\n",
