@@ -416,14 +416,36 @@ struct flight *flight__new(const struct flight_opts *o, unsigned int ringbuf_mb)
 		fprintf(stderr, "a gap of %g ms or ", o->trigger_gap_ms);
 	fprintf(stderr, "SIGUSR1 writes %g s before and %g s after it into %s\n", o->before_s,
 		o->after_s, o->dir);
-	if (ringbuf_mb)
-		fprintf(stderr,
-			"gapscope: flight: memory: about %llu MiB in all (%d MiB, the ring buffer's "
-			"%u MiB, the ring's %u, %d for what every dump needs, %d for the live "
-			"analysis)\n",
-			memlimit__need_mb(ringbuf_mb, o->mem_mb), MEMLIMIT_FLOOR_MB, ringbuf_mb,
-			o->mem_mb, MEMLIMIT_STICKY_MB, MEMLIMIT_ANALYSIS_MB);
+	/* A replay (no ring buffer) states its bound too: its memory is the same but for it. */
+	fprintf(stderr,
+		"gapscope: flight: memory: about %llu MiB in all (%d MiB, the ring buffer's "
+		"%u MiB, the ring's %u, %d for what every dump needs, %d for the live "
+		"analysis)\n",
+		memlimit__need_mb(ringbuf_mb, o->mem_mb), MEMLIMIT_FLOOR_MB, ringbuf_mb, o->mem_mb,
+		MEMLIMIT_STICKY_MB, MEMLIMIT_ANALYSIS_MB);
 	return f;
+}
+
+/* What the live analysis let go of from its tables keyed by what the target chose. */
+static void tables_line(const struct analysis *a)
+{
+	__u64 evicted[3] = {};
+	static const char *const names[3] = { "futex_waits_evicted", "threads_evicted",
+					      "names_evicted" };
+
+	for (size_t i = 0; i < a->nlosses; i++)
+		for (size_t k = 0; k < 3; k++)
+			if (!strcmp(a->loss_names[i], names[k]))
+				evicted[k] = a->losses[i];
+	fprintf(stderr,
+		"gapscope: flight: the live analysis let go of %llu futex word(s) and %llu exited "
+		"thread(s) (at most %llu and %llu threads held); before their time: %llu futex "
+		"wait(s), %llu exited thread(s), %llu name(s)\n",
+		(unsigned long long)a->tables.words_forgotten,
+		(unsigned long long)a->tables.threads_forgotten,
+		(unsigned long long)a->tables.words_max, (unsigned long long)a->tables.threads_max,
+		(unsigned long long)evicted[0], (unsigned long long)evicted[1],
+		(unsigned long long)evicted[2]);
 }
 
 void flight__stop(struct flight *f)
@@ -456,6 +478,8 @@ void flight__stop(struct flight *f)
 			(unsigned long long)f->a->handles.streams_let_go,
 			(unsigned long long)f->a->handles.stream_calls_refused,
 			(unsigned long long)f->a->handles.events_let_go);
+	if (f->a)
+		tables_line(f->a);
 	if (f->a && f->a->stacks.over_budget)
 		fprintf(stderr,
 			"gapscope: flight: %llu stack snapshot(s) left to the dumps' reports: the live "

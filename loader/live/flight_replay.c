@@ -61,6 +61,9 @@ int flight__replay(const struct flight_opts *o, const char *path)
 				flight__tick(f);
 		}
 		flight__append(f, h, h->size);
+		/* Copied into the ring: the chunk it was read from goes (a replay of 28 million
+		 * records kept 3.5 GB of them otherwise). */
+		trace__release(tr, h);
 		records++;
 	}
 	trace__warn(tr, path, stderr);

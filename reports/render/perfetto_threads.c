@@ -354,6 +354,10 @@ static void pend_flush(struct tl *t, struct tl_thread *th, __u64 start, __u64 en
 		}
 	}
 	th->npend = k;
+	if (!k) { /* a thread's wait is over: what it held goes, or churned threads keep it */
+		free(th->pend);
+		th->pend = NULL;
+	}
 }
 
 static void on_offcpu(struct tl *t, struct tl_thread *th, const struct offcpu_event *e)
@@ -379,8 +383,13 @@ static void on_offcpu(struct tl *t, struct tl_thread *th, const struct offcpu_ev
 	}
 }
 
-/* A lock's name: its data symbol, else the first function outside libc that waited on it. */
-static const char *lock_name(struct tl *t, const struct gs_hdr *h, __u64 uaddr)
+/*
+ * A lock's name: its data symbol, else the first function outside libc that waited on it, else
+ * its address, written into buf: interned, an address per futex word ever waited on would keep
+ * one string each (a program waiting on fresh words made 600,000 in 6 s).
+ */
+static const char *lock_name(struct tl *t, const struct gs_hdr *h, __u64 uaddr, char *buf,
+			     size_t len)
 {
 	const char *d = names__data(t->nm, h->tgid, uaddr);
 	struct gs_frames f = gs_user_frames(h);
@@ -389,7 +398,10 @@ static const char *lock_name(struct tl *t, const struct gs_hdr *h, __u64 uaddr)
 		if (!names__in_libc(t->nm, h->tgid, f.ip[i]))
 			return strtab__internf(t->strs, "by %s",
 					       names__user(t->nm, h->tgid, f.ip[i], i == 0));
-	return d ?: strtab__internf(t->strs, "0x%llx", (unsigned long long)uaddr);
+	if (d)
+		return d;
+	snprintf(buf, len, "0x%llx", (unsigned long long)uaddr);
+	return buf;
 }
 
 static void on_futex(struct tl *t, struct tl_thread *th, const struct futex_event *f)
@@ -399,8 +411,8 @@ static void on_futex(struct tl *t, struct tl_thread *th, const struct futex_even
 									 NULL;
 	bool lock = f->op == FUTEX_LOCK_PI || f->op == FUTEX_LOCK_PI2 ||
 		    (owner && owner->tgid == h->tgid);
-	const char *name = lock_name(t, h, f->uaddr);
-	char title[320], addr[24];
+	char title[320], addr[24], lbuf[24];
+	const char *name = lock_name(t, h, f->uaddr, lbuf, sizeof(lbuf));
 
 	pend_flush(t, th, h->ts, h->ts + f->dur_ns, lock ? "lock" : "cond", name,
 		   lock ? f->owner : 0, lock ? f->uaddr : 0);
