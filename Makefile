@@ -65,11 +65,12 @@ override LDFLAGS += -pthread
 
 # Packages the project needs from Debian; CUDA comes from the toolkit at $(CUDA_HOME). libiberty:
 # the demangler; libdebuginfod1: what libdwfl loads to ask debuginfod servers (DEBUGINFOD_URLS);
-# xz-utils: tests make MiniDebugInfo; valgrind: record_errors holds a refusal to freeing all.
+# xz-utils: tests make MiniDebugInfo; valgrind: record_errors holds a refusal to freeing all;
+# libjansson-dev: gapscope diff reads summary.json (its libjansson.a for gapscope-portable).
 DEB_PKGS = build-essential clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	   libzstd-dev liblzma-dev libbz2-dev libgmp-dev pkg-config python3 python3-dev util-linux clang-format \
 	   libiberty-dev libdebuginfod1 xz-utils valgrind python3-protobuf \
-	   help2man protobuf-c-compiler libprotobuf-c-dev golang-go prometheus \
+	   help2man protobuf-c-compiler libprotobuf-c-dev libjansson-dev golang-go prometheus \
 	   $(TOKIO_DEB_PKGS) $(BROWSER_DEB_PKGS)
 
 all:

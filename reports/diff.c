@@ -9,6 +9,7 @@
 #include <argp.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,6 @@
 #include "cli.h"
 #include "escape.h"
 #include "gapscope_cmd.h"
-#include "jsonin.h"
 #include "numarg.h"
 #include "program.h"
 #include "shortname.h"
@@ -188,82 +188,77 @@ static int read_trace(struct side *s, char *err, size_t errlen)
 	return ret;
 }
 
-static bool json_u64(const struct json *j, __u64 *v)
+/* A non-negative JSON integer (jansson keeps integers exact to 2^63: ns counts pass 2^53). */
+static bool json_u64(const json_t *j, __u64 *v)
 {
-	if (!j || j->type != JSON_NUM || !j->is_uint)
+	if (!json_is_integer(j) || json_integer_value(j) < 0)
 		return false;
-	*v = j->u;
+	*v = (__u64)json_integer_value(j);
 	return true;
 }
 
 /* A report's summary.json: the keys `report` writes (ARCHITECTURE.md, "gapscope report"). */
-static int read_json(struct side *s, const char *text, size_t len, char *err, size_t errlen)
+static int read_json(struct side *s, json_t *j, char *err, size_t errlen)
 {
-	struct json *j = json__parse(text, len, err, errlen);
-	const struct json *v, *devs, *causes;
-	int ret = -EINVAL;
+	json_t *v = json_object_get(j, "version"), *devs = json_object_get(j, "devices");
+	json_t *causes = json_object_get(j, "causes");
+	size_t i;
+	int ret;
 
-	if (!j)
-		return -EINVAL;
-	v = json__get(j, "version");
-	devs = json__get(j, "devices");
-	causes = json__get(j, "causes");
-	if (!v || v->type != JSON_NUM || v->num != 1 ||
-	    !json_u64(json__get(j, "gap_ns"), &s->gap_ns) ||
-	    !json_u64(json__get(j, "duration_ns"), &s->duration_ns) || !devs ||
-	    devs->type != JSON_ARR || !causes || causes->type != JSON_ARR) {
+	if (!json_is_number(v) || json_number_value(v) != 1 ||
+	    !json_u64(json_object_get(j, "gap_ns"), &s->gap_ns) ||
+	    !json_u64(json_object_get(j, "duration_ns"), &s->duration_ns) || !json_is_array(devs) ||
+	    !json_is_array(causes)) {
 		snprintf(err, errlen, "not a gapscope summary.json (version 1)");
-		goto out;
+		return -EINVAL;
 	}
-	v = json__get(j, "program");
-	if (v && v->type == JSON_STR)
-		snprintf(s->program, sizeof(s->program), "%s", v->s);
-	for (size_t i = 0; i < devs->n; i++) {
-		const struct json *d = &devs->kids[i];
+	v = json_object_get(j, "program");
+	if (json_is_string(v))
+		snprintf(s->program, sizeof(s->program), "%s", json_string_value(v));
+	json_array_foreach(devs, i, v)
+	{
 		__u64 id, gaps;
 
-		if (!json_u64(json__get(d, "id"), &id) || id > UINT32_MAX ||
-		    !json_u64(json__get(json__get(d, "idle_split"), "gaps_ns"), &gaps)) {
+		if (!json_u64(json_object_get(v, "id"), &id) || id > UINT32_MAX ||
+		    !json_u64(json_object_get(json_object_get(v, "idle_split"), "gaps_ns"),
+			      &gaps)) {
 			snprintf(err, errlen, "devices[%zu]: no id or idle_split.gaps_ns", i);
-			goto out;
+			return -EINVAL;
 		}
 		if ((ret = add_dev(s, (__u32)id, gaps))) {
 			snprintf(err, errlen, "more than %d devices", DIFF_DEVICES);
-			goto out;
+			return ret;
 		}
 	}
-	for (size_t i = 0; i < causes->n; i++) {
-		const struct json *c = &causes->kids[i];
-		const struct json *kind = json__get(c, "kind"), *fn = json__get(c, "function");
-		const struct json *share = json__get(c, "share");
+	json_array_foreach(causes, i, v)
+	{
+		json_t *kind = json_object_get(v, "kind"), *fn = json_object_get(v, "function");
+		json_t *share = json_object_get(v, "share");
 		__u64 ns;
 
-		if (!kind || kind->type != JSON_STR || !fn ||
-		    (fn->type != JSON_STR && fn->type != JSON_NULL) ||
-		    !json_u64(json__get(c, "ns"), &ns) || !share || share->type != JSON_NUM) {
+		/* no JSON_ALLOW_NUL: a string's value is all of it */
+		if (!json_is_string(kind) || !(json_is_string(fn) || json_is_null(fn)) ||
+		    !json_u64(json_object_get(v, "ns"), &ns) || !json_is_number(share)) {
 			snprintf(err, errlen, "causes[%zu]: no kind, function, ns or share", i);
-			ret = -EINVAL;
-			goto out;
+			return -EINVAL;
 		}
-		if ((ret = add_row(s, kind->s, fn->type == JSON_STR ? fn->s : NULL, ns,
-				   share->num))) {
+		if ((ret = add_row(s, json_string_value(kind), json_string_value(fn), ns,
+				   json_number_value(share)))) {
 			snprintf(err, errlen, "%s", strerror(-ret));
-			goto out;
+			return ret;
 		}
 	}
-	ret = 0;
-out:
-	json__free(j);
-	return ret;
+	return 0;
 }
 
 /* A or B: summary.json where the file starts with '{', else a trace. */
 static int read_side(struct side *s, char *err, size_t errlen)
 {
 	FILE *f = fopen(s->path, "re");
+	char why[ESC_TEXT_MAX];
+	json_error_t jerr;
 	struct stat st;
-	char *text;
-	size_t n;
+	json_t *j;
 	int c, ret;
 
 	if (!f) {
@@ -281,18 +276,25 @@ static int read_side(struct side *s, char *err, size_t errlen)
 		fclose(f);
 		return -EINVAL;
 	}
-	text = malloc((size_t)st.st_size + 1);
+	/*
+	 * The stream checked above, not the path again. Strict: a key twice is an error (which
+	 * one would count?), as are text after the object, a NUL in a string, invalid UTF-8, a
+	 * lone surrogate; jansson bounds the nesting (2048) itself.
+	 */
 	rewind(f);
-	n = text ? fread(text, 1, (size_t)st.st_size, f) : 0;
-	if (!text || ferror(f)) {
-		snprintf(err, errlen, "cannot read: %s", text ? strerror(errno) : "out of memory");
-		free(text);
-		fclose(f);
-		return -EIO;
-	}
+	j = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
 	fclose(f);
-	ret = read_json(s, text, n, err, errlen);
-	free(text);
+	if (!j) {
+		/* jansson quotes the text it stopped at: one line, whatever the file holds; its
+		 * words for a NUL name the flag that would allow it, not the fault */
+		snprintf(err, errlen, "line %d, column %d: %s", jerr.line, jerr.column,
+			 json_error_code(&jerr) == json_error_null_character ?
+				 "\\u0000 (NUL) in a string" :
+				 esc__text(why, sizeof(why), jerr.text, SIZE_MAX));
+		return -EINVAL;
+	}
+	ret = read_json(s, j, err, errlen);
+	json_decref(j);
 	return ret;
 }
 

@@ -36,6 +36,7 @@ $(LIBREPORTS): $(REPORTS_OBJS) $(BUILD)/reports/profile.pb-c.o
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(BUILD)/gapscope $(BUILD)/gapscope-portable: $(REPORTS_OBJS) $(BUILD)/reports/profile.pb-c.o
-GAPSCOPE_LIBS += -lprotobuf-c
-PORTABLE_LIBS += -Wl,-Bstatic -lprotobuf-c -Wl,-Bdynamic
+# gapscope diff (reports/diff.c) reads summary.json with jansson.
+GAPSCOPE_LIBS += -lprotobuf-c -ljansson
+PORTABLE_LIBS += -Wl,-Bstatic -lprotobuf-c -ljansson -Wl,-Bdynamic
 all: $(LIBREPORTS)

@@ -3,7 +3,7 @@
 # .c file (tests/cases/layout.sh).
 
 TEST_CFLAGS := $(CFLAGS) $(GAPSCOPE_INC) -Iengine
-TEST_LIBS   := -lbpf -ldw -lelf -lz -lzstd -liberty -lprotobuf-c
+TEST_LIBS   := -lbpf -ldw -lelf -lz -lzstd -liberty -lprotobuf-c -ljansson
 TEST_ARCHIVES := $(LIBLOADER) $(LIBREPORTS) $(LIBGAPSCOPE)
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)

@@ -2,7 +2,8 @@
 # gapscope diff on zkengine's tracker-trim against fixed (simcuda, real probes, same seed):
 # malloc_trim is the largest drop (JSON); --fail-if-grows 10 passes in that order and fails in
 # the other, naming malloc_trim; two summary.json files give the same rows as their traces;
-# different programs are said and not judged; bad input is one line and the right exit status.
+# different programs are said and not judged; bad input is one line and the right exit status,
+# a summary.json's fault named by line and column.
 # Each check compares two recordings' own reports: no timing bound.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
@@ -91,5 +92,18 @@ for args in "" "$TMP/trim.gsc" "a b c" "--format xml a b" "--fail-if-grows -1 a 
 	assert_eq "$(wc -l <"$TMP/e.err")" 1 "diff $args: lines on stderr ($(cat "$TMP/e.err"))"
 	grep -q '^gapscope diff: ' "$TMP/e.err" || die "diff $args: $(cat "$TMP/e.err")"
 	[ ! -s "$TMP/e.out" ] || die "diff $args: wrote to stdout"
+done
+# summary.json's faults are named by line and column: cut after its third line (the end of the
+# file, line 4 column 0), a key twice (line 1, after `{"version":1,"version"`: column 22)
+head -n 3 "$TMP/fixed.rep/summary.json" >"$TMP/cut3.json"
+sed '1s/^{"version":1,/{"version":1,"version":1,/' "$TMP/fixed.rep/summary.json" >"$TMP/dup.json"
+for f in cut3:'line 4, column 0: .*end of file' dup:'line 1, column 22: duplicate object key'; do
+	rc=0
+	"$GS" diff "$TMP/${f%%:*}.json" "$TMP/fixed.gsc" >"$TMP/e.out" 2>"$TMP/e.err" || rc=$?
+	assert_eq "$rc" 1 "${f%%:*}.json: exit status"
+	assert_eq "$(wc -l <"$TMP/e.err")" 1 "${f%%:*}.json: lines on stderr ($(cat "$TMP/e.err"))"
+	grep -q "^gapscope diff: $TMP/${f%%:*}.json: ${f#*:}" "$TMP/e.err" ||
+		die "${f%%:*}.json: $(cat "$TMP/e.err")"
+	[ ! -s "$TMP/e.out" ] || die "${f%%:*}.json: wrote to stdout"
 done
 echo "diff: malloc_trim the largest drop; the gate passes the fix and fails the regression"

@@ -17,7 +17,7 @@ $CC -O2 -g -D_GNU_SOURCE -Ibpf -Ilib -o "$TMP/gen_trace" tests/report/gen_trace.
 $CC -O2 -g -D_GNU_SOURCE -Ibpf -Ilib -o "$TMP/decode_pass" tests/report/decode_pass.c \
 	"$BUILD/lib/libgapscope.a" -lz -lzstd
 $CC -O2 -g -D_GNU_SOURCE -Ibpf -Ilib -Ireports -Ireports/render -Ireports/analysis -Ireports/symbols -o "$TMP/bench_analysis" \
-	tests/report/bench_analysis.c "$BUILD/loader/libloader.a" "$BUILD/reports/libreports.a" "$BUILD/lib/libgapscope.a" -lzstd -liberty -lprotobuf-c \
+	tests/report/bench_analysis.c "$BUILD/loader/libloader.a" "$BUILD/reports/libreports.a" "$BUILD/lib/libgapscope.a" -lzstd -liberty -lprotobuf-c -ljansson \
 	-lbpf -ldw -lelf -lz -lstdc++ -pthread
 # measure CMD...: "cpu_seconds max_rss_kb" of one run.
 measure() {
