@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "analysis.h"
+#include "folded_out.h"
+#include "summary.h"
 #include "cli.h"
 #include "escape.h"
 #include "gapscope_cmd.h"

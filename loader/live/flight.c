@@ -433,10 +433,10 @@ static void tables_line(const struct analysis *a)
 	static const char *const names[3] = { "futex_waits_evicted", "threads_evicted",
 					      "names_evicted" };
 
-	for (size_t i = 0; i < a->nlosses; i++)
+	for (size_t i = 0; i < a->loss.count; i++)
 		for (size_t k = 0; k < 3; k++)
-			if (!strcmp(a->loss_names[i], names[k]))
-				evicted[k] = a->losses[i];
+			if (!strcmp(a->loss.names[i], names[k]))
+				evicted[k] = a->loss.n[i];
 	fprintf(stderr,
 		"gapscope: flight: the live analysis let go of %llu futex word(s) and %llu exited "
 		"thread(s) (at most %llu and %llu threads held); before their time: %llu futex "

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analysis.h"
+#include "gap.h"
 #include "clock.h"
 #include "escape.h"
 #include "gapscope.h"

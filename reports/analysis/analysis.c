@@ -68,6 +68,12 @@ void analysis__note(struct analysis *a, const char *s)
 		a->notes[a->nnotes++] = strtab__intern(a->priv->strs, s);
 }
 
+/* The components' way to a note (gap.h's struct notes). */
+static void note_add(void *a, const char *line)
+{
+	analysis__note(a, line);
+}
+
 /* Blame a closed gap, hand it on, and keep of it what the summary needs. */
 static int complete_gap(struct analysis *a, struct blame *bl, const struct analysis_opts *o,
 			struct gap *g)
@@ -374,6 +380,7 @@ struct ordered_reader *analysis__reader(struct analysis *a)
 int analysis__finish(struct analysis *a, char *err, size_t errlen)
 {
 	struct analysis_priv *p = a->priv;
+	const struct notes nt = { note_add, a };
 	__u64 names_evicted = 0;
 
 	gputime__flush(p->gt);
@@ -388,11 +395,12 @@ int analysis__finish(struct analysis *a, char *err, size_t errlen)
 	gputime__handles(p->gt, &a->handles);
 	if (p->tiers &&
 	    (tiers__devices(p->tiers, a->start_ns, a->end_ns, &a->devices, &a->ndevices) ||
-	     tiers__agree(p->tiers, a)))
+	     tiers__agree(p->tiers, &a->cupti, &a->agree, &a->nagree)))
 		goto oom;
-	if (idlesplit__finish(p->split, p->th, p->nm, p->strs, a))
+	if (idlesplit__finish(p->split, p->th, p->nm, p->strs, a->devices, a->ndevices, a->start_ns,
+			      a->end_ns, &a->under))
 		goto oom;
-	tasks__note(p->tasks, p->th, a);
+	tasks__note(p->tasks, p->th, &nt);
 	cgroups__whatif(p->cg, &a->quota);
 	a->gaps = p->gaps.data;
 	a->ngaps = p->gaps.n;
@@ -413,15 +421,17 @@ int analysis__finish(struct analysis *a, char *err, size_t errlen)
 	names_evicted = blame__names_evicted(p->bl);
 	blame__free(p->bl);
 	p->bl = NULL;
-	if (causes__rank(a, &p->kind_fn))
+	free(a->causes);
+	if (causes__rank(&p->kind_fn, a->gap_ns, &a->causes, &a->ncauses))
 		goto oom;
 	if (launch_counter__totals(p->launches, analysis_priv__probe_name, p, &a->launches))
 		goto oom;
 	a->stacks = *unwinder__counts(p->uw);
 	names__counts(p->nm, &a->symbols);
 	if (p->tr)
-		losses__reader(a, trace__stats(p->tr));
-	losses__tables(a, threads__counts(p->th), names_evicted);
+		losses__reader(&a->loss, trace__stats(p->tr), &a->handles, a->events,
+			       a->cuda_events, &nt);
+	losses__tables(&a->loss, &a->tables, threads__counts(p->th), names_evicted, &nt);
 	return 0;
 oom:
 	snprintf(err, errlen, "out of memory");

@@ -8,7 +8,7 @@
 #ifndef GAPSCOPE_BLAME_H
 #define GAPSCOPE_BLAME_H
 
-#include "analysis.h"
+#include "gap.h"
 #include "names.h"
 #include "strtab.h"
 #include "syscalls.h"

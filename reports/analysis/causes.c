@@ -111,16 +111,17 @@ static void causes__sort(struct cause *c, size_t n)
 }
 
 /* Causes over all gaps: one row per (kind, function), with its own time only. */
-int causes__rank(struct analysis *a, const struct vec *kind_fn)
+int causes__rank(const struct vec *kind_fn, __u64 gap_ns, struct cause **out, size_t *n)
 {
-	free(a->causes);
-	a->ncauses = 0;
-	a->causes = calloc(kind_fn->n ? kind_fn->n : 1, sizeof(*a->causes));
-	if (!a->causes)
+	struct cause *all = calloc(kind_fn->n ? kind_fn->n : 1, sizeof(*all));
+
+	*out = all;
+	*n = 0;
+	if (!all)
 		return -ENOMEM;
 	for (size_t i = 0; i < kind_fn->n; i++) {
 		const struct kind_fn *e = VEC_AT(kind_fn, struct kind_fn, i);
-		struct cause *c = &a->causes[a->ncauses];
+		struct cause *c = &all[*n];
 
 		if (!e->ns)
 			continue;
@@ -128,12 +129,12 @@ int causes__rank(struct analysis *a, const struct vec *kind_fn)
 		c->function = e->fn;
 		c->comm = e->comm;
 		c->ns = e->ns;
-		c->share = a->gap_ns ? (double)e->ns / a->gap_ns : 0;
+		c->share = gap_ns ? (double)e->ns / gap_ns : 0;
 		c->nleaves = parts__top(&e->leaves, e->ns, c->leaves);
 		c->nlines = parts__top(&e->lines, e->ns, c->lines);
-		a->ncauses++;
+		(*n)++;
 	}
-	causes__sort(a->causes, a->ncauses);
+	causes__sort(all, *n);
 	return 0;
 }
 

@@ -9,13 +9,15 @@
 #ifndef GAPSCOPE_CAUSES_H
 #define GAPSCOPE_CAUSES_H
 
-#include "analysis.h"
+#include "gap.h"
 #include "strtab.h"
+#include "vec.h"
 
 /* Adds G's roots to KIND_FN (a vector of this file's own entries, zeroed to start). */
 void causes__count(struct vec *kind_fn, const struct gap *g);
-/* a->causes from KIND_FN, largest first, with their share of a->gap_ns: 0 or -ENOMEM. */
-int causes__rank(struct analysis *a, const struct vec *kind_fn);
+/* The rows from KIND_FN (allocated, *n of them), largest first, with their share of gap_ns:
+ * 0 or -ENOMEM. */
+int causes__rank(const struct vec *kind_fn, __u64 gap_ns, struct cause **out, size_t *n);
 /* g->kinds from g->roots, largest first, with their share of the gap. */
 void causes__gap_kinds(struct gap *g);
 /* KIND_FN's entries and the vector. */

@@ -227,10 +227,10 @@ int analysis_priv__feed(struct analysis *a, const struct gs_hdr *h, __u32 versio
 		}
 		return 0;
 	case GS_REC_UNPROBED:
-		losses__unprobed(a, h);
+		losses__unprobed(&a->loss, h);
 		return 0;
 	case GS_REC_LOSSES:
-		losses__record(a, h);
+		losses__record(&a->loss, h);
 		return 0;
 	case GS_EV_COMM:
 		if (fixed >= sizeof(struct comm_event))

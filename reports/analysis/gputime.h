@@ -19,7 +19,7 @@
 #include <linux/types.h>
 
 #include "cuda.h"
-#include "analysis.h"
+#include "gap.h"
 #include "strtab.h"
 
 struct gputime;

@@ -403,14 +403,14 @@ void idlesplit__split_device(struct device_summary *d, __u64 t0, __u64 t1)
 }
 
 int idlesplit__finish(struct idlesplit *s, struct threads *th, struct names *nm,
-		      struct strtab *strs, struct analysis *a)
+		      struct strtab *strs, struct device_summary *devs, size_t ndevs, __u64 t0,
+		      __u64 t1, struct under_floor *u)
 {
 	struct launcher *top = NULL;
-	struct under_floor *u = &a->under;
 	const struct thread *t;
 
-	for (size_t i = 0; i < a->ndevices; i++)
-		idlesplit__split_device(&a->devices[i], a->start_ns, a->end_ns);
+	for (size_t i = 0; i < ndevs; i++)
+		idlesplit__split_device(&devs[i], t0, t1);
 	if (idlesplit__harvest(s, th, UINT64_MAX))
 		return -ENOMEM;
 	for (size_t i = 0; i < s->launchers.n; i++) {

@@ -6,7 +6,6 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "analysis.h"
 #include "kinds.h"
 #include "offcpu.h"
 

@@ -3,7 +3,7 @@
 #ifndef GAPSCOPE_KINDS_H
 #define GAPSCOPE_KINDS_H
 
-#include "analysis.h"
+#include "gap.h"
 #include "syscalls.h"
 
 /* What a wait in system call NR of ARCH is (syscalls.h names it); BK_OTHER for one not listed. */

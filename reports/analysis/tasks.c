@@ -380,7 +380,7 @@ __u32 tasks__hop(struct tasks *t, struct names *nm, __u32 tid, __u64 a, __u64 z,
 	return n;
 }
 
-void tasks__note(const struct tasks *t, struct threads *th, struct analysis *a)
+void tasks__note(const struct tasks *t, struct threads *th, const struct notes *nt)
 {
 	const struct thread **all;
 	const char *rt = NULL;
@@ -398,6 +398,6 @@ void tasks__note(const struct tasks *t, struct threads *th, struct analysis *a)
 			 "%s worker threads but no task polls: the runtime's symbols are absent "
 			 "(stripped?); chains follow threads, not tasks",
 			 rt);
-		analysis__note(a, line);
+		nt->add(nt->ctx, line);
 	}
 }

@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
-#include "analysis.h"
+#include "gap.h"
 #include "names.h"
 #include "stacktab.h"
 #include "strtab.h"
@@ -43,7 +43,7 @@ void tasks__prune(struct tasks *t, __u64 horizon);
  * and chains followed threads only.
  */
 struct threads;
-void tasks__note(const struct tasks *t, struct threads *th, struct analysis *a);
+void tasks__note(const struct tasks *t, struct threads *th, const struct notes *nt);
 
 /*
  * The innermost poll by thread tid that covers [s, e] and holds no other poll (one task's

@@ -582,14 +582,15 @@ static int agree_dev(struct tiers *t, const struct dev *d, struct tier_agreement
 	return 0;
 }
 
-int tiers__agree(struct tiers *t, struct analysis *a)
+int tiers__agree(struct tiers *t, struct cupti_info *info, struct tier_agreement **agree, size_t *n)
 {
-	a->cupti = t->info;
-	a->agree = calloc(t->ndevs ? t->ndevs : 1, sizeof(*a->agree));
-	if (!a->agree)
+	*info = t->info;
+	*n = 0;
+	*agree = calloc(t->ndevs ? t->ndevs : 1, sizeof(**agree));
+	if (!*agree)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->ndevs; i++)
-		if (t->devs[i].kernels && agree_dev(t, &t->devs[i], &a->agree[a->nagree++]))
+		if (t->devs[i].kernels && agree_dev(t, &t->devs[i], &(*agree)[(*n)++]))
 			return -ENOMEM;
 	return 0;
 }

@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-#include "analysis.h"
+#include "gap.h"
 #include "gputime.h"
 #include "strtab.h"
 
@@ -71,7 +71,9 @@ __u64 tiers__next_start(const struct tiers *t);
 int tiers__devices(const struct tiers *t, __u64 t0, __u64 t1, struct device_summary **devs,
 		   size_t *ndevs);
 
-/* The agreement per device tiers__owns(), and what the collector said of itself. */
-int tiers__agree(struct tiers *t, struct analysis *a);
+/* The agreement per device tiers__owns() (allocated, *n of them), and what the collector said
+ * of itself. 0 or -ENOMEM. */
+int tiers__agree(struct tiers *t, struct cupti_info *info, struct tier_agreement **agree,
+		 size_t *n);
 
 #endif

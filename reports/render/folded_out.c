@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis.h"
+#include "folded_out.h"
 #include "outfile.h"
 
 struct folded_out {

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "escape.h"
 #include "flamegraph.h"
 #include "perfetto_int.h"

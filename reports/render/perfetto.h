@@ -36,7 +36,7 @@
 #include <stdio.h>
 #include <linux/types.h>
 
-#include "analysis.h"
+#include "gap.h"
 
 /* Defaults: every interval of a trace of up to TIMELINE_ALL_EVENTS events, else >= 1 ms. */
 #define TIMELINE_ALL_EVENTS 400000ull

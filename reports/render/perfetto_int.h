@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "analysis.h"
+#include "gap.h"
 #include "context.h"
 #include "names.h"
 #include "offcpu.h"

@@ -12,7 +12,7 @@
 #include <zlib.h>
 
 #include "escape.h"
-#include "analysis.h"
+#include "gap.h"
 #include "folded.h"
 #include "outfile.h"
 #include "pprof.h"

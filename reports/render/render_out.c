@@ -9,7 +9,8 @@
 
 #include "flamegraph.h"
 #include "folded.h"
-#include "idlesplit.h"
+#include "headline.h"
+#include "summary.h"
 #include "outfile.h"
 #include "render_out.h"
 #include "speedscope.h"
@@ -140,7 +141,7 @@ static int write_launches(struct ro *r)
 	char path[PATH_MAX], sub[256], d[32];
 	FILE *out;
 
-	if (!idlesplit__shown(r->a) || !u->stacks || !folded__total(u->stacks))
+	if (!headline__launches_shown(r->a) || !u->stacks || !folded__total(u->stacks))
 		return 0;
 	out = open_out(r, "gaps/launches.folded", path, sizeof(path));
 	if (!out || close_out(r, out, path, folded__write(out, u->stacks)))

@@ -18,7 +18,7 @@
 
 #include <stddef.h>
 
-#include "analysis.h"
+#include "gap.h"
 #include "html.h"
 #include "perfetto.h"
 
@@ -45,9 +45,5 @@ struct render_out_stats {
  */
 int render_out__write(int dfd, const char *dir, const char *trace_path, const struct analysis *a,
 		      const struct render_out_opts *o, struct render_out_stats *stats);
-
-/* summary_json__write (analysis.h) with the recorded program's name (reports/program.h) as
- * "program"; NULL or "" leaves the key out. */
-int summary_json__write_program(const struct analysis *a, const char *program, FILE *out);
 
 #endif

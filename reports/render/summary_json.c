@@ -3,7 +3,9 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "analysis.h"
+#include "gap.h"
+#include "headline.h"
+#include "summary.h"
 #include "archived.h"
 #include "escape.h"
 #include "folded.h"
@@ -104,12 +106,11 @@ static void json_device(FILE *out, const struct analysis *a, const struct device
 			(uint64_t)d->unconfirmed_ns,
 			a->duration_ns ? 100.0 * (d->busy_ns - d->unconfirmed_ns) / a->duration_ns :
 					 0.0);
-	/* summary.txt's headline range, where it prints one (idlesplit__busy_range). */
-	if (idlesplit__busy_range(a, d, &lo))
+	/* summary.txt's headline range, where it prints one (headline__busy_range). */
+	if (headline__busy_range(a, d, &lo))
 		fprintf(out, ",\"active_busy_min_pct\":%.2f", lo);
 	/* The headline as summary.txt prints it, for the page's card: one rounding, not two. */
-	fprintf(out, ",\"active_busy_text\":\"%s\"",
-		idlesplit__busy_text(a, d, text, sizeof(text)));
+	fprintf(out, ",\"active_busy_text\":\"%s\"", headline__busy_text(a, d, text, sizeof(text)));
 	if (d->busy_unknown)
 		fprintf(out, ",\"busy_unknown\":true");
 	if (d->unclosed && *d->unclosed) {
@@ -145,8 +146,8 @@ static void json_under_floor(FILE *out, const struct analysis *a)
 		esc__json(out, u->frames[i], false);
 	}
 	fprintf(out, "],\"runnable_ns\":%" PRIu64 ",\"shown\":%s", (uint64_t)u->runnable_ns,
-		idlesplit__shown(a) ? "true" : "false");
-	if (idlesplit__shown(a) && u->stacks && folded__total(u->stacks))
+		headline__launches_shown(a) ? "true" : "false");
+	if (headline__launches_shown(a) && u->stacks && folded__total(u->stacks))
 		fputs(",\"folded\":\"gaps/launches.folded\",\"svg\":\"gaps/launches.svg\"", out);
 	if (u->ival_n)
 		fprintf(out,
@@ -271,11 +272,11 @@ static int write_json(const struct analysis *a, const char *program, FILE *out)
 	fprintf(out,
 		"{\"version\":1,\"start_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
 		",\"lost_events\":%" PRIu64 ",\n\"losses\":{",
-		(uint64_t)a->start_ns, (uint64_t)a->duration_ns, (uint64_t)a->lost_events);
-	for (size_t i = 0; i < a->nlosses; i++) {
+		(uint64_t)a->start_ns, (uint64_t)a->duration_ns, (uint64_t)a->loss.lost_events);
+	for (size_t i = 0; i < a->loss.count; i++) {
 		fprintf(out, "%s", i ? "," : "");
-		esc__json(out, a->loss_names[i], false);
-		fprintf(out, ":%" PRIu64, (uint64_t)a->losses[i]);
+		esc__json(out, a->loss.names[i], false);
+		fprintf(out, ":%" PRIu64, (uint64_t)a->loss.n[i]);
 	}
 	fprintf(out,
 		"},\n\"tables\":{\"futex_words_forgotten\":%" PRIu64 ",\"futex_words_max\":%" PRIu64

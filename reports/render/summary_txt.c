@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "gap.h"
+#include "headline.h"
+#include "summary.h"
 #include "archived.h"
 #include "escape.h"
 #include "idlesplit.h"
@@ -149,14 +151,14 @@ static void print_device(FILE *out, const struct analysis *a, const struct devic
 
 	snprintf(floor, sizeof(floor), "%g ms", a->min_gap_ns / 1e6);
 	/* The figure summary.json's active_busy_text repeats, from one rounding. */
-	idlesplit__busy_text(a, d, busy, sizeof(busy));
+	headline__busy_text(a, d, busy, sizeof(busy));
 	if (!cupti && d->busy_unknown) {
 		/* Launches and never a completion signal: no figure is printed as a fact. */
 		fprintf(out,
 			"device %u: busy unknown (API-inferred: launches, and no completion signal "
 			"ever; busy %s%%, %.3f s of %.3f s first to last GPU work)\n",
 			d->id, busy, busy_active / 1e9, active / 1e9);
-	} else if (idlesplit__busy_range(a, d, &lo)) {
+	} else if (headline__busy_range(a, d, &lo)) {
 		/* Some busy time no completion signal backs: a range, never a guess. */
 		fprintf(out,
 			"device %u: busy %s%% (%.3f s of %.3f s, first to last GPU work, "
@@ -223,7 +225,7 @@ static void print_under_floor(FILE *out, const struct analysis *a)
 		under += a->devices[d].split.under_floor_ns;
 		known |= a->devices[d].split.under_floor_known;
 	}
-	if (!idlesplit__shown(a))
+	if (!headline__launches_shown(a))
 		return;
 	fputs("under the floor: ", out);
 	if (known) {
@@ -398,9 +400,9 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 		gap__chain_print(g, out);
 	}
 	free(by_dur);
-	fprintf(out, "\nlosses: %" PRIu64 " events lost", (uint64_t)a->lost_events);
-	for (size_t i = 0; i < a->nlosses; i++)
-		fprintf(out, ", %s %" PRIu64, a->loss_names[i], (uint64_t)a->losses[i]);
+	fprintf(out, "\nlosses: %" PRIu64 " events lost", (uint64_t)a->loss.lost_events);
+	for (size_t i = 0; i < a->loss.count; i++)
+		fprintf(out, ", %s %" PRIu64, a->loss.names[i], (uint64_t)a->loss.n[i]);
 	if (a->resume_unseen)
 		fprintf(out,
 			"; %" PRIu64 " off-CPU interval(s) resumed unseen (their switch back in "

@@ -183,7 +183,9 @@ static int test_launcher(void)
 		      !idlesplit__call(s, 42, 57 * MS, "cuMemcpyHtoD_v2", 10),
 	      "call");
 	CHECK(!idlesplit__launch(s, 42, 150 * MS), "launch");
-	CHECK(!idlesplit__finish(s, ths, NULL, strs, &a), "finish");
+	CHECK(!idlesplit__finish(s, ths, NULL, strs, a.devices, a.ndevices, a.start_ns, a.end_ns,
+				 &a.under),
+	      "finish");
 
 	/* 150 ms less the 10 ms gap and the 10 ms synchronize. */
 	CHECK_EQ_U64(a.under.tid, 42);

@@ -7,6 +7,7 @@
  * whole.
  */
 #include "kinds.h"
+#include "summary.h"
 #include "escape.h"
 #include "shortname.h"
 #include "testlib.h"
