@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -46,17 +47,7 @@ static int push(struct ksyms *k, __u64 addr, const char *name)
 /* The index of the first of the first n symbols (sorted) above addr. */
 static size_t upper_bound(const struct ksyms *k, size_t n, __u64 addr)
 {
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return sorted__upper(k->syms, n, sizeof(*k->syms), offsetof(struct ksym, addr), addr);
 }
 
 /*

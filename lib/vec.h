@@ -54,4 +54,49 @@ static inline void *vec__push(struct vec *v, size_t elem)
 }
 #define VEC_AT(v, type, i) (&((type *)(v)->data)[i])
 
+/*
+ * In an array of n elements of size bytes, sorted by the unsigned 64-bit key at byte offset off:
+ * the index of the first element whose key is above key (sorted__upper), or at or above it
+ * (sorted__lower); n where there is none. Every sorted table of the project searches with these.
+ */
+static inline unsigned long long sorted__key(const void *base, size_t size, size_t off, size_t i)
+{
+	unsigned long long k;
+
+	memcpy(&k, (const char *)base + i * size + off, sizeof(k));
+	return k;
+}
+
+static inline size_t sorted__upper(const void *base, size_t n, size_t size, size_t off,
+				   unsigned long long key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sorted__key(base, size, off, mid) <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static inline size_t sorted__lower(const void *base, size_t n, size_t size, size_t off,
+				   unsigned long long key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sorted__key(base, size, off, mid) < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 #endif

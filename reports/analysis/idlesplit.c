@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The idle split per device and the cause of the idle time under the floor: see idlesplit.h. */
+#include <stddef.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "names.h"
 #include "stacktab.h"
 #include "strtab.h"
+#include "vec.h"
 
 struct idlesplit *idlesplit__new(void)
 {
@@ -88,18 +90,8 @@ int idlesplit__gap(struct idlesplit *s, __u64 start, __u64 end)
 /* The first gap that ends after t (s->gaps.n if none). */
 static size_t gap_after(const struct idlesplit *s, __u64 t)
 {
-	const struct span *v = s->gaps.data;
-	size_t lo = 0, hi = s->gaps.n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid].end > t)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return lo;
+	return sorted__upper(s->gaps.data, s->gaps.n, sizeof(struct span),
+			     offsetof(struct span, end), t);
 }
 
 /* The time of [a, b) within [lo, hi) and outside every gap: the gaps have causes of their own. */

@@ -761,19 +761,13 @@ const struct th_wake *threads__next_wake(struct threads *t, __u64 uaddr, __u32 t
  * Off-CPU intervals of one thread do not overlap, nor do its futex waits: the first whose end is
  * past a is found by searching starts, then stepping back over the one that may straddle a.
  */
-#define FIRST_BY_START(v, type, a)                             \
-	({                                                     \
-		size_t lo = 0, hi = (v)->n;                    \
-		while (lo < hi) {                              \
-			size_t mid = (lo + hi) / 2;            \
-			if (VEC_AT(v, type, mid)->start < (a)) \
-				lo = mid + 1;                  \
-			else                                   \
-				hi = mid;                      \
-		}                                              \
-		if (lo && VEC_AT(v, type, lo - 1)->end > (a))  \
-			lo--;                                  \
-		lo;                                            \
+#define FIRST_BY_START(v, type, a)                                                                \
+	({                                                                                        \
+		size_t lo = sorted__lower((v)->data, (v)->n, sizeof(type), offsetof(type, start), \
+					  (a));                                                   \
+		if (lo && VEC_AT(v, type, lo - 1)->end > (a))                                     \
+			lo--;                                                                     \
+		lo;                                                                               \
 	})
 
 size_t thread__first_off(const struct thread *th, __u64 a)
@@ -788,32 +782,14 @@ size_t thread__first_futex(const struct thread *th, __u64 a)
 
 size_t thread__first_sample(const struct thread *th, __u64 a)
 {
-	size_t lo = 0, hi = th->samples.n;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (VEC_AT(&th->samples, struct th_sample, mid)->ts < a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return sorted__lower(th->samples.data, th->samples.n, sizeof(struct th_sample),
+			     offsetof(struct th_sample, ts), a);
 }
 
 size_t thread__calls_upto(const struct thread *th, __u64 t)
 {
-	size_t lo = 0, hi = th->calls.n;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (VEC_AT(&th->calls, struct th_call, mid)->start <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return sorted__upper(th->calls.data, th->calls.n, sizeof(struct th_call),
+			     offsetof(struct th_call, start), t);
 }
 
 const struct th_call *thread__call_at(const struct thread *th, __u64 t)

@@ -3,6 +3,7 @@
  * timeline.json's threads: their intervals from a pass over the trace in end order, and the
  * arrows of the gaps' chain links (see perfetto.h).
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,16 +65,9 @@ int tl__index_gaps(struct tl *t)
 /* Whether [s, e] meets a gap's window (an instant on a gap's edge does). */
 static bool in_gap(const struct tl *t, __u64 s, __u64 e)
 {
-	size_t lo = 0, hi = t->nwin;
+	/* the first window starting after e */
+	size_t lo = sorted__upper(t->win, t->nwin, sizeof(*t->win), offsetof(struct tl_win, s), e);
 
-	while (lo < hi) { /* the first window starting after e */
-		size_t mid = (lo + hi) / 2;
-
-		if (t->win[mid].s <= e)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo && t->win[lo - 1].e >= s;
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Mappings per process (addrmaps.h): a sorted array each, found by binary search. */
+#include <stddef.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "addrmaps.h"
 #include "idmap.h"
 #include "strtab.h"
+#include "vec.h"
 
 struct addrmaps {
 	struct idmap ids; /* tgid -> procs: a struct vec of struct ctx_map each */
@@ -47,17 +49,8 @@ static struct vec *proc_of(struct addrmaps *a, __u32 tgid)
 /* The first mapping that ends after addr (the one holding it, if any holds it). */
 static size_t lower(const struct vec *pm, __u64 addr)
 {
-	size_t lo = 0, hi = pm->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (VEC_AT(pm, struct ctx_map, mid)->end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return sorted__upper(pm->data, pm->n, sizeof(struct ctx_map), offsetof(struct ctx_map, end),
+			     addr);
 }
 
 int addrmaps__add(struct addrmaps *a, __u32 tgid, const struct ctx_map *m)

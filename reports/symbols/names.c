@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Frame, lock and kernel names for the report: see names.h. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -307,21 +308,14 @@ static int cmp_ksym(const void *a, const void *b)
 
 const char *names__kernel(struct names *n, __u64 addr)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (!n->ksyms_sorted && n->nksyms) { /* a trace without kernel symbols has none */
 		qsort(n->ksyms, n->nksyms, sizeof(*n->ksyms), cmp_ksym);
 		n->ksyms_sorted = true;
 	}
-	hi = n->nksyms;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (n->ksyms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = sorted__upper(n->ksyms, n->nksyms, sizeof(*n->ksyms), offsetof(struct ksym, addr),
+			   addr);
 	if (!lo)
 		return strtab__internf(n->strs, "0x%llx_[k]", (unsigned long long)addr);
 	return strtab__internf(n->strs, "%s_[k]", n->ksyms[lo - 1].name);

@@ -5,6 +5,7 @@
  * each name read when first shown; and a Dwfl of its own over it for DWARF, built again when
  * needed after a let-go.
  */
+#include <stddef.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <elfutils/libdwelf.h>
 
 #include "symbols_int.h"
+#include "vec.h"
 
 /* module_report()'s error for a file that changed while it was read. */
 #define SYM_E_CHANGED EAGAIN
@@ -165,16 +167,9 @@ static const char *sym_name(struct symbolizer *s, struct sym_module *mod, struct
 const char *symfile__symbol(struct symbolizer *s, struct sym_module *mod, __u64 vaddr, bool data)
 {
 	struct sym_sym *syms = mod->syms, *best = NULL;
-	size_t lo = 0, hi = mod->nsyms;
+	size_t lo = sorted__upper(syms, mod->nsyms, sizeof(*syms), offsetof(struct sym_sym, addr),
+				  vaddr);
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (syms[mid].addr <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* Back from the last at or below vaddr: the highest start that holds it, best rank. */
 	for (size_t i = lo; i-- > 0 && lo - i <= 32 && (!best || syms[i].addr == best->addr);) {
 		struct sym_sym *y = &syms[i];
