@@ -2,6 +2,7 @@
 /* Root causes summed by kind and function, over all gaps and per gap: see causes.h. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "causes.h"
 
@@ -99,15 +100,42 @@ void causes__count(struct vec *kind_fn, const struct gap *g)
 	}
 }
 
+/* Largest first; equal ones in the order they came (the index among them). */
+static int cmp_rank(const void *x, const void *y, void *rows)
+{
+	const struct cause *c = rows;
+	size_t i = *(const size_t *)x, j = *(const size_t *)y;
+
+	if (c[i].ns != c[j].ns)
+		return c[i].ns > c[j].ns ? -1 : 1;
+	return (i > j) - (i < j);
+}
+
+/* Largest first, stable: O(n log n) however many (kind, function) rows a trace makes. */
 static void causes__sort(struct cause *c, size_t n)
 {
-	for (size_t i = 1; i < n; i++) /* insertion sort, largest first, stable */
-		for (size_t j = i; j && c[j].ns > c[j - 1].ns; j--) {
-			struct cause t = c[j];
+	size_t *idx = n > 1 ? malloc(n * sizeof(*idx)) : NULL;
+	struct cause *tmp = idx ? malloc(n * sizeof(*tmp)) : NULL;
 
-			c[j] = c[j - 1];
-			c[j - 1] = t;
-		}
+	if (!tmp) { /* out of memory: in place, slowly */
+		free(idx);
+		for (size_t i = 1; i < n; i++)
+			for (size_t j = i; j && c[j].ns > c[j - 1].ns; j--) {
+				struct cause t = c[j];
+
+				c[j] = c[j - 1];
+				c[j - 1] = t;
+			}
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	qsort_r(idx, n, sizeof(*idx), cmp_rank, c);
+	for (size_t i = 0; i < n; i++)
+		tmp[i] = c[idx[i]];
+	memcpy(c, tmp, n * sizeof(*c));
+	free(tmp);
+	free(idx);
 }
 
 /* Causes over all gaps: one row per (kind, function), with its own time only. */
