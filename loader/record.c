@@ -246,201 +246,256 @@ static void flight_listen(struct flight *f, struct trace_out *out, struct consum
 	c->listener = f;
 }
 
-int cmd_record(int argc, char **argv)
-{
+/* Everything one recording holds, in the order cmd_record() sets it up and cleans it up. */
+struct recording {
 	struct record_opts o;
-	/* What cleanup: closes, as target__check() leaves it, for a failure before that. */
-	struct target t = { .go_fd = -1, .exec_fd = -1, .pidfd = -1, .guardian_sock = -1 };
-	struct trace_out out = {};
-	struct map_records maps = {};
-	struct archive archive = {};
-	struct links links = {};
-	struct sampler sampler = {};
-	struct record_bpf *skel = NULL;
-	struct uprobes up = {};
-	struct pidns ns = {};
-	struct consumer c = { .out = &out, .up = &up, .maps = &maps, .extra_fd = -1 };
-	static struct cgroup_watch cg; /* 130 KiB of paths: not on the stack */
-	struct ksyms *ksyms;
-	struct flight *flight = NULL;
+	struct target t;
+	struct trace_out out;
+	struct map_records maps;
+	struct archive archive;
+	struct links links;
+	struct sampler sampler;
+	struct record_bpf *skel;
+	struct uprobes up;
+	struct pidns ns;
+	struct consumer c;
+	struct cgroup_watch *cg;
+	struct flight *flight;
 	sigset_t orig_mask;
-	int sfd = -1, err, cannot_run = 0;
+	int sfd;
+	int cannot_run; /* the exit status of a command that could not run, else 0 */
 	bool umulti;
-	__u64 start_ns;
-	struct proc_tree tree = {};
+	struct proc_tree tree;
 	struct joiners joiners;
-	char terr[512];
+};
 
-	/* Parse, then the checks that need no privileges first, each a one-line error. */
-	if ((err = record_opts__parse(argc, argv, &o)))
-		goto cleanup;
-	bpf_setup__libbpf_output(o.verbose >= 2);
-	maps.archive = o.archive ? &archive : NULL;
-	if ((err = record_opts__check(&o)))
-		goto cleanup;
-	/* --replay: a recorded trace through the flight recorder, no probes (flight_replay.c). */
-	if (o.flight.replay)
-		return flight__replay(&o.flight, o.flight.replay);
-	if (!o.cmd) {
+/*
+ * The checks that need no privileges first, each a one-line error: the processes an attach
+ * takes, the target, the right to trace them, the kernel's and the memory cgroup's word.
+ */
+static int check(struct recording *r)
+{
+	struct record_opts *o = &r->o;
+	char terr[512];
+	int err;
+
+	if (!o->cmd) {
 		/* An attach takes the processes' descendants, and what they fork from now on. */
-		if ((err = proc_tree__collect(&tree, o.pids, o.npids, o.cgroup, terr,
+		if ((err = proc_tree__collect(&r->tree, o->pids, o->npids, o->cgroup, terr,
 					      sizeof(terr)))) {
 			fprintf(stderr, "gapscope: %s\n", terr);
-			goto cleanup;
+			return err;
 		}
-		o.pid = tree.pids[0];
+		o->pid = r->tree.pids[0];
 		/*
 		 * The whole tree, also with one -p: a DataLoader's workers, a launcher's ranks,
 		 * whatever forks later. Each process gets library probes of its own as it joins
 		 * (loader/uprobes.h): none in any process outside the recording.
 		 */
-		o.follow_children = true;
+		o->follow_children = true;
 	}
-	if ((err = target__check(&t, o.cmd, o.pid))) {
-		cannot_run = o.cmd ? 127 : 0; /* as a shell says a command it cannot run */
-		goto cleanup;
+	if ((err = target__check(&r->t, o->cmd, o->pid))) {
+		r->cannot_run = o->cmd ? 127 : 0; /* as a shell says a command it cannot run */
+		return err;
 	}
-	for (size_t i = 1; i < tree.n; i++)
-		if ((err = privs__may_trace(tree.pids[i])))
-			goto cleanup;
+	for (size_t i = 1; i < r->tree.n; i++)
+		if ((err = privs__may_trace(r->tree.pids[i])))
+			return err;
 	if (!bpf_setup__check() ||
-	    !memlimit__check(o.ringbuf_mb, o.flight.seconds ? o.flight.mem_mb : 0)) {
-		err = -EPERM;
-		goto cleanup;
-	}
-	if ((err = pidns__open(&ns)))
-		goto cleanup;
-	out = (struct trace_out){ .path = o.output, .ns = &ns };
-	if ((!o.flight.seconds || o.output_given) && !(out.tw = trace__create(o.output, o.force))) {
-		err = -(errno ?: EIO);
-		fprintf(stderr, "gapscope: cannot create %s: %s\n", o.output, strerror(-err));
-		goto cleanup;
-	}
-	if (out.tw)
-		trace__compress(out.tw, !o.uncompressed);
-	bpf_setup__mount_tracefs(o.verbose > 0);
-	err = sfd = signals__block(&orig_mask, &t.pipe_ignored, o.flight.seconds ? SIGUSR1 : 0);
-	if (sfd < 0) {
-		fprintf(stderr, "gapscope: %s\n", strerror(-err));
-		goto cleanup;
-	}
-	if (o.flight.seconds && !(flight = flight__new(&o.flight, o.ringbuf_mb))) {
-		err = -EINVAL;
-		goto cleanup;
-	}
-	if (flight)
-		flight_listen(flight, &out, &c);
-	consumer__load_ksyms(&c);
+	    !memlimit__check(o->ringbuf_mb, o->flight.seconds ? o->flight.mem_mb : 0))
+		return -EPERM;
+	return 0;
+}
 
-	/* Open, configure, load; then the target, stopped until the probes are on. */
-	if (o.cmd && (err = target__start_guardian(&t)))
-		goto cleanup;
-	c.skel = skel = bpf_setup__open_load(&o, &umulti);
-	if (!skel) {
-		err = -EINVAL;
-		goto cleanup;
+/* Where the records go: the trace file (not with --flight alone), the flight recorder. */
+static int open_outputs(struct recording *r)
+{
+	const struct record_opts *o = &r->o;
+	int err;
+
+	if ((err = pidns__open(&r->ns)))
+		return err;
+	r->out = (struct trace_out){ .path = o->output, .ns = &r->ns };
+	if ((!o->flight.seconds || o->output_given) &&
+	    !(r->out.tw = trace__create(o->output, o->force))) {
+		err = -(errno ?: EIO);
+		fprintf(stderr, "gapscope: cannot create %s: %s\n", o->output, strerror(-err));
+		return err;
 	}
-	if (!o.no_python)
-		maps.py = pycode__new(skel, &out); /* NULL (out of memory): no Python frames */
-	gpu_feeds__start(&o);			   /* CUPTI: the target's environment */
-	err = o.cmd ? target__launch(&t, o.cmd, &orig_mask) : target__attach(&t, o.pid);
+	if (r->out.tw)
+		trace__compress(r->out.tw, !o->uncompressed);
+	bpf_setup__mount_tracefs(o->verbose > 0);
+	err = r->sfd = signals__block(&r->orig_mask, &r->t.pipe_ignored,
+				      o->flight.seconds ? SIGUSR1 : 0);
+	if (r->sfd < 0) {
+		fprintf(stderr, "gapscope: %s\n", strerror(-err));
+		return err;
+	}
+	if (o->flight.seconds && !(r->flight = flight__new(&o->flight, o->ringbuf_mb)))
+		return -EINVAL;
+	if (r->flight)
+		flight_listen(r->flight, &r->out, &r->c);
+	consumer__load_ksyms(&r->c);
+	return 0;
+}
+
+/* Open, configure, load; then the target, stopped until the probes are on, watched. */
+static int load_and_start(struct recording *r)
+{
+	const struct record_opts *o = &r->o;
+	int err;
+
+	if (o->cmd && (err = target__start_guardian(&r->t)))
+		return err;
+	r->c.skel = r->skel = bpf_setup__open_load(o, &r->umulti);
+	if (!r->skel)
+		return -EINVAL;
+	if (!o->no_python)
+		r->maps.py = pycode__new(r->skel, &r->out); /* NULL (out of memory): no frames */
+	gpu_feeds__start(o);				    /* CUPTI: the target's environment */
+	err = o->cmd ? target__launch(&r->t, o->cmd, &r->orig_mask) : target__attach(&r->t, o->pid);
 	if (err)
-		goto cleanup;
+		return err;
 	/* The BPF side and the trace know the target by its global id (pidns.h). */
-	t.gpid = pidns__global(&ns, t.pid, true);
-	if (!t.gpid) {
-		fprintf(stderr, "gapscope: cannot find pid %d outside this pid namespace\n", t.pid);
-		err = -ESRCH;
-		goto cleanup;
+	r->t.gpid = pidns__global(&r->ns, r->t.pid, true);
+	if (!r->t.gpid) {
+		fprintf(stderr, "gapscope: cannot find pid %d outside this pid namespace\n",
+			r->t.pid);
+		return -ESRCH;
 	}
-	if ((err = bpf_setup__watch_tgid(skel, t.gpid)) || (err = consumer__open(&c)))
-		goto cleanup;
-	for (size_t i = 1; i < tree.n && !err; i++) {
-		pid_t g = pidns__global(&ns, tree.pids[i], true);
+	if ((err = bpf_setup__watch_tgid(r->skel, r->t.gpid)) || (err = consumer__open(&r->c)))
+		return err;
+	for (size_t i = 1; i < r->tree.n && !err; i++) {
+		pid_t g = pidns__global(&r->ns, r->tree.pids[i], true);
 
 		/* Gone since it was listed: nothing of it to record. */
 		if (g)
-			err = bpf_setup__watch_tgid(skel, g);
+			err = bpf_setup__watch_tgid(r->skel, g);
 	}
-	if (err)
-		goto cleanup;
+	return err;
+}
 
-	/* Attach: tracepoints, the sampler, the uprobes; each recorded as it goes live. */
-	up = (struct uprobes){
-		.skel = skel,
-		.links = &links,
-		.out = &out,
-		.ns = &ns,
-		.umulti = umulti,
-		.tgid = t.gpid,
-		.pid = t.pid,
-		.lock_holds = o.lock_holds,
-		.verbose = o.verbose,
-		.keep_lookups = o.keep_lookups,
-		.specs = o.probes,
-		.nspecs = o.nprobes,
+/* Attach: tracepoints, the sampler, the uprobes; each recorded as it goes live. */
+static int attach(struct recording *r)
+{
+	const struct record_opts *o = &r->o;
+	struct trace_out *out = &r->out;
+	struct ksyms *ksyms;
+	int err;
+
+	r->up = (struct uprobes){
+		.skel = r->skel,
+		.links = &r->links,
+		.out = out,
+		.ns = &r->ns,
+		.umulti = r->umulti,
+		.tgid = r->t.gpid,
+		.pid = r->t.pid,
+		.lock_holds = o->lock_holds,
+		.verbose = o->verbose,
+		.keep_lookups = o->keep_lookups,
+		.specs = o->probes,
+		.nspecs = o->nprobes,
 	};
-	meta__clock(&out, o.freq);
-	meta__target(&out, t.gpid, o.cmd);
+	meta__clock(out, o->freq);
+	meta__target(out, r->t.gpid, o->cmd);
 	/* A launched child is named like us until it execs. */
-	c.names_read = meta__threads(&out, t.pid);
-	cgroup__watch(&cg, t.pid, t.gpid);
-	c.cg = &cg;
-	cgroup__sample(&cg, &out);
-	uprobes__watch(&up);
+	r->c.names_read = meta__threads(out, r->t.pid);
+	cgroup__watch(r->cg, r->t.pid, r->t.gpid);
+	r->c.cg = r->cg;
+	cgroup__sample(r->cg, out);
+	uprobes__watch(&r->up);
 	/* Tracepoints: for every process, filtered in BPF (they cost others no trap). */
-	err = bpf_setup__attach_tracepoints(skel, &links, &out, t.gpid, -1);
+	err = bpf_setup__attach_tracepoints(r->skel, &r->links, out, r->t.gpid, -1);
 	/* The tick sampler finds the tick by its kernel symbols; the timer needs none. */
-	ksyms = o.sampler == GS_SAMPLER_TIMER ? NULL : consumer__ksyms(&c);
-	if (err || (err = sampler__attach(&sampler, skel, &links, &out, ksyms, o.sampler, o.freq,
-					  t.gpid, -1)))
-		goto cleanup;
-	if (o.cmd && (err = signals__watch_group_kills(skel, &links)))
-		goto cleanup;
-	if (o.cmd)
-		uprobes__attach_predicted(&up, t.exe);
+	ksyms = o->sampler == GS_SAMPLER_TIMER ? NULL : consumer__ksyms(&r->c);
+	if (err || (err = sampler__attach(&r->sampler, r->skel, &r->links, out, ksyms, o->sampler,
+					  o->freq, r->t.gpid, -1)))
+		return err;
+	if (o->cmd && (err = signals__watch_group_kills(r->skel, &r->links)))
+		return err;
+	if (o->cmd)
+		uprobes__attach_predicted(&r->up, r->t.exe);
 	else
-		c.names_read += attach_running(&up, &maps, &out, &tree);
-	if (tree.cgroup) {
-		joiners = (struct joiners){ .c = &c, .tree = &tree, .ns = &ns, .ends = !o.npids };
-		c.each_second = follow_joiners;
-		c.second_ctx = &joiners;
-		c.outlives_target = joiners.ends;
+		r->c.names_read += attach_running(&r->up, &r->maps, out, &r->tree);
+	if (r->tree.cgroup) {
+		r->joiners = (struct joiners){
+			.c = &r->c, .tree = &r->tree, .ns = &r->ns, .ends = !o->npids
+		};
+		r->c.each_second = follow_joiners;
+		r->c.second_ctx = &r->joiners;
+		r->c.outlives_target = r->joiners.ends;
 	}
+	return 0;
+}
 
-	/* Poll until the target ends (or a signal, or --duration); then write the end. */
-	start_ns = clock__mono_ns();
-	if (o.cmd && (err = target__release(&t, o.cmd[0])))
-		goto cleanup;
-	err = consumer__poll(&c, &t, sfd, o.duration, start_ns);
-	err = finish(&c, &links, &sampler, &t, start_ns) ?: err;
-	flight__stop(flight); /* its dumps written, the ring let go */
-	flight_listen(NULL, &out, &c);
-	flight = NULL;
+/* Poll until the target ends (or a signal, or --duration); then write the end. */
+static int poll_and_finish(struct recording *r)
+{
+	const struct record_opts *o = &r->o;
+	__u64 start_ns = clock__mono_ns();
+	int err;
+
+	if (o->cmd && (err = target__release(&r->t, o->cmd[0])))
+		return err;
+	err = consumer__poll(&r->c, &r->t, r->sfd, o->duration, start_ns);
+	err = finish(&r->c, &r->links, &r->sampler, &r->t, start_ns) ?: err;
+	flight__stop(r->flight); /* its dumps written, the ring let go */
+	flight_listen(NULL, &r->out, &r->c);
+	r->flight = NULL;
 	/* The target outlives a --duration: wait for it, as without gapscope. */
-	target__wait(&t);
+	target__wait(&r->t);
+	return err;
+}
 
-cleanup:
-	/* In the reverse order of the above. */
-	flight__stop(flight);
-	pycode__free(maps.py); /* before map_records__free clears the pointer */
-	map_records__free(&maps);
-	proc_tree__free(&tree);
-	archive__free(&archive);
-	uprobes__free(&up);
-	links__free(&links);
-	sampler__close(&sampler);
-	consumer__free(&c);
-	target__close(&t);
-	bpf_setup__destroy(skel);
-	target__stop_guardian(&t);
-	pidns__close(&ns);
-	if (sfd >= 0)
-		close(sfd);
-	if (out.tw) {
-		trace__finish(out.tw);
-		if (err && !t.released)
-			unlink(o.output);
+/* In the reverse order of the above; the exit status, the target's where it ran. */
+static int clean_up(struct recording *r, int err)
+{
+	flight__stop(r->flight);
+	pycode__free(r->maps.py); /* before map_records__free clears the pointer */
+	map_records__free(&r->maps);
+	proc_tree__free(&r->tree);
+	archive__free(&r->archive);
+	uprobes__free(&r->up);
+	links__free(&r->links);
+	sampler__close(&r->sampler);
+	consumer__free(&r->c);
+	target__close(&r->t);
+	bpf_setup__destroy(r->skel);
+	target__stop_guardian(&r->t);
+	pidns__close(&r->ns);
+	if (r->sfd >= 0)
+		close(r->sfd);
+	if (r->out.tw) {
+		trace__finish(r->out.tw);
+		if (err && !r->t.released)
+			unlink(r->o.output);
 	}
-	return cannot_run ?: target__exit_code(&t, err, &orig_mask);
+	return r->cannot_run ?: target__exit_code(&r->t, err, &r->orig_mask);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static struct cgroup_watch cg; /* 130 KiB of paths: not on the stack */
+	/* What clean_up() closes, as target__check() leaves it, for a failure before that. */
+	struct recording rec = {
+		.t = { .go_fd = -1, .exec_fd = -1, .pidfd = -1, .guardian_sock = -1 },
+		.c = { .out = &rec.out, .up = &rec.up, .maps = &rec.maps, .extra_fd = -1 },
+		.cg = &cg,
+		.sfd = -1,
+	};
+	struct recording *r = &rec;
+	int err;
+
+	if ((err = record_opts__parse(argc, argv, &r->o)))
+		return clean_up(r, err);
+	bpf_setup__libbpf_output(r->o.verbose >= 2);
+	r->maps.archive = r->o.archive ? &r->archive : NULL;
+	if ((err = record_opts__check(&r->o)))
+		return clean_up(r, err);
+	/* --replay: a recorded trace through the flight recorder, no probes (flight_replay.c). */
+	if (r->o.flight.replay)
+		return flight__replay(&r->o.flight, r->o.flight.replay);
+	err = check(r) ?: open_outputs(r) ?: load_and_start(r) ?: attach(r) ?: poll_and_finish(r);
+	return clean_up(r, err);
 }

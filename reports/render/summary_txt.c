@@ -293,11 +293,9 @@ static void print_under_floor(FILE *out, const struct analysis *a)
 	}
 }
 
-int summary_txt__write(const struct analysis *a, const struct report_out_opts *o, FILE *out)
+/* What was recorded, each device's busy share and idle split, the tiers' word. */
+static void print_headline(FILE *out, const struct analysis *a)
 {
-	const struct gap **by_dur;
-	size_t top;
-
 	fprintf(out, "duration ");
 	gap__print_ms(out, a->duration_ns);
 	fprintf(out, ", %" PRIu64 " events, %" PRIu64 " CUDA events", (uint64_t)a->events,
@@ -319,6 +317,11 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 			"API-inferred tier: host<->device async copies modelled at %g GB/s + %g us\n",
 			a->copy_gbps, a->copy_latency_us);
 	print_tiers(out, a);
+}
+
+/* The gaps' total, the share of it that others' CPU time explains, the CPU quota's part. */
+static void print_gap_time(FILE *out, const struct analysis *a)
+{
 	fprintf(out, "gaps: %zu, total ", a->ngaps);
 	gap__print_ms(out, a->gap_ns);
 	fprintf(out, " (%.1f%% of the run)\n",
@@ -347,6 +350,11 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 			a->quota.use_known ? "≈ " : "≥ ", a->quota.peak_cpus, a->quota.mean_cpus,
 			a->quota.has_cpus);
 	}
+}
+
+/* Root causes ranked by gap time, their breakdowns under them; the rest in one row. */
+static void print_causes(FILE *out, const struct analysis *a)
+{
 	if (a->ncauses)
 		fprintf(out, "\nroot causes (share of gap time):\n");
 	for (size_t i = 0; i < a->ncauses && i < CAUSES_LISTED; i++) {
@@ -382,8 +390,13 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 		gap__print_ms(out, ns);
 		fputc('\n', out);
 	}
-	top = o->top < a->ngaps ? o->top : a->ngaps;
-	by_dur = calloc(a->ngaps ? a->ngaps : 1, sizeof(*by_dur));
+}
+
+/* The WANT longest gaps, each with its chain. -1 out of memory. */
+static int print_longest(FILE *out, const struct analysis *a, size_t want)
+{
+	size_t top = want < a->ngaps ? want : a->ngaps;
+	const struct gap **by_dur = calloc(a->ngaps ? a->ngaps : 1, sizeof(*by_dur));
 	if (!by_dur)
 		return -1;
 	for (size_t i = 0; i < a->ngaps; i++)
@@ -400,6 +413,12 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 		gap__chain_print(g, out);
 	}
 	free(by_dur);
+	return 0;
+}
+
+/* Everything lost or left out, counted: events, stacks, tables, symbols, the archive. */
+static void print_losses(FILE *out, const struct analysis *a)
+{
 	fprintf(out, "\nlosses: %" PRIu64 " events lost", (uint64_t)a->loss.lost_events);
 	for (size_t i = 0; i < a->loss.count; i++)
 		fprintf(out, ", %s %" PRIu64, a->loss.names[i], (uint64_t)a->loss.n[i]);
@@ -425,5 +444,15 @@ int summary_txt__write(const struct analysis *a, const struct report_out_opts *o
 		fprintf(out, "archive: %" PRIu64 " files, %" PRIu64 " used, %" PRIu64 " damaged\n",
 			(uint64_t)a->archive->files, (uint64_t)a->archive->used,
 			(uint64_t)a->archive->bad);
+}
+
+int summary_txt__write(const struct analysis *a, const struct report_out_opts *o, FILE *out)
+{
+	print_headline(out, a);
+	print_gap_time(out, a);
+	print_causes(out, a);
+	if (print_longest(out, a, o->top))
+		return -1;
+	print_losses(out, a);
 	return ferror(out) ? -1 : 0;
 }
