@@ -17,6 +17,7 @@
 
 #include "analysis.h"
 #include "cli.h"
+#include "duration.h"
 #include "escape.h"
 #include "gapscope_cmd.h"
 #include "numarg.h"
@@ -409,19 +410,14 @@ static const char *row_name(const struct cmp *c, char *buf, size_t size)
 	return esc__text(buf, size, fn, SIZE_MAX);
 }
 
-/* A span as summary.txt writes it (gap__print_ms), into BUF; a sign where SIGNED. */
+/* A span as summary.txt writes it (duration.h), into BUF; a sign where SIGNED. */
 static const char *ms(char *buf, size_t size, __s64 ns, bool sign)
 {
-	FILE *f = fmemopen(buf, size, "w");
+	size_t n = sign && size > 1;
 
-	if (!f) {
-		snprintf(buf, size, "?");
-		return buf;
-	}
-	if (sign)
-		fputc(ns < 0 ? '-' : ns > 0 ? '+' : ' ', f);
-	gap__print_ms(f, (__u64)(ns < 0 ? -ns : ns));
-	fclose(f);
+	if (n)
+		buf[0] = ns < 0 ? '-' : ns > 0 ? '+' : ' ';
+	dur__fmt(buf + n, size - n, (__u64)(ns < 0 ? -ns : ns));
 	return buf;
 }
 

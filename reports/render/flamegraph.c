@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "duration.h"
 #include "escape.h"
 #include "assets.h"
 #include "flamegraph.h"
@@ -20,33 +21,6 @@
 #define PAD_X	   10
 #define PAD_BOTTOM 36
 #define TITLE_PX   17
-
-/* "2.29 s", "12.3 ms", "45.6 µs", "789 ns": three significant digits. */
-void flame__fmt_ns(char *buf, size_t size, __u64 ns)
-{
-	static const struct {
-		double div;
-		const char *unit;
-	} u[] = {
-		{ 1e9, "s" },
-		{ 1e6, "ms" },
-		{ 1e3, "\xc2\xb5s" },
-	};
-
-	for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++) {
-		double v = ns / u[i].div;
-
-		if (v >= 1) {
-			snprintf(buf, size, "%.*f %s",
-				 v >= 100 ? 0 :
-				 v >= 10  ? 1 :
-					    2,
-				 v, u[i].unit);
-			return;
-		}
-	}
-	snprintf(buf, size, "%llu ns", (unsigned long long)ns);
-}
 
 /* A stable colour per name, in a family per kind: warm for user code (FlameGraph's "hot"),
  * blue for the kernel, violet for the annotations that join threads. */
@@ -134,7 +108,7 @@ static int layout__frame(const struct folded_node *n, void *ctx)
 	l->cursor[n->depth] += n->weight;
 	l->cursor[n->depth + 1] = x;
 	l->st.frames++;
-	flame__fmt_ns(t, sizeof(t), n->weight);
+	dur__fmt(t, sizeof(t), n->weight);
 	flame__color(n->name, kind, fill);
 	fprintf(l->out, "<g class=\"%s\"><title>", cls[kind]);
 	esc__xml(l->out, n->name, ~0ul);
@@ -282,7 +256,7 @@ int flamegraph__write_svg(FILE *out, const struct folded *f, const struct flame_
 		esc__xml(out, sub, ~0ul);
 		fputs("</text>\n", out);
 	}
-	flame__fmt_ns(t, sizeof(t), l.total);
+	dur__fmt(t, sizeof(t), l.total);
 	fprintf(out,
 		"<text class=\"ctl reset off\" x=\"%u\" y=\"%u\">Reset zoom</text>\n"
 		"<text class=\"ctl search\" x=\"%u\" y=\"%u\" text-anchor=\"end\">Search</text>\n"
@@ -315,8 +289,8 @@ int flamegraph__write_svg(FILE *out, const struct folded *f, const struct flame_
 	if (l.st.frames_omitted) {
 		char each[32];
 
-		flame__fmt_ns(t, sizeof(t), l.st.ns_omitted);
-		flame__fmt_ns(each, sizeof(each), l.threshold);
+		dur__fmt(t, sizeof(t), l.st.ns_omitted);
+		dur__fmt(each, sizeof(each), l.threshold);
 		fprintf(out,
 			"<text class=\"note omitted\" x=\"%u\" y=\"%u\">%zu frames of %s or "
 			"less left out to keep this file small (%s in all, counted in their parents)"

@@ -42,7 +42,4 @@ int flamegraph__write_svg(FILE *out, const struct folded *f, const struct flame_
 int flamegraph__render(const struct folded *f, const struct flame_opts *o, char **buf, size_t *len,
 		       struct flame_stats *stats);
 
-/* A duration with three significant digits: "2.29 s", "12.3 ms", "45.6 µs", "789 ns". */
-void flame__fmt_ns(char *buf, size_t size, __u64 ns);
-
 #endif /* GAPSCOPE_FLAMEGRAPH_H */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "duration.h"
 #include "escape.h"
 #include "flamegraph.h"
 #include "perfetto_int.h"
@@ -86,7 +87,7 @@ static void write_gpu(struct tl *t)
 		gap__chain_text(g, line, sizeof(line));
 		snprintf(label, sizeof(label), "gap %u: %.*s", g->id, (int)sizeof(label) - 16,
 			 line);
-		flame__fmt_ns(d, sizeof(d), g->end_ns - g->start_ns);
+		dur__fmt(d, sizeof(d), g->end_ns - g->start_ns);
 		tl__slice(t, GPU_PID, GPU_PID + 1 + g->device, g->start_ns, g->end_ns, "gap", label,
 			  0, false);
 		fprintf(t->out, "\"gap\":%u,\"device\":%u", g->id, g->device);

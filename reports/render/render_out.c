@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "duration.h"
 #include "flamegraph.h"
 #include "folded.h"
 #include "headline.h"
@@ -101,7 +102,7 @@ static int write_gap(struct ro *r, size_t i)
 	const struct gap *g = &r->a->gaps[i];
 	char name[32], title[1024], sub[256], d[32];
 
-	flame__fmt_ns(d, sizeof(d), g->end_ns - g->start_ns);
+	dur__fmt(d, sizeof(d), g->end_ns - g->start_ns);
 	snprintf(sub, sizeof(sub), "gap %u on GPU %u: %s from %.3f s (%s)", g->id, g->device, d,
 		 (g->start_ns - r->a->start_ns) / 1e9, g->tier);
 	gap__chain_text(g, title, sizeof(title));
@@ -121,7 +122,7 @@ static int write_all(struct ro *r)
 {
 	char sub[128], d[32];
 
-	flame__fmt_ns(d, sizeof(d), r->a->gap_ns);
+	dur__fmt(d, sizeof(d), r->a->gap_ns);
 	snprintf(sub, sizeof(sub), "%zu gaps, %s of GPU idle time", r->a->ngaps, d);
 	r->sets[0] = read_folded(r, "gaps/all.folded");
 	r->names[0] = strdup("all gaps");
@@ -146,7 +147,7 @@ static int write_launches(struct ro *r)
 	out = open_out(r, "gaps/launches.folded", path, sizeof(path));
 	if (!out || close_out(r, out, path, folded__write(out, u->stacks)))
 		return -1;
-	flame__fmt_ns(d, sizeof(d), folded__total(u->stacks));
+	dur__fmt(d, sizeof(d), folded__total(u->stacks));
 	snprintf(sub, sizeof(sub), "%s on CPU or runnable between its launches: %s, %llu samples",
 		 u->comm, d, (unsigned long long)u->samples);
 	return write_svg(r, "gaps/launches.svg", u->stacks, "Host time between launches", sub);

@@ -8,6 +8,7 @@
 #include "headline.h"
 #include "summary.h"
 #include "archived.h"
+#include "duration.h"
 #include "escape.h"
 #include "idlesplit.h"
 #include "shortname.h"
@@ -129,7 +130,7 @@ static double share(__u64 part, __u64 whole)
 static void print_part(FILE *out, const char *label, __u64 ns, __u64 run)
 {
 	fprintf(out, ", %s ", label);
-	gap__print_ms(out, ns);
+	dur__print(out, ns);
 	fprintf(out, " (%.1f%%)", share(ns, run));
 }
 
@@ -177,7 +178,7 @@ static void print_device(FILE *out, const struct analysis *a, const struct devic
 		fprintf(out, "device %u: still busy at the end, never seen done: %s\n", d->id,
 			d->unclosed);
 	fprintf(out, "device %u idle: ", d->id);
-	gap__print_ms(out, idle);
+	dur__print(out, idle);
 	fprintf(out, " (%.1f%% of the run)", share(idle, a->duration_ns));
 	print_part(out, "gaps", s->gaps_ns, a->duration_ns);
 	if (s->under_floor_known)
@@ -229,14 +230,14 @@ static void print_under_floor(FILE *out, const struct analysis *a)
 		return;
 	fputs("under the floor: ", out);
 	if (known) {
-		gap__print_ms(out, under);
+		dur__print(out, under);
 		fputs(" idle in windows under the floor; ", out);
 	}
 	fputs("the launching thread ", out);
 	put(out, u->comm);
 	fprintf(out, " (%" PRIu64 " launches in the trace) between its launches: ",
 		(uint64_t)u->launches);
-	gap__print_ms(out, u->host_ns);
+	dur__print(out, u->host_ns);
 	fputs(" of host time", out);
 	if (u->syncs)
 		fprintf(out,
@@ -257,19 +258,19 @@ static void print_under_floor(FILE *out, const struct analysis *a)
 			k == BK_ON_CPU ? "launch-bound" : blame_kind__name(k));
 		if (k != BK_ON_CPU) {
 			fputs(k == BK_CUDA ? "in CUDA calls (not synchronizes) " : "off CPU ", out);
-			gap__print_ms(out, u->kind_ns[k]);
+			dur__print(out, u->kind_ns[k]);
 			fputc('\n', out);
 			continue;
 		}
 		put(out, u->function ? shortname(u->function, fn, sizeof(fn)) :
 				       "(no sample between launches)");
 		fputc(' ', out);
-		gap__print_ms(out, u->kind_ns[k]);
+		dur__print(out, u->kind_ns[k]);
 		fprintf(out, " (on CPU or runnable; %" PRIu64 " of %" PRIu64 " samples",
 			(uint64_t)u->function_samples, (uint64_t)u->samples);
 		if (u->runnable_ns) {
 			fputs("; runnable ", out);
-			gap__print_ms(out, u->runnable_ns);
+			dur__print(out, u->runnable_ns);
 		}
 		fputs(")\n", out);
 	}
@@ -297,7 +298,7 @@ static void print_under_floor(FILE *out, const struct analysis *a)
 static void print_headline(FILE *out, const struct analysis *a)
 {
 	fprintf(out, "duration ");
-	gap__print_ms(out, a->duration_ns);
+	dur__print(out, a->duration_ns);
 	fprintf(out, ", %" PRIu64 " events, %" PRIu64 " CUDA events", (uint64_t)a->events,
 		(uint64_t)a->cuda_events);
 	if (a->launches.counted)
@@ -323,18 +324,18 @@ static void print_headline(FILE *out, const struct analysis *a)
 static void print_gap_time(FILE *out, const struct analysis *a)
 {
 	fprintf(out, "gaps: %zu, total ", a->ngaps);
-	gap__print_ms(out, a->gap_ns);
+	dur__print(out, a->gap_ns);
 	fprintf(out, " (%.1f%% of the run)\n",
 		a->duration_ns ? 100.0 * a->gap_ns / a->duration_ns : 0.0);
 	if (a->preempted_outside_ns) {
 		fprintf(out, "of which ");
-		gap__print_ms(out, a->preempted_outside_ns);
+		dur__print(out, a->preempted_outside_ns);
 		fprintf(out, " a thread on a chain waited for a CPU held by processes outside the "
 			     "recording\n");
 	}
 	if (a->woken_outside_ns) {
 		fprintf(out, "of which ");
-		gap__print_ms(out, a->woken_outside_ns);
+		dur__print(out, a->woken_outside_ns);
 		fprintf(out, " a chain ended at a waker outside the recording (record it too: -p, "
 			     "--cgroup)\n");
 	}
@@ -345,7 +346,7 @@ static void print_gap_time(FILE *out, const struct analysis *a)
 		fprintf(out, " throttled %llu of %llu periods; runnable while throttled ",
 			(unsigned long long)a->quota.nr_throttled,
 			(unsigned long long)a->quota.nr_periods);
-		gap__print_ms(out, a->quota.throttled_ns);
+		dur__print(out, a->quota.throttled_ns);
 		fprintf(out, ": needs %s%.2f CPU at its peak second (%.2f on average), has %.2f\n",
 			a->quota.use_known ? "≈ " : "≥ ", a->quota.peak_cpus, a->quota.mean_cpus,
 			a->quota.has_cpus);
@@ -373,7 +374,7 @@ static void print_causes(FILE *out, const struct analysis *a)
 					  shortname(c->function, fn, sizeof(fn)) :
 					  fn,
 				  SIZE_MAX));
-		gap__print_ms(out, c->ns);
+		dur__print(out, c->ns);
 		fputc('\n', out);
 		print_parts(out, "lines", c->lines, c->nlines, NULL);
 		print_parts(out, "leaves", c->leaves, c->nleaves, c->function);
@@ -387,7 +388,7 @@ static void print_causes(FILE *out, const struct analysis *a)
 		snprintf(more, sizeof(more), "(%zu more: summary.json)",
 			 a->ncauses - CAUSES_LISTED);
 		fprintf(out, "  %5.1f%%  %-53s ", a->gap_ns ? 100.0 * ns / a->gap_ns : 0.0, more);
-		gap__print_ms(out, ns);
+		dur__print(out, ns);
 		fputc('\n', out);
 	}
 }
@@ -408,7 +409,7 @@ static int print_longest(FILE *out, const struct analysis *a, size_t want)
 		const struct gap *g = by_dur[i];
 
 		fprintf(out, "gap %u [", g->id);
-		gap__print_ms(out, g->end_ns - g->start_ns);
+		dur__print(out, g->end_ns - g->start_ns);
 		fprintf(out, "] gpu%u %s", g->device, strcmp(g->tier, "api") ? "(CUPTI) " : "");
 		gap__chain_print(g, out);
 	}

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "duration.h"
 #include "flamegraph.h"
 #include "folded.h"
 #include "html.h"
@@ -249,8 +250,8 @@ static int gen_report(const char *dir, bool hour, bool empty)
 		gap_ns += g->end - g->start;
 		if (folded__merge(all, g->f))
 			die("folded__merge");
-		flame__fmt_ns(t1, sizeof(t1), g->end - g->start);
-		flame__fmt_ns(t2, sizeof(t2), (g->end - g->start) * 9 / 10);
+		dur__fmt(t1, sizeof(t1), g->end - g->start);
+		dur__fmt(t2, sizeof(t2), (g->end - g->start) * 9 / 10);
 		snprintf(title, sizeof(title),
 			 "%s blocked %s on lock tracker_lock \xe2\x86\x90 held "
 			 "by finalizer-%u, in malloc_trim",
@@ -286,7 +287,7 @@ static int gen_report(const char *dir, bool hour, bool empty)
 		struct flame_opts o = { .title = "All gaps", .subtitle = sub };
 		struct flame_stats fs;
 
-		flame__fmt_ns(t1, sizeof(t1), gap_ns);
+		dur__fmt(t1, sizeof(t1), gap_ns);
 		snprintf(sub, sizeof(sub), "%zu gaps, %s of GPU idle time", ng, t1);
 		out = open_out(dir, "gaps/all.folded");
 		if (folded__write(out, all))
@@ -378,7 +379,7 @@ static int gen_report(const char *dir, bool hour, bool empty)
 				&st))
 			die("html__write");
 		close_out(out, "index.html");
-		flame__fmt_ns(t1, sizeof(t1), st.merge_ns);
+		dur__fmt(t1, sizeof(t1), st.merge_ns);
 		printf("index.html: %zu bytes; busy intervals %zu -> %zu (idle holes under %s "
 		       "merged); flame graphs %zu inline, %zu by path\n",
 		       st.bytes, st.intervals_in, st.intervals_out, st.merge_ns ? t1 : "0 ns",
@@ -459,8 +460,8 @@ static int from_report(const char *dir)
 		}
 		snprintf(key, sizeof(key), "{\"id\":%u,", id);
 		obj = id ? strstr(sum, key) : NULL;
-		flame__fmt_ns(t1, sizeof(t1),
-			      obj ? json_u64(obj, "duration_ns") : folded__total(sets[n]));
+		dur__fmt(t1, sizeof(t1),
+			 obj ? json_u64(obj, "duration_ns") : folded__total(sets[n]));
 		snprintf(title, sizeof(title), id ? "gap %u" : "All gaps", id);
 		snprintf(sub, sizeof(sub), "%s idle", t1);
 		svgs[n] = (struct html_svg){ .gap = id,
