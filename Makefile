@@ -82,6 +82,7 @@ include lib/lib.mk
 include loader/loader.mk
 include loader/cupti/cupti.mk
 include reports/reports.mk
+include cmd/cmd.mk
 include tests/tests.mk
 include tests/fuzz/fuzz.mk
 include reports/render/assets.mk

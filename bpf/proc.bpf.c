@@ -27,7 +27,7 @@ const volatile bool follow_children = false;
  * Only a process the recorder launched (and whose parent it is) may be stopped for a late attach:
  * a stop is visible to the job-control parent of a process we merely attached to, and would
  * outlive a recorder killed at the wrong moment. Launch mode runs a guardian that sends SIGCONT
- * should the recorder die (loader/record.c); in -p mode a late library is attached without
+ * should the recorder die (cmd/record.c); in -p mode a late library is attached without
  * stopping, and the trace says from when its probes were live.
  */
 const volatile bool stop_for_attach = false;

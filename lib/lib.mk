@@ -10,7 +10,7 @@ LIBGAPSCOPE := $(BUILD)/lib/libgapscope.a
 # Every room's headers by bare name: names are unique in the tree, and layout.sh holds the
 # includes to the rooms' order.
 GAPSCOPE_INC := -I$(BUILD)/bpf -Ibpf -Ilib -Iloader -Iloader/live -Ireports -Ireports/render \
-		-Ireports/analysis -Ireports/symbols
+		-Ireports/analysis -Ireports/symbols -Icmd
 
 $(BUILD)/lib/%.o: lib/%.c | $(BUILD)/lib/
 	$(call msg,CC,$(patsubst $(BUILD)/%,%,$@))

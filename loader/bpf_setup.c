@@ -18,7 +18,7 @@
 #include "links.h"
 #include "metadata.h"
 #include "trace_out.h"
-#include "options.h"
+#include "record_opts.h"
 #include "snapshot.h"
 #include "pystack.h"
 #include "privs.h"

@@ -21,7 +21,7 @@
 
 #include "gpu_feeds.h"
 #include "trace_out.h"
-#include "options.h"
+#include "record_opts.h"
 #include "trace.h"
 
 #define CHILD_FD_MIN 200 /* out of the way of the target's own descriptors */

@@ -1,6 +1,7 @@
-# gapscope script / report (reports/): linked into build/gapscope (see loader/loader.mk).
+# What `gapscope report`, `script` and `diff` (cmd/) run on: linked into build/gapscope (see
+# loader/loader.mk).
 #
-#   reports/            the commands: report.c, script.c
+#   reports/            which program a trace recorded (program.c)
 #   reports/render/     one file per output (summary, folded, flame graph, speedscope, Perfetto,
 #                       the page and its assets, pprof)
 #   reports/analysis/   the model and the analysis: ordered reader, threads, tasks, GPU timeline,
@@ -36,7 +37,7 @@ $(LIBREPORTS): $(REPORTS_OBJS) $(BUILD)/reports/profile.pb-c.o
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(BUILD)/gapscope $(BUILD)/gapscope-portable: $(REPORTS_OBJS) $(BUILD)/reports/profile.pb-c.o
-# gapscope diff (reports/diff.c) reads summary.json with jansson.
+# gapscope diff (cmd/diff.c) reads summary.json with jansson.
 GAPSCOPE_LIBS += -lprotobuf-c -ljansson
 PORTABLE_LIBS += -Wl,-Bstatic -lprotobuf-c -ljansson -Wl,-Bdynamic
 all: $(LIBREPORTS)

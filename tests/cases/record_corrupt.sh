@@ -12,11 +12,11 @@ set -eu
 need_root "records a real trace"
 cd "$GAPSCOPE_ROOT"
 $CC -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \
-	-D_GNU_SOURCE -Ibpf -Ilib -Ireports -Ireports/render -Ireports/analysis -Ireports/symbols -o "$TMP/script-asan" tests/record/script_main.c \
-	reports/script.c reports/script_meta.c reports/analysis/launches.c reports/analysis/context.c reports/analysis/knames.c reports/symbols/perfmap.c \
+	-D_GNU_SOURCE -Ibpf -Ilib -Ireports -Ireports/render -Ireports/analysis -Ireports/symbols -Icmd -o "$TMP/script-asan" tests/record/script_main.c \
+	cmd/script.c cmd/script_meta.c reports/analysis/launches.c reports/analysis/context.c reports/analysis/knames.c reports/symbols/perfmap.c \
 	reports/analysis/reader.c reports/symbols/addrmaps.c lib/idmap.c \
 	lib/strtab.c lib/vec.c lib/escape.c reports/analysis/kinds.c lib/ksyms.c lib/numarg.c lib/trace.c lib/syscalls.c \
-	lib/trace_read.c lib/trace_names.c lib/cli.c -lz -lzstd
+	lib/trace_read.c lib/trace_names.c cmd/cli.c -lz -lzstd
 $CC -O2 -g -pthread -o "$TMP/target" tests/record/target.c -ldl
 $CC -O2 -g -shared -fPIC -o "$TMP/libcuda.so.1" tests/record/fakecuda.c
 # Several chunks by their size, not by the clock: the recorder writes a chunk at 256 KiB of

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Fuzz target: `gapscope report` (reports/report.c's steps: analysis, folded stacks, summaries,
+ * Fuzz target: `gapscope report` (cmd/report.c's steps: analysis, folded stacks, summaries,
  * SVGs, speedscope, index.html, timeline.json) on the input with its chunks' CRCs made right.
  * Frames are not named from the files the trace names (no_file_symbols): a fuzzed path must not
  * open the host's files, and libdwfl would spend the run loading them. Outputs go to a temporary

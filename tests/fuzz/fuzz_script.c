@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Fuzz target: `gapscope script` (reports/script.c) as the command runs it, on the input with
+ * Fuzz target: `gapscope script` (cmd/script.c) as the command runs it, on the input with
  * its chunks' CRCs made right (fuzz_trace checks the CRCs themselves). Its output goes to
  * /dev/null.
  */

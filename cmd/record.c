@@ -248,7 +248,7 @@ static void flight_listen(struct flight *f, struct trace_out *out, struct consum
 
 /* Everything one recording holds, in the order cmd_record() sets it up and cleans it up. */
 struct recording {
-	struct record_opts o;
+	struct record_cmd_opts cmd; /* the recording's options and the flight recorder's */
 	struct target t;
 	struct trace_out out;
 	struct map_records maps;
@@ -275,7 +275,8 @@ struct recording {
  */
 static int check(struct recording *r)
 {
-	struct record_opts *o = &r->o;
+	struct record_opts *o = &r->cmd.o;
+	const struct flight_opts *fl = &r->cmd.flight;
 	char terr[512];
 	int err;
 
@@ -301,8 +302,7 @@ static int check(struct recording *r)
 	for (size_t i = 1; i < r->tree.n; i++)
 		if ((err = privs__may_trace(r->tree.pids[i])))
 			return err;
-	if (!bpf_setup__check() ||
-	    !memlimit__check(o->ringbuf_mb, o->flight.seconds ? o->flight.mem_mb : 0))
+	if (!bpf_setup__check() || !memlimit__check(o->ringbuf_mb, fl->seconds ? fl->mem_mb : 0))
 		return -EPERM;
 	return 0;
 }
@@ -310,13 +310,14 @@ static int check(struct recording *r)
 /* Where the records go: the trace file (not with --flight alone), the flight recorder. */
 static int open_outputs(struct recording *r)
 {
-	const struct record_opts *o = &r->o;
+	const struct record_opts *o = &r->cmd.o;
+	const struct flight_opts *fl = &r->cmd.flight;
 	int err;
 
 	if ((err = pidns__open(&r->ns)))
 		return err;
 	r->out = (struct trace_out){ .path = o->output, .ns = &r->ns };
-	if ((!o->flight.seconds || o->output_given) &&
+	if ((!fl->seconds || o->output_given) &&
 	    !(r->out.tw = trace__create(o->output, o->force))) {
 		err = -(errno ?: EIO);
 		fprintf(stderr, "gapscope: cannot create %s: %s\n", o->output, strerror(-err));
@@ -325,13 +326,12 @@ static int open_outputs(struct recording *r)
 	if (r->out.tw)
 		trace__compress(r->out.tw, !o->uncompressed);
 	bpf_setup__mount_tracefs(o->verbose > 0);
-	err = r->sfd = signals__block(&r->orig_mask, &r->t.pipe_ignored,
-				      o->flight.seconds ? SIGUSR1 : 0);
+	err = r->sfd = signals__block(&r->orig_mask, &r->t.pipe_ignored, fl->seconds ? SIGUSR1 : 0);
 	if (r->sfd < 0) {
 		fprintf(stderr, "gapscope: %s\n", strerror(-err));
 		return err;
 	}
-	if (o->flight.seconds && !(r->flight = flight__new(&o->flight, o->ringbuf_mb)))
+	if (fl->seconds && !(r->flight = flight__new(fl, o->ringbuf_mb)))
 		return -EINVAL;
 	if (r->flight)
 		flight_listen(r->flight, &r->out, &r->c);
@@ -342,7 +342,7 @@ static int open_outputs(struct recording *r)
 /* Open, configure, load; then the target, stopped until the probes are on, watched. */
 static int load_and_start(struct recording *r)
 {
-	const struct record_opts *o = &r->o;
+	const struct record_opts *o = &r->cmd.o;
 	int err;
 
 	if (o->cmd && (err = target__start_guardian(&r->t)))
@@ -378,7 +378,7 @@ static int load_and_start(struct recording *r)
 /* Attach: tracepoints, the sampler, the uprobes; each recorded as it goes live. */
 static int attach(struct recording *r)
 {
-	const struct record_opts *o = &r->o;
+	const struct record_opts *o = &r->cmd.o;
 	struct trace_out *out = &r->out;
 	struct ksyms *ksyms;
 	int err;
@@ -432,7 +432,7 @@ static int attach(struct recording *r)
 /* Poll until the target ends (or a signal, or --duration); then write the end. */
 static int poll_and_finish(struct recording *r)
 {
-	const struct record_opts *o = &r->o;
+	const struct record_opts *o = &r->cmd.o;
 	__u64 start_ns = clock__mono_ns();
 	int err;
 
@@ -469,7 +469,7 @@ static int clean_up(struct recording *r, int err)
 	if (r->out.tw) {
 		trace__finish(r->out.tw);
 		if (err && !r->t.released)
-			unlink(r->o.output);
+			unlink(r->cmd.o.output);
 	}
 	return r->cannot_run ?: target__exit_code(&r->t, err, &r->orig_mask);
 }
@@ -487,15 +487,15 @@ int cmd_record(int argc, char **argv)
 	struct recording *r = &rec;
 	int err;
 
-	if ((err = record_opts__parse(argc, argv, &r->o)))
+	if ((err = record_opts__parse(argc, argv, &r->cmd)))
 		return clean_up(r, err);
-	bpf_setup__libbpf_output(r->o.verbose >= 2);
-	r->maps.archive = r->o.archive ? &r->archive : NULL;
-	if ((err = record_opts__check(&r->o)))
+	bpf_setup__libbpf_output(r->cmd.o.verbose >= 2);
+	r->maps.archive = r->cmd.o.archive ? &r->archive : NULL;
+	if ((err = record_opts__check(&r->cmd)))
 		return clean_up(r, err);
 	/* --replay: a recorded trace through the flight recorder, no probes (flight_replay.c). */
-	if (r->o.flight.replay)
-		return flight__replay(&r->o.flight, r->o.flight.replay);
+	if (r->cmd.flight.replay)
+		return flight__replay(&r->cmd.flight, r->cmd.flight.replay);
 	err = check(r) ?: open_outputs(r) ?: load_and_start(r) ?: attach(r) ?: poll_and_finish(r);
 	return clean_up(r, err);
 }

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* gapscope record's command line: what a recording is asked to do. */
-#ifndef GAPSCOPE_OPTIONS_H
-#define GAPSCOPE_OPTIONS_H
+/*
+ * What a recording is asked to do, as the recorder's stages read it (bpf_setup.c, cupti_recv.c).
+ * record's command line (cmd/options.c) fills it, beside the flight recorder's own options
+ * (flight.h), which no stage below loader/live/ needs to know.
+ */
+#ifndef GAPSCOPE_RECORD_OPTS_H
+#define GAPSCOPE_RECORD_OPTS_H
 
 #include <stdbool.h>
 #include <sys/types.h>
 #include <linux/types.h>
 
-#include "flight.h"
 #include "probe_spec.h"
 
 #define MAX_USER_PROBES 32
@@ -41,18 +44,8 @@ struct record_opts {
 	__u64 snap_min_block_ns; /* --snapshot-min-block: the shortest wait snapshotted */
 	int cupti; /* --cupti 1, --no-cupti 0, else -1: on for a launched command, quietly */
 	bool nvml;
-	bool archive;		   /* --archive: reduced ELF files into the trace (archive.h) */
-	bool no_python;		   /* --no-python: no Python frames (pycode.h) */
-	struct flight_opts flight; /* --flight and the dumps' options (flight.h) */
+	bool archive;	/* --archive: reduced ELF files into the trace (archive.h) */
+	bool no_python; /* --no-python: no Python frames (pycode.h) */
 };
-
-/* Parses argv into *o (the defaults first); argp exits on --help and on errors. 0 or -EINVAL. */
-int record_opts__parse(int argc, char **argv, struct record_opts *o);
-/*
- * The checks of the options that need neither privileges nor the target: --archive with
- * --flight, the dumps' folder, the output (there already without -f; -f replaces only a regular
- * file or a link). 0, or -errno after one line on stderr saying why.
- */
-int record_opts__check(const struct record_opts *o);
 
 #endif

@@ -165,7 +165,8 @@ static const struct argp_option opts[] = {
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
-	struct record_opts *o = state->input;
+	struct record_cmd_opts *c = state->input;
+	struct record_opts *o = &c->o;
 	long long v;
 	double ms;
 
@@ -278,7 +279,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->archive = true;
 		break;
 	case ARGP_KEY_INIT:
-		state->child_inputs[0] = &o->flight;
+		state->child_inputs[0] = &c->flight;
 		break;
 	case ARGP_KEY_ARG:
 		/* The command and everything after it belong to the target. */
@@ -286,10 +287,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_END:
-		if (o->flight.replay && (o->cmd || o->pid || o->cgroup))
+		if (c->flight.replay && (o->cmd || o->pid || o->cgroup))
 			argp_error(state,
 				   "--replay TRACE records no target: no -p, --cgroup or command");
-		if (!o->cmd && !o->pid && !o->cgroup && !o->flight.replay)
+		if (!o->cmd && !o->pid && !o->cgroup && !c->flight.replay)
 			argp_error(state, "need -p PID, --cgroup PATH or a command after --");
 		if (o->cmd && (o->pid || o->cgroup))
 			argp_error(state, "-p PID or --cgroup and a command exclude each other");
@@ -300,7 +301,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-int record_opts__parse(int argc, char **argv, struct record_opts *o)
+int record_opts__parse(int argc, char **argv, struct record_cmd_opts *c)
 {
 	static const struct argp_child children[] = { { &flight_argp, 0, NULL, 0 },
 						      { &cli__argp, 0, NULL, 0 },
@@ -313,27 +314,28 @@ int record_opts__parse(int argc, char **argv, struct record_opts *o)
 		.doc = doc,
 	};
 
-	*o = defaults;
-	flight_opts__defaults(&o->flight);
-	return argp_parse(&argp, argc, argv, ARGP_IN_ORDER | ARGP_NO_HELP, NULL, o) ? -EINVAL : 0;
+	c->o = defaults;
+	flight_opts__defaults(&c->flight);
+	return argp_parse(&argp, argc, argv, ARGP_IN_ORDER | ARGP_NO_HELP, NULL, c) ? -EINVAL : 0;
 }
 
-int record_opts__check(const struct record_opts *o)
+int record_opts__check(const struct record_cmd_opts *c)
 {
+	const struct record_opts *o = &c->o;
 	struct stat st;
 	const char *what;
 
 	/* --flight keeps the trace in memory; -o writes the whole recording too. */
-	if (o->flight.seconds && o->archive) {
+	if (c->flight.seconds && o->archive) {
 		fprintf(stderr, "gapscope: --archive and --flight exclude each other\n");
 		return -EINVAL;
 	}
-	if (o->flight.seconds && access(o->flight.dir, W_OK | X_OK)) {
-		fprintf(stderr, "gapscope: --dump-dir %s: %s\n", o->flight.dir, strerror(errno));
+	if (c->flight.seconds && access(c->flight.dir, W_OK | X_OK)) {
+		fprintf(stderr, "gapscope: --dump-dir %s: %s\n", c->flight.dir, strerror(errno));
 		return -EINVAL;
 	}
 	/* lstat: a link at the path exists too, even one that points nowhere. */
-	if (!o->force && (!o->flight.seconds || o->output_given) && !lstat(o->output, &st)) {
+	if (!o->force && (!c->flight.seconds || o->output_given) && !lstat(o->output, &st)) {
 		fprintf(stderr, "gapscope: %s exists (use -f to overwrite)\n", o->output);
 		return -EEXIST;
 	}
