@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
+#include "clock.h"
 #include "dwscopes.h"
 #include "symbols_int.h"
 #include "vec.h"
@@ -41,6 +43,129 @@ static bool map_safe(int fd)
 	       (st.st_uid == 0 || st.st_uid == geteuid());
 }
 
+/*
+ * debuginfod, which libdwfl asks once its local searches found nothing
+ * (dwfl_standard_find_debuginfo), at most once a build-id in a process: libdebuginfod caches
+ * what it gives, not what failed or was cut, and every Dwfl that opens the file (its names, each
+ * process's unwinding, again after a let-go) asked anew, DEBUGINFOD_MAXTIME each time. And for
+ * SYM_DEBUGINFOD_TOTAL_S in all: each download gets DEBUGINFOD_MAXTIME or what is left of those,
+ * the lesser. libdebuginfod reads both variables at every request, so a request is steered by
+ * them: no DEBUGINFOD_URLS, no request (the local searches still run). Only a report gets here
+ * (the recorder is offline), and it is one thread; the lock keeps the list whole regardless.
+ */
+static struct {
+	pthread_mutex_t lock;
+	bool init;
+	char *urls;	 /* DEBUGINFOD_URLS as given; NULL: no server to ask */
+	char per_s[24];	 /* DEBUGINFOD_MAXTIME as given, or ours */
+	long per;	 /* its value in seconds, 0: unbounded */
+	__u64 spent_ns;	 /* in requests */
+	bool said_spent; /* the total was spent, said */
+	struct sym_build_id {
+		__u8 id[SYM_BUILD_ID_MAX];
+		int len;
+	} * failed; /* build-ids debuginfod was asked for and did not give */
+	size_t nfailed, capfailed;
+} dinfod = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static bool dinfod_failed(const unsigned char *bits, int len)
+{
+	for (size_t i = 0; i < dinfod.nfailed; i++)
+		if (dinfod.failed[i].len == len && !memcmp(dinfod.failed[i].id, bits, len))
+			return true;
+	return false;
+}
+
+static void hex(char *out, const unsigned char *bits, int len)
+{
+	for (int i = 0; i < len; i++)
+		sprintf(out + 2 * i, "%02x", bits[i]);
+}
+
+static int find_debuginfo_online(Dwfl_Module *mod, void **userdata, const char *modname,
+				 Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+				 GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	__u64 total = SYM_DEBUGINFOD_TOTAL_S * 1000000000ull, t0;
+	char id[2 * SYM_BUILD_ID_MAX + 1], max[24];
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	long left_s;
+	int len, fd;
+
+	len = dwfl_module_build_id(mod, &bits, &vaddr);
+	pthread_mutex_lock(&dinfod.lock);
+	if (!dinfod.init) {
+		const char *u = getenv("DEBUGINFOD_URLS"), *m = getenv("DEBUGINFOD_MAXTIME");
+
+		dinfod.init = true;
+		dinfod.urls = u && *u ? strdup(u) : NULL;
+		snprintf(dinfod.per_s, sizeof(dinfod.per_s), "%s", m ?: SYM_DEBUGINFOD_MAXTIME);
+		dinfod.per = atol(dinfod.per_s);
+	}
+	/* No server, or no build-id to ask by: libdwfl asks nothing. */
+	if (!dinfod.urls || len <= 0 || len > SYM_BUILD_ID_MAX) {
+		pthread_mutex_unlock(&dinfod.lock);
+		return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+						    debuglink_file, debuglink_crc,
+						    debuginfo_file_name);
+	}
+	hex(id, bits, len);
+	left_s = dinfod.spent_ns < total ? (total - dinfod.spent_ns) / 1000000000ull : 0;
+	if (dinfod_failed(bits, len) || left_s < 1) {
+		bool known = dinfod_failed(bits, len);
+
+		/* The local searches only. */
+		unsetenv("DEBUGINFOD_URLS");
+		fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+						  debuglink_file, debuglink_crc,
+						  debuginfo_file_name);
+		setenv("DEBUGINFOD_URLS", dinfod.urls, 1);
+		if (fd < 0 && !known && !dinfod.said_spent) {
+			fprintf(stderr,
+				"gapscope: debuginfod: the report's %u s for debuginfod are spent: "
+				"no more debug files asked for (build-id %s the first not asked)\n",
+				SYM_DEBUGINFOD_TOTAL_S, id);
+			dinfod.said_spent = true;
+		}
+		pthread_mutex_unlock(&dinfod.lock);
+		return fd;
+	}
+	snprintf(max, sizeof(max), "%ld",
+		 dinfod.per > 0 && dinfod.per < left_s ? dinfod.per : left_s);
+	setenv("DEBUGINFOD_MAXTIME", max, 1);
+	t0 = clock__mono_ns();
+	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+					  debuglink_crc, debuginfo_file_name);
+	dinfod.spent_ns += clock__mono_ns() - t0;
+	setenv("DEBUGINFOD_MAXTIME", dinfod.per_s, 1);
+	/*
+	 * Found nowhere, debuginfod included (its answer is fd: -ENOENT, not there; -ETIME, cut at
+	 * DEBUGINFOD_MAXTIME; another error): not asked again. A download that was cut or failed
+	 * is said; "not there" is what the symbols line says of the file.
+	 */
+	if (fd < 0 && !array__grow((void **)&dinfod.failed, &dinfod.capfailed,
+				   sizeof(*dinfod.failed), dinfod.nfailed + 1, 16)) {
+		struct sym_build_id *b = &dinfod.failed[dinfod.nfailed++];
+
+		memcpy(b->id, bits, len);
+		b->len = len;
+		if (fd == -ETIME)
+			fprintf(stderr,
+				"gapscope: debuginfod: the debug file of build-id %s cut at %s s "
+				"(DEBUGINFOD_MAXTIME, or what was left of the report's %u s): not "
+				"asked again\n",
+				id, max, SYM_DEBUGINFOD_TOTAL_S);
+		else if (fd != -1 && fd != -ENOENT && fd != -ENOSYS)
+			fprintf(stderr,
+				"gapscope: debuginfod: no debug file for build-id %s: %s: not asked "
+				"again\n",
+				id, strerror(-fd));
+	}
+	pthread_mutex_unlock(&dinfod.lock);
+	return fd;
+}
+
 int symbols__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 			    const char *file_name, const char *debuglink_file,
 			    GElf_Word debuglink_crc, char **debuginfo_file_name)
@@ -51,9 +176,8 @@ int symbols__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modna
 	int len, fd;
 
 	if (!__atomic_load_n(&offline, __ATOMIC_ACQUIRE))
-		return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
-						    debuglink_file, debuglink_crc,
-						    debuginfo_file_name);
+		return find_debuginfo_online(mod, userdata, modname, base, file_name,
+					     debuglink_file, debuglink_crc, debuginfo_file_name);
 	/* The build-id names its debug file: no CRC to check, nothing asked of anyone. */
 	len = dwfl_module_build_id(mod, &bits, &vaddr);
 	if (len < 2)

@@ -15,7 +15,9 @@
  * --debug-dir and /usr/lib/debug); where the mapped file is gone or another build, the binary or
  * debug file of its build-id under those folders stands in for it. As everywhere libdwfl is
  * used, a DEBUGINFOD_URLS in the environment also has debuginfod servers asked for debug files,
- * each download bounded by DEBUGINFOD_MAXTIME (SYM_DEBUGINFOD_MAXTIME seconds where it is unset).
+ * each download bounded by DEBUGINFOD_MAXTIME (SYM_DEBUGINFOD_MAXTIME seconds where it is unset)
+ * and all of a process's by SYM_DEBUGINFOD_TOTAL_S; a build-id asked for and not given (not
+ * there, failed or cut) is not asked for again by the process.
  *
  * Before an offset every source a file offers is used: its .symtab, a separate debug file
  * (build-id, debuglink), the MiniDebugInfo of .gnu_debugdata, debuginfod (where DEBUGINFOD_URLS
@@ -42,6 +44,7 @@
 #include <elfutils/libdwfl.h>
 
 #define SYM_DEBUGINFOD_MAXTIME "10"
+#define SYM_DEBUGINFOD_TOTAL_S 30 /* all of a report's downloads */
 
 struct symbolizer_opts {
 	const char *debug_dir; /* --debug-dir: searched before /usr/lib/debug; may be NULL */
