@@ -439,6 +439,9 @@ static int poll_and_finish(struct recording *r)
 	if (o->cmd && (err = target__release(&r->t, o->cmd[0])))
 		return err;
 	err = consumer__poll(&r->c, &r->t, r->sfd, o->duration, start_ns);
+	/* Asked to end: the flight recorder's dumps' reports end now too, not when done. */
+	if (r->c.stop_signal)
+		flight__cut(r->flight);
 	err = finish(&r->c, &r->links, &r->sampler, &r->t, start_ns) ?: err;
 	flight__stop(r->flight); /* its dumps written, the ring let go */
 	flight_listen(NULL, &r->out, &r->c);

@@ -345,6 +345,8 @@ static bool on_signals(struct consumer *c, int sfd, struct target *t)
 			stop |= target__reap(t);
 			continue;
 		}
+		if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM)
+			c->stop_signal = si.ssi_signo;
 		if (!t->launched) {
 			/* -p: a signal to the recorder ends the recording only. */
 			stop |= ends_recording(si.ssi_signo);

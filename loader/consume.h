@@ -44,6 +44,8 @@ struct consumer {
 	void *second_ctx;
 	/* --cgroup alone: the target (its first member) may exit, the recording goes on. */
 	bool outlives_target;
+	/* Set by consumer__poll: SIGINT or SIGTERM came (the last of them), 0: neither. */
+	int stop_signal;
 
 	struct ring_buffer *rb;
 	unsigned char *buf; /* one event, stack compacted */

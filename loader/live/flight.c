@@ -5,11 +5,13 @@
  * every dump needs are flight_ring.c's.
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/signalfd.h>
@@ -224,6 +226,8 @@ static void start_dump(struct flight *f, const struct flight_req *r)
 				   .dir = f->o.dir,
 				   .dfd = f->dump_dfd,
 				   .report = !f->o.no_report,
+				   .cut = f->cut,
+				   .wake_fd = f->wake_fd,
 				   .replay = f->replay,
 				   .disk = &f->disk,
 				   .disk_cap = f->disk_cap };
@@ -269,12 +273,67 @@ static void start_dump(struct flight *f, const struct flight_req *r)
 		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
 }
 
+void flight__cut(struct flight *f)
+{
+	if (!f || f->cut)
+		return;
+	f->cut = true;
+	if (f->cur)
+		flight_dump__cut(f->cur);
+	for (int i = 0; i < FLIGHT_REPORTS; i++)
+		if (f->reporting[i])
+			flight_dump__cut(f->reporting[i]);
+}
+
+bool flight__interrupted(struct flight *f)
+{
+	struct pollfd p = { .fd = f->stop_fd, .events = POLLIN };
+
+	if (!f->cut && f->stop_fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & POLLIN))
+		flight__cut(f);
+	return f->cut;
+}
+
+static bool dump_done(const struct flight_dump *d)
+{
+	return !d || __atomic_load_n(&d->done, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Until every dump's thread is done (its file written, its report ended): a report can take
+ * long (debuginfod), and SIGINT or SIGTERM meanwhile cuts them all (flight__cut) rather than
+ * wait for them.
+ */
+static void wait_dumps(struct flight *f)
+{
+	for (;;) {
+		struct pollfd p[2] = { { .fd = f->wake_fd, .events = POLLIN },
+				       { .fd = f->stop_fd, .events = POLLIN } };
+		bool busy = !dump_done(f->cur);
+		eventfd_t n;
+
+		/* Emptied before the dumps are looked at: one done after it wakes the poll. */
+		if (f->wake_fd >= 0)
+			eventfd_read(f->wake_fd, &n);
+		for (int i = 0; i < FLIGHT_REPORTS; i++)
+			busy |= !dump_done(f->reporting[i]);
+		if (!busy || f->wake_fd < 0)
+			return; /* without the eventfd: joined, as they end */
+		if (flight__interrupted(f))
+			p[1].fd = -1;
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			return;
+	}
+}
+
 /*
  * The dump being written: once its file is, its report goes on beside the next one (it holds no
  * chunk then); the reports that ended are counted. wait: every one of them, to the end.
  */
 static void reap_dumps(struct flight *f, bool wait)
 {
+	if (wait)
+		wait_dumps(f);
 	for (int i = 0; i < FLIGHT_REPORTS; i++) {
 		struct flight_dump *d = f->reporting[i];
 
@@ -374,6 +433,7 @@ struct flight *flight__new(const struct flight_opts *o, unsigned int ringbuf_mb)
 	/* The live analysis runs on the recording's thread: it must not wait on a network. */
 	symbols__offline();
 	f->dump_dfd = -1;
+	f->stop_fd = f->wake_fd = -1;
 	f->keep_ns = o->seconds * NS;
 	f->cap_bytes = (__u64)o->mem_mb << 20;
 	f->real_off = clock__real_ns() - clock__mono_ns();
@@ -381,6 +441,12 @@ struct flight *flight__new(const struct flight_opts *o, unsigned int ringbuf_mb)
 	sigaddset(&mask, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	f->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	/* Blocked by the caller (signals__block, flight__replay): pending, they show here. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	f->stop_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	f->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ao.forget_gaps = true;
 	ao.forget_idle_ns = (__u64)(o->seconds * NS);
 	ao.unwind_per_s = FLIGHT_UNWIND_PER_S;
@@ -515,6 +581,11 @@ void flight__stop(struct flight *f)
 			(unsigned long long)f->covered, (unsigned long long)f->let_go_early,
 			(unsigned long long)f->dropped, (unsigned long long)f->sticky_dropped,
 			f->ring_max / 1048576.0);
+	if (f->n.reports_cut)
+		fprintf(stderr,
+			"gapscope: flight: %llu dump report(s) cut at exit (SIGINT or SIGTERM), "
+			"their traces whole\n",
+			(unsigned long long)f->n.reports_cut);
 	if (f->released_kb)
 		fprintf(stderr,
 			"gapscope: flight: %.1f MiB of files read to name frames and unwind "
@@ -537,6 +608,10 @@ void flight__stop(struct flight *f)
 	free(f->hour);
 	if (f->sfd >= 0)
 		close(f->sfd);
+	if (f->stop_fd >= 0)
+		close(f->stop_fd);
+	if (f->wake_fd >= 0)
+		close(f->wake_fd);
 	if (f->dump_dfd >= 0)
 		close(f->dump_dfd);
 	free(f);

@@ -28,6 +28,7 @@
 #include <argp.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <sys/types.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -80,9 +81,17 @@ void flight__on_signal(struct flight *f);
 void flight__tick(struct flight *f);
 /*
  * The recording ended: the live analysis is finished, the dumps asked for are written (their
- * windows cut at the end) and waited for; a line says how many. Then freed.
+ * windows cut at the end) and waited for; a line says how many. Then freed. SIGINT or SIGTERM,
+ * pending then or while it waits (the caller blocked them), cuts the dumps' reports.
  */
 void flight__stop(struct flight *f);
+/*
+ * The recording ends on SIGINT or SIGTERM: from now on the dumps' reports are cut (a running one
+ * gets SIGTERM, the trace it reads is whole; one not started never starts), each said.
+ */
+void flight__cut(struct flight *f);
+/* Whether SIGINT or SIGTERM is pending (not read) or the recording was cut: if so, it is. */
+bool flight__interrupted(struct flight *f);
 /* A replay's clock (flight_replay.c): from now on the time is what the records say, now. */
 void flight__set_clock(struct flight *f, __u64 now);
 /* flight_replay.c: path's records through a flight recorder of o; the exit status. */
@@ -128,19 +137,28 @@ struct flight_dump {
 	int err;
 	bool over;	  /* the trace would have passed --dump-max-mb: removed */
 	bool report_over; /* its report would have: removed */
+	bool report_cut;  /* its report was cut at the recorder's exit: removed */
 	int written;	  /* atomically: 1 once the file is written (its chunks let go) */
 	int done;	  /* atomically: 1 when the thread finished, its report too */
 	pthread_t thread;
+	/* Under flight_dump.c's lock: the report running (0: none), and whether the recording
+	 * was cut at its end (SIGINT, SIGTERM): a report running is ended, none is started. */
+	pid_t report_pid;
+	bool cut;
+	int wake_fd; /* an eventfd written once done, -1: none */
 };
 
 void flight_chunk__put(struct flight_chunk *c);
 /* Starts the thread that writes d; 0 or -errno. */
 int flight_dump__start(struct flight_dump *d, pthread_t *thread);
+/* The recording is cut at its end: d's report, running, is ended (SIGTERM); not yet, never runs. */
+void flight_dump__cut(struct flight_dump *d);
 /* What the joined dumps add up to. */
 struct flight_dump_counts {
 	__u64 dumps, bytes; /* files written and kept, their size */
 	__u64 over;	    /* traces removed for --dump-max-mb */
 	__u64 reports_over; /* reports removed for it */
+	__u64 reports_cut;  /* reports cut at the recorder's exit */
 };
 
 /* Waits for it, prints its line, counts it in *n, frees what it held (d too). */

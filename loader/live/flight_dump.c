@@ -15,10 +15,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -171,35 +173,75 @@ static int write_trace(struct flight_dump *d)
 	return err;
 }
 
+/* Guards every dump's report_pid and cut, between its thread and the recorder's. */
+static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /*
  * gapscope report NAME -o NAME.report, at a lower priority; its exit status. The recorder's own
  * binary, through /proc/self/exe: also after the file was replaced (an upgrade while recording).
  * It runs in the dump directory the recorder took once (fchdir to its fd) and is given names
  * relative to it: a dump directory renamed away and a link planted at its path change nothing
  * (report in turn makes NAME.report and opens it without following links, see outfile.h).
+ * It runs in a process group of its own, with no signal blocked: a terminal's Ctrl-C is the
+ * recorder's to act on, and the recorder ends it with SIGTERM where the recording is cut
+ * (flight_dump__cut). -ECANCELED: cut before it started, or ended by that.
  */
 static int run_report(struct flight_dump *d)
 {
 	char dir[sizeof(d->name) + 8];
 	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t sa;
+	sigset_t none, dfl;
 	pid_t pid;
 	int status, err;
 	char *argv[] = { "gapscope", "report", d->name, "-o", dir, NULL };
 
 	snprintf(dir, sizeof(dir), "%s.report", d->name);
+	sigemptyset(&none);
+	sigemptyset(&dfl);
+	sigaddset(&dfl, SIGINT);
+	sigaddset(&dfl, SIGTERM);
+	posix_spawnattr_init(&sa);
+	posix_spawnattr_setflags(&sa, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+					      POSIX_SPAWN_SETPGROUP);
+	posix_spawnattr_setsigmask(&sa, &none);
+	posix_spawnattr_setsigdefault(&sa, &dfl);
+	posix_spawnattr_setpgroup(&sa, 0);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
 	posix_spawn_file_actions_addfchdir_np(&fa, d->dfd);
-	err = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, environ);
+	pthread_mutex_lock(&report_lock);
+	err = d->cut ? ECANCELED : posix_spawn(&pid, "/proc/self/exe", &fa, &sa, argv, environ);
+	if (!err)
+		d->report_pid = pid;
+	pthread_mutex_unlock(&report_lock);
 	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&sa);
 	if (err)
 		return -err;
 	setpriority(PRIO_PROCESS, pid, 10);
+	/* Ended, not reaped yet: until then the recorder may signal it (its pid is not reused). */
+	while (waitid(P_PID, pid, &(siginfo_t){}, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+		;
+	pthread_mutex_lock(&report_lock);
+	d->report_pid = 0;
+	pthread_mutex_unlock(&report_lock);
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return -errno;
+	if (d->cut && WIFSIGNALED(status))
+		return -ECANCELED;
 	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -EIO;
+}
+
+void flight_dump__cut(struct flight_dump *d)
+{
+	pthread_mutex_lock(&report_lock);
+	d->cut = true;
+	if (d->report_pid > 0)
+		kill(-d->report_pid, SIGTERM);
+	pthread_mutex_unlock(&report_lock);
 }
 
 static void *dump_thread(void *arg)
@@ -226,18 +268,26 @@ static void *dump_thread(void *arg)
 	__atomic_store_n(&d->written, 1, __ATOMIC_RELEASE);
 	if (!d->err && d->report) {
 		char dir[sizeof(d->name) + 8];
+		int rc = run_report(d);
 
-		d->err = run_report(d) == 0 ? 0 : 1;
+		d->err = rc == 0 ? 0 : 1;
+		d->report_cut = rc == -ECANCELED;
 		d->report_ms = (clock__mono_ns() - t1) / 1e6;
 		/* What it wrote (a failed one too) stays only where it fits; the next dump's trace
-		 * may have taken the budget meanwhile. */
+		 * may have taken the budget meanwhile. A cut one is removed: it is not the trace's
+		 * report, and the trace is whole for another. */
 		snprintf(dir, sizeof(dir), "%s.report", d->name);
-		if (!disk_take(d, tree_walk(d->dfd, dir, false, 0))) {
+		if (d->report_cut) {
+			tree_walk(d->dfd, dir, true, 0);
+		} else if (!disk_take(d, tree_walk(d->dfd, dir, false, 0))) {
 			tree_walk(d->dfd, dir, true, 0);
 			d->report_over = true;
 		}
 	}
 	__atomic_store_n(&d->done, 1, __ATOMIC_RELEASE);
+	/* The recorder may be waiting for it (flight__stop). */
+	if (d->wake_fd >= 0)
+		eventfd_write(d->wake_fd, 1);
 	return NULL;
 }
 
@@ -255,6 +305,7 @@ void flight_dump__join(struct flight_dump *d, pthread_t thread, struct flight_du
 	}
 	n->over += d->over;
 	n->reports_over += d->report_over;
+	n->reports_cut += d->report_cut;
 	if (d->over)
 		fprintf(stderr,
 			"gapscope: flight: dump of %s not kept: its %.1f MB would pass --dump-max-mb "
@@ -274,10 +325,16 @@ void flight_dump__join(struct flight_dump *d, pthread_t thread, struct flight_du
 			d->late ? ", after the trigger: the ring no longer held its start" : "",
 			(unsigned long long)d->records, d->bytes / 1e6, d->write_ms, d->after_ms,
 			!d->report     ? "no report" :
+			d->report_cut  ? "report cut at exit" :
 			d->report_over ? "report removed: it would pass --dump-max-mb" :
 			d->err	       ? "report FAILED" :
 					 "report written",
 			d->report_ms);
+	if (d->err >= 0 && d->report_cut)
+		fprintf(stderr,
+			"gapscope: flight: report of %s cut at exit: the trace is whole (gapscope "
+			"report %s)\n",
+			d->path, d->path);
 	for (size_t i = 0; i < d->nchunks; i++)
 		flight_chunk__put(d->chunks[i]);
 	free(d->chunks);

@@ -61,6 +61,11 @@ struct flight {
 	__u64 disk, disk_cap;
 	bool said_suppressed;
 	int sfd;
+	/* SIGINT or SIGTERM pending (polled, never read: the recorder's own loop reads them), and
+	 * an eventfd each dump's thread writes once done: flight__stop waits on both. cut: the
+	 * recording ends on one of them, its dumps' reports with it (flight__cut). */
+	int stop_fd, wake_fd;
+	bool cut;
 	int dump_dfd; /* --dump-dir, taken once: every dump is created under it */
 	__u64 real_off;
 	struct metrics *m; /* --metrics, or NULL */
