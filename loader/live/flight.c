@@ -300,30 +300,50 @@ static bool dump_done(const struct flight_dump *d)
 }
 
 /*
- * Until every dump's thread is done (its file written, its report ended): a report can take
- * long (debuginfod), and SIGINT or SIGTERM meanwhile cuts them all (flight__cut) rather than
- * wait for them.
+ * Until every dump's thread is done (its file written, its report ended), or (any) one of the
+ * reports: a report can take long (debuginfod), and SIGINT or SIGTERM meanwhile cuts them all
+ * (flight__cut) rather than wait for them; with any, it ends the wait too.
  */
-static void wait_dumps(struct flight *f)
+static void wait_dumps(struct flight *f, bool any)
 {
 	for (;;) {
 		struct pollfd p[2] = { { .fd = f->wake_fd, .events = POLLIN },
 				       { .fd = f->stop_fd, .events = POLLIN } };
-		bool busy = !dump_done(f->cur);
+		bool busy = !dump_done(f->cur), one = false;
 		eventfd_t n;
 
 		/* Emptied before the dumps are looked at: one done after it wakes the poll. */
 		if (f->wake_fd >= 0)
 			eventfd_read(f->wake_fd, &n);
-		for (int i = 0; i < FLIGHT_REPORTS; i++)
+		for (int i = 0; i < FLIGHT_REPORTS; i++) {
 			busy |= !dump_done(f->reporting[i]);
-		if (!busy || f->wake_fd < 0)
+			one |= f->reporting[i] && dump_done(f->reporting[i]);
+		}
+		if (!busy || (any && one) || f->wake_fd < 0)
 			return; /* without the eventfd: joined, as they end */
-		if (flight__interrupted(f))
+		if (flight__interrupted(f)) {
+			if (any)
+				return;
 			p[1].fd = -1;
+		}
 		if (poll(p, 2, -1) < 0 && errno != EINTR)
 			return;
 	}
+}
+
+__u64 flight__due(const struct flight *f, bool *blocked)
+{
+	bool slot = false;
+
+	for (int i = 0; i < FLIGHT_REPORTS; i++)
+		slot |= !f->reporting[i] || dump_done(f->reporting[i]);
+	*blocked = f->cur && !slot;
+	return f->npending ? f->pending[0].w1 + FLIGHT_DUE_NS : 0;
+}
+
+void flight__wait_report(struct flight *f)
+{
+	wait_dumps(f, true);
 }
 
 /*
@@ -333,7 +353,7 @@ static void wait_dumps(struct flight *f)
 static void reap_dumps(struct flight *f, bool wait)
 {
 	if (wait)
-		wait_dumps(f);
+		wait_dumps(f, false);
 	for (int i = 0; i < FLIGHT_REPORTS; i++) {
 		struct flight_dump *d = f->reporting[i];
 

@@ -94,6 +94,13 @@ void flight__cut(struct flight *f);
 bool flight__interrupted(struct flight *f);
 /* A replay's clock (flight_replay.c): from now on the time is what the records say, now. */
 void flight__set_clock(struct flight *f, __u64 now);
+/*
+ * For a replay's leaps over a stretch with no record: when the first dump asked for is due to
+ * start (0: none is asked for), and whether it is *blocked (every report slot taken: it starts
+ * once one ends, flight__wait_report, which SIGINT or SIGTERM ends too).
+ */
+__u64 flight__due(const struct flight *f, bool *blocked);
+void flight__wait_report(struct flight *f);
 /* flight_replay.c: path's records through a flight recorder of o; the exit status. */
 int flight__replay(const struct flight_opts *o, const char *path);
 

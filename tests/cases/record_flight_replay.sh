@@ -62,6 +62,52 @@ rc=0
 "$GS" record --flight 5 --replay "$TMP/bad.gsc" -p 1 2>/dev/null || rc=$?
 assert_eq "$rc" 64 "--replay with -p"
 
+# A trace whose clock leaps 3,500 s at every record (red-team D26): the seed's records, read
+# again until 3,000, each moved k x 3,500 s. The replay ticked through every leap, 70,000 ticks
+# a record (210 million in all, about 17 minutes); across a leap past the window it restarts the
+# ticks at the leap's end, once nothing is due: a few ticks a record, each leap counted.
+$CC $SAN_FLAGS -O2 -D_GNU_SOURCE -Ibpf -Ilib -o "$TMP/retime" "$GAPSCOPE_ROOT/tests/record/retime.c" \
+	"$BUILD/lib/libgapscope.a" -lz -lzstd || die "cannot build retime"
+"$TMP/retime" "$GAPSCOPE_ROOT/tests/fuzz/corpus/report/seed-zkengine.gsc" "$TMP/leaps.gsc" 3500 3000
+mkdir -p "$TMP/leaps"
+t0=$(date +%s)
+timeout 300 "$GS" record --flight 5 --replay "$TMP/leaps.gsc" --dump-dir "$TMP/leaps" \
+	2>"$TMP/leaps/err" || { cat "$TMP/leaps/err"; die "replaying the leaping trace failed"; }
+secs=$(($(date +%s) - t0))
+read -r records ticks leaps far <<<"$(sed -n 's/^gapscope: flight: replayed \([0-9]*\) record(s) of .* in \([0-9]*\) tick(s); \([0-9]*\) leap(s) of it over 2 s restarted the ticks there, \([0-9]*\) stamp(s) an hour or more ahead not taken as time$/\1 \2 \3 \4/p' "$TMP/leaps/err")"
+[ -n "${far:-}" ] || { cat "$TMP/leaps/err"; die "no replayed line"; }
+echo "3,000 records 3,500 s apart: $ticks ticks, $leaps leaps, $far stamps over an hour ahead, $secs s"
+assert_eq "$records" 3000 "records replayed"
+[ "$leaps" -ge 1000 ] || die "$leaps leaps counted: the file leaps at every record"
+# At most the lag's and a leap's ticks a record (the live analysis reads 500 ms behind; 2 s of
+# ticks where a leap is shorter than the threshold): 50 a record, against 70,000.
+[ "$ticks" -le $((50 * records)) ] || die "$ticks ticks for $records records"
+[ "$secs" -le 120 ] || die "$secs s to replay 3,000 records (a backstop: the ticks are the measure)"
+
+# SIGINT ends a replay where it is, with the usual lines: 200,000 records 9.9 s apart, a replay
+# of minutes at a dozen ticks a record (the line that it started is waited for, not a time).
+"$TMP/retime" "$GAPSCOPE_ROOT/tests/fuzz/corpus/report/seed-zkengine.gsc" "$TMP/slow.gsc" 9.9 200000 >/dev/null
+mkdir -p "$TMP/int"
+"$GS" record --flight 100 --replay "$TMP/slow.gsc" --dump-dir "$TMP/int" 2>"$TMP/int/err" &
+pid=$!
+for _ in $(seq 600); do
+	grep -q 'kept in at most' "$TMP/int/err" && break
+	kill -0 "$pid" 2>/dev/null || { cat "$TMP/int/err"; die "the replay ended before SIGINT"; }
+	sleep 0.1
+done
+t0=$(date +%s%N)
+kill -INT "$pid"
+rc=0
+wait "$pid" || rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+echo "SIGINT to the end of a replay: $ms ms, exit $rc"
+grep '^gapscope: flight: replay of .* cut by SIGINT after [0-9]* record(s)$' "$TMP/int/err" ||
+	{ cat "$TMP/int/err"; die "the replay did not say it was cut"; }
+grep -q '^gapscope: flight: replayed [0-9]* record(s) of ' "$TMP/int/err" || die "no replayed line"
+grep -q '^gapscope: flight: [0-9]* dump(s) written ' "$TMP/int/err" || die "no summary line"
+assert_eq "$rc" 130 "the exit status of a replay cut by SIGINT"
+[ "$ms" -le 10000 ] || die "SIGINT took $ms ms to end the replay"
+
 if [ -r "$TRACES/stall_attach.gsc" ]; then
 	T=$TRACES/stall_attach.gsc
 	mkdir -p "$TMP/stall.pprof"
