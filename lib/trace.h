@@ -507,14 +507,42 @@ size_t trace__pos(const struct trace_reader *r, const void *rec);
  * record of a freed chunk is gone, so a caller passes the earliest record it still holds.
  */
 void trace__release(struct trace_reader *r, const void *rec);
+/* The same as trace__next without taking the record: the next call hands out *rec again. */
+int trace__peek(struct trace_reader *r, const struct gs_hdr **rec);
+
+/* One consumer of a scan: the records of one type (GS_REC_*, GS_EV_*). */
+struct trace_consumer {
+	__u32 type;
+	int (*fn)(void *ctx, const struct gs_hdr *h);
+	void *ctx;
+	int err; /* set by the scan: fn's first non-zero return, after which fn gets no more */
+};
+
 /*
- * A pass of its own over the file at path, for the records a reader needs before its time-ordered
- * pass (those written long after their time, or at the end): fn gets every record of type, in
- * file order, and a non-zero return stops the pass. fn's first non-zero, 0, or -errno when the
- * file cannot be opened (err says why).
+ * One pass of its own over the file at path, for the records readers need before their
+ * time-ordered pass (those written long after their time, or at the end): each record goes to
+ * every consumer of its type, in table order, the records in file order. A consumer that fails
+ * is left out of the rest; the others go on. 0, or -errno (every c[i].err too) when the file
+ * cannot be opened (err says why). A consumer copies what it keeps: the record is released.
  */
+int trace__scan_types(const char *path, struct trace_consumer *c, size_t n, char *err,
+		      size_t errlen);
+/* trace__scan_types with one consumer: its fn's first non-zero, 0, or -errno as there. */
 int trace__scan(const char *path, __u32 type, int (*fn)(void *ctx, const struct gs_hdr *h),
 		void *ctx, char *err, size_t errlen);
+
+/*
+ * What every reader of this process has read so far: readers opened, passes over the bytes (a
+ * reader that read a chunk), the chunks and their bytes as in the file, the bytes decompressed.
+ */
+struct trace_reads {
+	__u64 opens;
+	__u64 passes;
+	__u64 chunks;
+	__u64 bytes;
+	__u64 raw_bytes;
+};
+void trace__reads(struct trace_reads *out);
 /* Prints what was skipped or missing, one line each, prefixed "gapscope: warning: PATH: ". */
 void trace__warn(const struct trace_reader *r, const char *path, FILE *out);
 void trace__close(struct trace_reader *r);

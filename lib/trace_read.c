@@ -19,6 +19,17 @@
 /* trace__release gives pages back in steps of at least this many bytes. */
 #define TRACE_RELEASE_STEP (8u << 20)
 
+/*
+ * What every reader of this process read (trace__reads). Atomic: a report may read beside a
+ * thread that reads too (record --flight's dumps).
+ */
+static struct trace_reads reads;
+
+static void count(__u64 *field, __u64 n)
+{
+	__atomic_fetch_add(field, n, __ATOMIC_RELAXED);
+}
+
 static __u32 chunk_crc(__u32 crc, const void *p, size_t n)
 {
 	return crc32(crc, p, n);
@@ -152,6 +163,7 @@ struct trace_reader *trace__open(const char *path, char *err, size_t errlen)
 	r->off = fh.hdr_size;
 	r->st.version = fh.version;
 	r->st.flags = fh.flags;
+	count(&reads.opens, 1);
 	return r;
 }
 
@@ -176,6 +188,7 @@ static bool inflate_chunk(struct trace_reader *r, __u32 raw_len)
 		free(z);
 		return false;
 	}
+	count(&reads.raw_bytes, raw_len);
 	z->next = NULL;
 	z->off = r->off;
 	z->len = raw_len;
@@ -220,6 +233,13 @@ static bool next_chunk(struct trace_reader *r)
 	}
 	return false;
 found:
+	/* A reader is a pass over the bytes once it reads a chunk (opening reads the header). */
+	if (!r->a_pass) {
+		r->a_pass = true;
+		count(&reads.passes, 1);
+	}
+	count(&reads.chunks, 1);
+	count(&reads.bytes, sizeof(struct trace_chunk_hdr) + len);
 	r->rec = r->data + r->off + sizeof(struct trace_chunk_hdr);
 	r->rec_end = r->rec + len;
 	if (raw_len && !inflate_chunk(r, raw_len)) {
@@ -266,22 +286,68 @@ const struct trace_stats *trace__stats(const struct trace_reader *r)
 	return &r->st;
 }
 
+int trace__peek(struct trace_reader *r, const struct gs_hdr **rec)
+{
+	bool finished = r->st.finished;
+	int ret = trace__next(r, rec);
+
+	/* trace__next stepped over *rec in the chunk it holds: step back. */
+	if (ret > 0) {
+		r->rec -= (*rec)->size;
+		r->st.records--;
+		r->st.finished = finished;
+	}
+	return ret;
+}
+
+int trace__scan_types(const char *path, struct trace_consumer *c, size_t n, char *err,
+		      size_t errlen)
+{
+	struct trace_reader *r;
+	const struct gs_hdr *h;
+	size_t left = n;
+
+	for (size_t i = 0; i < n; i++)
+		c[i].err = 0;
+	if (!n)
+		return 0;
+	r = trace__open(path, err, errlen);
+	if (!r) {
+		int ret = errno ? -errno : -EINVAL;
+
+		for (size_t i = 0; i < n; i++)
+			c[i].err = ret;
+		return ret;
+	}
+	while (left && trace__next(r, &h) > 0) {
+		for (size_t i = 0; i < n; i++) {
+			if (c[i].type != h->type || c[i].err)
+				continue;
+			c[i].err = c[i].fn(c[i].ctx, h);
+			if (c[i].err)
+				left--;
+		}
+		trace__release(r, h); /* what a consumer keeps, it copied */
+	}
+	trace__close(r);
+	return 0;
+}
+
 int trace__scan(const char *path, __u32 type, int (*fn)(void *ctx, const struct gs_hdr *h),
 		void *ctx, char *err, size_t errlen)
 {
-	struct trace_reader *r = trace__open(path, err, errlen);
-	const struct gs_hdr *h;
-	int ret = 0;
+	struct trace_consumer c = { .type = type, .fn = fn, .ctx = ctx };
 
-	if (!r)
-		return errno ? -errno : -EINVAL;
-	while (!ret && trace__next(r, &h) > 0) {
-		if (h->type == type)
-			ret = fn(ctx, h);
-		trace__release(r, h);
-	}
-	trace__close(r);
-	return ret;
+	return trace__scan_types(path, &c, 1, err, errlen) ?: c.err;
+}
+
+void trace__reads(struct trace_reads *out)
+{
+	out->opens = __atomic_load_n(&reads.opens, __ATOMIC_RELAXED);
+	out->passes = __atomic_load_n(&reads.passes, __ATOMIC_RELAXED);
+	out->chunks = __atomic_load_n(&reads.chunks, __ATOMIC_RELAXED);
+	out->bytes = __atomic_load_n(&reads.bytes, __ATOMIC_RELAXED);
+	out->raw_bytes = __atomic_load_n(&reads.raw_bytes, __ATOMIC_RELAXED);
 }
 
 void trace__warn(const struct trace_reader *r, const char *path, FILE *out)

@@ -29,6 +29,7 @@ struct trace_reader {
 	ZSTD_DCtx *dctx;
 	struct zchunk *zhead, *ztail; /* in file order */
 	size_t zfreed;		      /* chunks freed by trace__release */
+	bool a_pass;		      /* has read a chunk: counted in trace__reads' passes */
 	struct trace_stats st;
 };
 

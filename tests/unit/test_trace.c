@@ -4,7 +4,9 @@
  * trace cut at every byte offset reads exactly the whole chunks before the cut, with a warning;
  * every single corrupted byte after the file header costs exactly the chunk it hit (or, in the
  * last chunk, reads as a cut), is reported, and never yields a record that was not written.
+ * One scan hands each record to every consumer of its type, in one pass that trace__reads counts.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,6 +112,71 @@ static void copy_prefix(const char *src, const char *dst, size_t len, long flip)
 	close(out);
 }
 
+struct tally {
+	int n, fail_at;
+	__u64 last_ts;
+};
+
+static int take(void *ctx, const struct gs_hdr *h)
+{
+	struct tally *t = ctx;
+
+	CHECK(!t->n || h->ts > t->last_ts, "records out of file order");
+	t->last_ts = h->ts;
+	return ++t->n == t->fail_at ? -ENOMEM : 0;
+}
+
+/* trace__peek, trace__scan_types and what trace__reads counts of them. */
+static void check_scan(const char *path, size_t size, bool compress)
+{
+	struct tally one = {}, two = { .fail_at = 1 }, again = {};
+	struct trace_consumer c[] = { { .type = 1, .fn = take, .ctx = &one },
+				      { .type = 2, .fn = take, .ctx = &two },
+				      { .type = 1, .fn = take, .ctx = &again } };
+	struct trace_reads before, after;
+	struct trace_reader *r;
+	const struct gs_hdr *h, *p;
+	__u64 raw = 0;
+	char err[256];
+	int want = 0, twos = 0;
+
+	for (int i = 0; i < NREC; i++) {
+		want += recs[i].h.type == 1;
+		twos += recs[i].h.type == 2;
+		raw += (rec_size[i] + 7) & ~7ul;
+	}
+	trace__reads(&before);
+	CHECK_EQ_U64(trace__scan_types(path, c, 3, err, sizeof(err)), 0);
+	trace__reads(&after);
+	/* Every type-1 record to both of its consumers, in table order; the failing one stops. */
+	CHECK(want > 1 && one.n == want && again.n == want, "type 1: %d and %d of %d", one.n,
+	      again.n, want);
+	CHECK(twos > 1 && two.n == 1, "type 2: %d of %d after failing", two.n, twos);
+	CHECK_EQ_U64(c[1].err, -ENOMEM);
+	CHECK_EQ_U64(c[0].err | c[2].err, 0);
+	CHECK_EQ_U64(after.opens - before.opens, 1);
+	CHECK_EQ_U64(after.passes - before.passes, 1);
+	CHECK_EQ_U64(after.chunks - before.chunks, nchunks);
+	CHECK_EQ_U64(after.bytes - before.bytes, size - sizeof(struct trace_file_hdr));
+	CHECK_EQ_U64(after.raw_bytes - before.raw_bytes, compress ? raw : 0);
+	CHECK(trace__scan_types("/nonexistent.gsc", c, 3, err, sizeof(err)) < 0, "no file");
+	CHECK(c[0].err < 0 && c[2].err < 0, "no file: consumers not told");
+
+	/* Peeked, the first record comes again; opening alone is no pass. */
+	r = trace__open(path, err, sizeof(err));
+	CHECK(r, "%s", err);
+	trace__reads(&before);
+	CHECK(trace__peek(r, &p) > 0 && same(p, 0), "peek");
+	CHECK(trace__next(r, &h) > 0 && h == p, "the peeked record again");
+	while (trace__next(r, &h) > 0)
+		;
+	CHECK_EQ_U64(trace__stats(r)->records, NREC);
+	CHECK(trace__peek(r, &h) == 0, "peek at the end");
+	trace__reads(&after);
+	CHECK_EQ_U64(after.passes - before.passes, 1);
+	trace__close(r);
+}
+
 /* The checks below on a trace written with chunks compressed or not; returns its size. */
 static size_t check_file(const char *path, const char *cut, bool compress)
 {
@@ -126,6 +193,7 @@ static size_t check_file(const char *path, const char *cut, bool compress)
 	CHECK_EQ_U64(st.chunks, nchunks);
 	CHECK_EQ_U64(st.bad_chunks + st.cut_bytes, 0);
 	CHECK(st.finished, "end record seen");
+	check_scan(path, sb.st_size, compress);
 
 	/* An existing file is refused without force. */
 	CHECK(trace__create(path, false) == NULL, "refuses to overwrite");
