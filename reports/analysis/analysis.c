@@ -226,6 +226,94 @@ static const char *native_name(void *nm, __u32 tgid, __u64 addr, bool leaf)
 	return names__user(nm, tgid, addr, leaf);
 }
 
+/* Whether the file being read says it holds records of flag's kind (TRACE_F_*). */
+static bool has(const struct analysis_priv *p, __u32 flag)
+{
+	return p->tr && (trace__stats(p->tr)->flags & flag);
+}
+
+/* The first error of the consumers of ctx, 0 if none (or none were wired). */
+static int scan_err(const struct trace_consumer *c, size_t n, const void *ctx)
+{
+	for (size_t i = 0; i < n; i++)
+		if (c[i].ctx == ctx && c[i].err)
+			return c[i].err;
+	return 0;
+}
+
+/* The archived files, once their records are in: written out and given to the unwinder. */
+static void archive_ready(struct analysis *a, const char *path, int err)
+{
+	struct analysis_priv *p = a->priv;
+
+	/* A folder that cannot be made leaves the files unused, and the report goes on. */
+	if (err || report_archive__finish(p->archive))
+		analysis__note(a, "the archived files could not be put together: not used");
+	names__set_archive(p->nm, p->archive);
+	unwinder__set_archive(p->uw, p->archive);
+	a->archive = report_archive__stats(p->archive);
+	if (a->archive->bad) {
+		char line[128];
+
+		snprintf(line, sizeof(line), "%llu archived file(s) damaged: not used",
+			 (unsigned long long)a->archive->bad);
+		analysis__note(a, line);
+		report_archive__warn(p->archive, path, stderr);
+	}
+}
+
+/*
+ * The one pass before the time-ordered one: the records written long after their time or at
+ * the end (CUPTI's activity, perf maps, Python code objects, archived files, cgroups), each
+ * type to the component that takes it, where the file's flags say it has them. -errno with err
+ * set where the analysis cannot go on (the CUPTI tier unread); what the others lack is noted.
+ */
+static int prepass(struct analysis *a, const char *path, char *err, size_t errlen)
+{
+	struct analysis_priv *p = a->priv;
+	const struct {
+		void *ctx; /* the component; NULL: not in this file, or not wanted */
+		__u32 type;
+		int (*take)(void *ctx, const struct gs_hdr *h);
+	} wire[] = {
+		{ p->tiers, GS_REC_GPU_ACT, tiers__take },
+		{ p->perfmaps, GS_REC_PERF_MAP, perfmaps__take },
+		{ has(p, TRACE_F_PYCODE) ? p->py : NULL, GS_REC_PYCODE, pyframes__take },
+		{ p->archive, GS_REC_ARCHIVE, report_archive__take },
+		{ has(p, TRACE_F_CGROUP) ? p->cg : NULL, GS_REC_CGROUP, cgroups__take },
+		{ has(p, TRACE_F_CGROUP) ? p->cg : NULL, GS_REC_CPUSTAT, cgroups__take },
+	};
+	struct trace_consumer c[sizeof(wire) / sizeof(wire[0])];
+	size_t n = 0;
+	int ret;
+
+	for (size_t i = 0; i < sizeof(wire) / sizeof(wire[0]); i++)
+		if (wire[i].ctx)
+			c[n++] = (struct trace_consumer){ .type = wire[i].type,
+							  .fn = wire[i].take,
+							  .ctx = wire[i].ctx };
+	if (!n)
+		return 0;
+	trace__scan_types(path, c, n, err, errlen);
+	/* Else than out of memory, the file could not be opened again: err says. */
+	if (p->tiers && (ret = scan_err(c, n, p->tiers) ?: tiers__scanned(p->tiers))) {
+		if (ret == -ENOMEM)
+			snprintf(err, errlen, "out of memory reading the CUPTI records of %s",
+				 path);
+		return ret;
+	}
+	if (p->perfmaps && !scan_err(c, n, p->perfmaps))
+		names__set_perfmaps(p->nm, p->perfmaps);
+	if (scan_err(c, n, p->py))
+		analysis__note(a, "the trace's Python code could not be read: frames unnamed");
+	if (p->archive)
+		archive_ready(a, path, scan_err(c, n, p->archive));
+	if (has(p, TRACE_F_CGROUP) && cgroups__scanned(p->cg, scan_err(c, n, p->cg)))
+		analysis__note(a,
+			       "the trace's cgroup records could not be read first: read in order");
+	return 0;
+}
+
 struct analysis *analysis__open(const char *path, const struct analysis_opts *opts, char *err,
 				size_t errlen)
 {
@@ -251,11 +339,9 @@ struct analysis *analysis__open(const char *path, const struct analysis_opts *op
 	p->stacks = stacktab__new();
 	p->th = p->strs && p->stacks ? threads__new(p->strs, p->stacks) : NULL;
 	p->nm = p->strs ? names__new(p->strs, !opts->no_file_symbols, opts->debug_dir) : NULL;
-	if (p->tr && p->strs && !opts->api_only && (trace__stats(p->tr)->flags & TRACE_F_GPU_ACT) &&
-	    !(p->tiers = tiers__scan(path, opts->min_gap_ns, p->strs, err, errlen))) {
-		analysis__free(a);
-		return NULL;
-	}
+	if (p->strs && !opts->api_only && has(p, TRACE_F_GPU_ACT) &&
+	    !(p->tiers = tiers__new(opts->min_gap_ns, p->strs)))
+		goto oom;
 	/* With CUPTI's timeline the API tier's windows down to a quarter of min_gap are compared. */
 	p->gt = p->strs ? gputime__new(p->strs, opts->min_gap_ns / (p->tiers ? 4 : 1)) : NULL;
 	if (p->gt && opts->copy_gbps > 0) {
@@ -266,33 +352,16 @@ struct analysis *analysis__open(const char *path, const struct analysis_opts *op
 	p->uw = p->nm ? unwinder__new(p->nm, !opts->no_file_symbols) : NULL;
 	if (p->uw)
 		unwinder__set_budget(p->uw, opts->unwind_per_s);
-	if (p->tr && p->nm && (trace__stats(p->tr)->flags & TRACE_F_PERF_MAP) &&
-	    (p->perfmaps = perfmaps__new()) && !perfmaps__scan(p->perfmaps, path))
-		names__set_perfmaps(p->nm, p->perfmaps);
-	if (p->nm && (p->py = pyframes__new(p->strs, native_name, p->nm))) {
+	if (p->nm && has(p, TRACE_F_PERF_MAP))
+		p->perfmaps = perfmaps__new();
+	if (p->nm && (p->py = pyframes__new(p->strs, native_name, p->nm)))
 		names__set_pyframes(p->nm, p->py);
-		if (p->tr && (trace__stats(p->tr)->flags & TRACE_F_PYCODE) &&
-		    pyframes__scan(p->py, path))
-			analysis__note(a,
-				       "the trace's Python code could not be read: frames unnamed");
-	}
-	if (p->tr && p->uw && !opts->no_file_symbols &&
-	    (trace__stats(p->tr)->flags & TRACE_F_ARCHIVE) &&
-	    (p->archive = report_archive__new())) {
-		/* A folder that cannot be made leaves the files unused, and the report goes on. */
-		if (report_archive__scan(p->archive, path))
-			analysis__note(a, "the archived files could not be put together: not used");
-		names__set_archive(p->nm, p->archive);
-		unwinder__set_archive(p->uw, p->archive);
-		a->archive = report_archive__stats(p->archive);
-		if (a->archive->bad) {
-			char line[128];
-
-			snprintf(line, sizeof(line), "%llu archived file(s) damaged: not used",
-				 (unsigned long long)a->archive->bad);
-			analysis__note(a, line);
-			report_archive__warn(p->archive, path, stderr);
-		}
+	if (p->uw && !opts->no_file_symbols && has(p, TRACE_F_ARCHIVE))
+		p->archive = report_archive__new();
+	p->cg = cgroups__new(p->strs);
+	if (p->cg && prepass(a, path, err, errlen)) {
+		analysis__free(a);
+		return NULL;
 	}
 	p->rd = oreader__new(p->tr, NULL, OREADER_WINDOW_NS);
 	p->launches = launch_counter__new();
@@ -300,17 +369,9 @@ struct analysis *analysis__open(const char *path, const struct analysis_opts *op
 	p->decided_only = opts->decided_only;
 	p->bl = p->th ? blame__new(p->th, p->nm, p->strs, opts->max_hops) : NULL;
 	p->tasks = tasks__new(p->strs, p->stacks);
-	p->cg = cgroups__new(p->strs);
-	if (p->cg && p->tr && (trace__stats(p->tr)->flags & TRACE_F_CGROUP) &&
-	    cgroups__scan(p->cg, path))
-		analysis__note(a,
-			       "the trace's cgroup records could not be read first: read in order");
 	if (!p->th || !p->nm || !p->gt || !p->uw || !p->rd || !p->launches || !p->split || !p->bl ||
-	    !p->tasks || !p->cg) {
-		snprintf(err, errlen, "out of memory");
-		analysis__free(a);
-		return NULL;
-	}
+	    !p->tasks || !p->cg)
+		goto oom;
 	blame__set_tasks(p->bl, p->tasks);
 	/* A live analysis (no file) reads this machine's records. */
 	{
@@ -325,6 +386,10 @@ struct analysis *analysis__open(const char *path, const struct analysis_opts *op
 	if (p->tr)
 		p->version = trace__stats(p->tr)->version;
 	return a;
+oom:
+	snprintf(err, errlen, "out of memory");
+	analysis__free(a);
+	return NULL;
 }
 
 int analysis__step(struct analysis *a, const struct gs_hdr *h)

@@ -36,6 +36,7 @@ struct cgroups {
 	struct vec stats;  /* struct cg_stat, in file order (time order per id) */
 	struct vec offs;   /* struct cg_off */
 	bool scanned;	   /* the records came in a pass of their own: later ones are the same */
+	int scan_err;	   /* of that pass: the first error */
 	__u32 ncpus;	   /* the clock record's */
 };
 
@@ -97,20 +98,25 @@ int cgroups__add(struct cgroups *c, const struct gs_hdr *h)
 	return c && !c->scanned ? add(c, h) : 0;
 }
 
-static int scan_one(void *ctx, const struct gs_hdr *h)
+int cgroups__take(void *ctx, const struct gs_hdr *h)
 {
-	return add(ctx, h);
+	struct cgroups *c = ctx;
+
+	/* One consumer per type: the first to fail stops the other too. */
+	if (!c->scan_err)
+		c->scan_err = add(c, h);
+	return c->scan_err;
 }
 
-int cgroups__scan(struct cgroups *c, const char *path)
+int cgroups__scanned(struct cgroups *c, int err)
 {
-	char err[256];
-	int ret = trace__scan(path, GS_REC_CGROUP, scan_one, c, err, sizeof(err));
-
-	if (!ret)
-		ret = trace__scan(path, GS_REC_CPUSTAT, scan_one, c, err, sizeof(err));
-	c->scanned = !ret;
-	return ret;
+	err = c->scan_err ?: err;
+	c->scanned = !err;
+	if (err) { /* read in order instead, from the first */
+		c->levels.n = 0;
+		c->stats.n = 0;
+	}
+	return err;
 }
 
 static bool known(__u64 v)

@@ -25,8 +25,13 @@ struct cgroups *cgroups__new(struct strtab *strs);
 void cgroups__free(struct cgroups *c);
 /* A GS_REC_CGROUP, GS_REC_CPUSTAT or GS_REC_CLOCK record (others ignored). 0, or -ENOMEM. */
 int cgroups__add(struct cgroups *c, const struct gs_hdr *h);
-/* The trace's records, in a pass of their own: 0, or -errno. Those met again later are skipped. */
-int cgroups__scan(struct cgroups *c, const char *path);
+/*
+ * The trace's records in a pass of their own (trace__scan_types): the consumer of GS_REC_CGROUP
+ * and GS_REC_CPUSTAT, then the pass's end with its error for c (the scan's c[i].err). 0: those
+ * met again later are skipped; else -errno, and they are read in order as they come.
+ */
+int cgroups__take(void *c, const struct gs_hdr *h);
+int cgroups__scanned(struct cgroups *c, int err);
 
 /*
  * Whether the runnable interval o of a thread of tgid was throttled by a CPU quota: the kernel

@@ -250,7 +250,7 @@ static int find_gaps(struct tiers *t)
 	return 0;
 }
 
-static int scan_one(void *ctx, const struct gs_hdr *h)
+int tiers__take(void *ctx, const struct gs_hdr *h)
 {
 	struct tiers *t = ctx;
 	const struct gs_gpu_act *a = gs_gpu_act(h);
@@ -262,31 +262,22 @@ static int scan_one(void *ctx, const struct gs_hdr *h)
 	return add(t, a);
 }
 
-struct tiers *tiers__scan(const char *path, __u64 min_gap_ns, struct strtab *strs, char *err,
-			  size_t errlen)
+struct tiers *tiers__new(__u64 min_gap_ns, struct strtab *strs)
 {
 	struct tiers *t = calloc(1, sizeof(*t));
-	int ret;
 
-	if (!t) {
-		snprintf(err, errlen, "out of memory");
+	if (!t)
 		return NULL;
-	}
 	t->min_gap_ns = min_gap_ns;
 	t->bridge_ns = min_gap_ns / 4;
 	t->strs = strs;
 	t->info.marked = true;
-	ret = trace__scan(path, GS_REC_GPU_ACT, scan_one, t, err, errlen);
-	if (!ret)
-		ret = find_gaps(t);
-	if (ret) { /* else than out of memory, the file could not be opened again: err says */
-		if (ret == -ENOMEM)
-			snprintf(err, errlen, "out of memory reading the CUPTI records of %s",
-				 path);
-		tiers__free(t);
-		return NULL;
-	}
 	return t;
+}
+
+int tiers__scanned(struct tiers *t)
+{
+	return find_gaps(t);
 }
 
 void tiers__free(struct tiers *t)

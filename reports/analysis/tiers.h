@@ -5,7 +5,7 @@
  * A trace whose header has TRACE_F_GPU_ACT may hold the CUPTI collector's activity records
  * (GS_REC_GPU_ACT, lib/gpu_act.h): exact kernel start and end times per device, and the
  * driver's launch calls with the thread that made each. They are written in batches long after
- * the events of their time, so tiers__scan() reads them in a pass of its own before the
+ * the events of their time, so tiers__take() takes them in a pass of its own before the
  * analysis, only in such files. On a device with kernel records the gaps are CUPTI's: idle
  * windows between kernels of at least min_gap, the closer being the thread whose launch call
  * queued the kernel that ended the window (its correlation id), else the last thread the API
@@ -38,11 +38,13 @@
 struct tiers;
 
 /*
- * Reads PATH's activity records. NULL with err set when the file cannot be read again or memory
- * runs out; an object without devices when the file has no kernel records.
+ * The activity records come in a pass of their own (trace__scan_types): tiers__take is its
+ * consumer of GS_REC_GPU_ACT (0 or -ENOMEM), tiers__scanned the pass's end (0 or -ENOMEM).
+ * Without kernel records, an object without devices. NULL: out of memory.
  */
-struct tiers *tiers__scan(const char *path, __u64 min_gap_ns, struct strtab *strs, char *err,
-			  size_t errlen);
+struct tiers *tiers__new(__u64 min_gap_ns, struct strtab *strs);
+int tiers__take(void *t, const struct gs_hdr *h);
+int tiers__scanned(struct tiers *t);
 void tiers__free(struct tiers *t);
 
 /* Whether the device's gaps are CUPTI's (it has kernel records). */

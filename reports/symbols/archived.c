@@ -172,17 +172,9 @@ int report_archive__finish(struct report_archive *a)
 	return err;
 }
 
-static int scan_one(void *a, const struct gs_hdr *h)
+int report_archive__take(void *a, const struct gs_hdr *h)
 {
 	return gs_rec_check(h) ? report_archive__add(a, h) : 0;
-}
-
-int report_archive__scan(struct report_archive *a, const char *path)
-{
-	char err[256];
-	int ret = trace__scan(path, GS_REC_ARCHIVE, scan_one, a, err, sizeof(err));
-
-	return ret ?: report_archive__finish(a);
 }
 
 const char *report_archive__file(struct report_archive *a, const __u8 *bid, __u32 len)

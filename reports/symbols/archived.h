@@ -36,8 +36,8 @@ struct report_archive *report_archive__new(void);
 int report_archive__add(struct report_archive *a, const struct gs_hdr *h);
 /* Checks what was added and writes the whole files out; 0 or -errno (no folder). */
 int report_archive__finish(struct report_archive *a);
-/* Reads the trace at path for its archive records, then finishes; 0 or -errno. */
-int report_archive__scan(struct report_archive *a, const char *path);
+/* report_archive__add of a checked record: the consumer of a pass (trace__scan_types). */
+int report_archive__take(void *a, const struct gs_hdr *h);
 
 /* The file kept for a build-id, NULL if none (or a NULL archive). Not yet counted as used. */
 const char *report_archive__file(struct report_archive *a, const __u8 *bid, __u32 len);

@@ -115,16 +115,9 @@ int perfmaps__add(struct perfmaps *p, const struct gs_hdr *h)
 	return perfmaps__add_text(p, h->tgid, r->text, r->len < room ? r->len : room);
 }
 
-static int scan_one(void *p, const struct gs_hdr *h)
+int perfmaps__take(void *p, const struct gs_hdr *h)
 {
 	return perfmaps__add(p, h);
-}
-
-int perfmaps__scan(struct perfmaps *p, const char *path)
-{
-	char err[256];
-
-	return trace__scan(path, GS_REC_PERF_MAP, scan_one, p, err, sizeof(err));
 }
 
 static int sym_cmp(const void *a, const void *b)

@@ -8,7 +8,7 @@
  * Where one range was named twice (code freed and generated again at the same place) the later
  * line wins, as the map's reader would see it last. The recorder writes the maps at the end of
  * recording, after every event: readers that name frames as they go scan the trace for them
- * first (perfmaps__scan).
+ * first, in a pass of their own (perfmaps__take).
  */
 #ifndef GAPSCOPE_PERFMAP_H
 #define GAPSCOPE_PERFMAP_H
@@ -28,8 +28,8 @@ void perfmaps__free(struct perfmaps *p);
 int perfmaps__add(struct perfmaps *p, const struct gs_hdr *h);
 /* Lines of text (a perf map file's content) for process tgid; lines not in the format skipped. */
 int perfmaps__add_text(struct perfmaps *p, __u32 tgid, const char *text, size_t len);
-/* Reads the trace at path for its perf-map records; 0 or -errno. */
-int perfmaps__scan(struct perfmaps *p, const char *path);
+/* perfmaps__add as a consumer of a pass of its own (trace__scan_types). */
+int perfmaps__take(void *p, const struct gs_hdr *h);
 
 /* The name of the generated code of tgid at addr, and addr's offset in it; NULL if none. */
 const char *perfmaps__find(struct perfmaps *p, __u32 tgid, __u64 addr, __u64 *offset);

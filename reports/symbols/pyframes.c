@@ -95,7 +95,7 @@ static struct py_code *code_find(struct pyframes *p, __u32 tgid, __u64 code)
 	return c && c->tgid == tgid && c->code == code ? c : NULL;
 }
 
-static int add_code(void *ctx, const struct gs_hdr *h)
+int pyframes__take(void *ctx, const struct gs_hdr *h)
 {
 	struct pyframes *p = ctx;
 	const char *name, *file;
@@ -121,14 +121,6 @@ static int add_code(void *ctx, const struct gs_hdr *h)
 		c->nlines = r->nlines;
 	}
 	return c->name && c->file ? 0 : -ENOMEM;
-}
-
-int pyframes__scan(struct pyframes *p, const char *path)
-{
-	char err[256];
-	int ret = trace__scan(path, GS_REC_PYCODE, add_code, p, err, sizeof(err));
-
-	return ret < 0 ? ret : 0;
 }
 
 /* The line of the instruction at offset: the last range that starts at or before it. */
@@ -271,13 +263,13 @@ const struct gs_hdr *pyframes__feed(struct pyframes *p, const struct gs_hdr *h)
 	if (!p)
 		return h;
 	/* A code object met in the stream: a live analysis (record --flight) has no file to scan
-	 * first; a report has it from pyframes__scan() already. */
+	 * first; a report has it from its pass of its own already (pyframes__take). */
 	if (h->type == GS_REC_PYCODE) {
 		const char *name, *file;
 		const struct gs_rec_pycode *r = gs_pycode(h, &name, &file);
 
 		if (r && !code_find(p, h->tgid, r->code))
-			add_code(p, h);
+			pyframes__take(p, h);
 		return h;
 	}
 	if (h->type == GS_EV_PYSTACK) {

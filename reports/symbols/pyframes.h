@@ -43,8 +43,11 @@ struct py_counts {
 /* NULL when out of memory. */
 struct pyframes *pyframes__new(struct strtab *strs, pyframes_native_fn native, void *ctx);
 void pyframes__free(struct pyframes *p);
-/* The trace's code objects (GS_REC_PYCODE), before the ordered pass: 0, or -errno. */
-int pyframes__scan(struct pyframes *p, const char *path);
+/*
+ * The trace's code objects (GS_REC_PYCODE), in a pass of their own before the ordered one
+ * (trace__scan_types' consumer): 0, or -ENOMEM.
+ */
+int pyframes__take(void *p, const struct gs_hdr *h);
 /*
  * One record of the ordered stream: Python frames are kept; an event they complete is
  * returned with them in its user stack (a copy valid until the next call), else as it came.
