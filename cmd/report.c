@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * gapscope report: find the GPU's idle windows in a trace and the chain of waits behind each.
- * parse -> analyse (analysis.c) -> make DIR -> summary.json, summary.txt, folded stacks -> print.
+ * parse -> open the analysis (analysis.c) -> make DIR -> analyse -> summary.json, summary.txt,
+ * folded stacks -> print.
  */
 #include <argp.h>
 #include <dirent.h>
@@ -254,6 +255,12 @@ static int make_dirs(const char *dir, bool force, int *dfd, int *gfd)
 	return err ? -1 : 0;
 }
 
+/* on_gap: to the folded stacks' writer, made with DIR once the trace has opened. */
+static int folded_gap(const struct gap *g, void *fo)
+{
+	return folded_out__gap(g, *(struct folded_out **)fo);
+}
+
 static int write_file(int dfd, const char *dir, const char *name, const struct analysis *a,
 		      const struct report_out_opts *o, const char *program, bool json)
 {
@@ -291,8 +298,6 @@ int cmd_report(int argc, char **argv)
 	struct render_out_opts ropts = {};
 	struct analysis *a = NULL;
 	struct folded_out *fo = NULL;
-	struct trace_reader *tr;
-	const struct gs_hdr *first;
 	char err[512], dir[PATH_MAX], gaps[PATH_MAX], program[256];
 	int ret = 1, dfd = -1, gfd = -1;
 
@@ -311,21 +316,15 @@ int cmd_report(int argc, char **argv)
 	else
 		snprintf(dir, sizeof(dir), "%s.report", env.file);
 
-	/* The trace must open before DIR is made: a bad input leaves nothing behind. */
-	tr = trace__open(env.file, err, sizeof(err));
-	if (!tr) {
+	/* The trace must open (and hold records) before DIR is made: a bad input leaves nothing
+	 * behind. The gaps' stacks go to DIR, made after. */
+	aopts.on_gap = folded_gap;
+	aopts.ctx = &fo;
+	a = analysis__open(env.file, &aopts, err, sizeof(err));
+	if (!a) {
 		fprintf(stderr, "gapscope: %s\n", err);
 		return 1;
 	}
-	if (trace__next(tr, &first) <= 0) {
-		/* A recorder killed at once (the OOM killer in a small cgroup) leaves a header. */
-		fprintf(stderr,
-			"gapscope: %s holds no records: its recorder ended before writing any\n",
-			env.file);
-		trace__close(tr);
-		return 1;
-	}
-	trace__close(tr);
 	if (program__of_trace(env.file, program, sizeof(program), err, sizeof(err)))
 		*program = 0; /* named by the analysis below, which reads the same file */
 	if (make_dirs(dir, env.force, &dfd, &gfd))
@@ -336,10 +335,7 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "gapscope: cannot write under %s: %s\n", gaps, strerror(errno));
 		goto out;
 	}
-	aopts.on_gap = folded_out__gap;
-	aopts.ctx = fo;
-	a = analysis__run(env.file, &aopts, err, sizeof(err));
-	if (!a) {
+	if (analysis__read(a, env.file, err, sizeof(err))) {
 		fprintf(stderr, "gapscope: %s\n", err);
 		goto out;
 	}

@@ -319,6 +319,7 @@ struct analysis *analysis__open(const char *path, const struct analysis_opts *op
 {
 	struct analysis *a = calloc(1, sizeof(*a));
 	struct analysis_priv *p = calloc(1, sizeof(*p));
+	const struct gs_hdr *first;
 
 	if (!a || !p) {
 		free(a);
@@ -332,6 +333,13 @@ struct analysis *analysis__open(const char *path, const struct analysis_opts *op
 	p->min_gap_ns = a->min_gap_ns = opts->min_gap_ns;
 	p->version = TRACE_VERSION;
 	if (path && !(p->tr = trace__open(path, err, errlen))) {
+		analysis__free(a);
+		return NULL;
+	}
+	if (p->tr && trace__peek(p->tr, &first) <= 0) {
+		/* A recorder killed at once (the OOM killer in a small cgroup) leaves a header. */
+		snprintf(err, errlen, "%s holds no records: its recorder ended before writing any",
+			 path);
 		analysis__free(a);
 		return NULL;
 	}
@@ -503,15 +511,11 @@ oom:
 	return -ENOMEM;
 }
 
-struct analysis *analysis__run(const char *path, const struct analysis_opts *opts, char *err,
-			       size_t errlen)
+int analysis__read(struct analysis *a, const char *path, char *err, size_t errlen)
 {
-	struct analysis *a = analysis__open(path, opts, err, errlen);
 	const struct gs_hdr *h;
 	int ret;
 
-	if (!a)
-		return NULL;
 	while ((ret = oreader__next(a->priv->rd, &h)) > 0) {
 		ret = analysis__step(a, h);
 		if (ret == -ENOMEM)
@@ -535,15 +539,25 @@ struct analysis *analysis__run(const char *path, const struct analysis_opts *opt
 		goto oom;
 	if (ret)
 		goto fail;
-	return a;
+	return 0;
 oom:
 	snprintf(err, errlen, "out of memory analysing %s", path);
-	goto out;
+	return -ENOMEM;
 fail:
 	snprintf(err, errlen, "cannot write the report of %s", path);
-out:
-	analysis__free(a);
-	return NULL;
+	return -EIO;
+}
+
+struct analysis *analysis__run(const char *path, const struct analysis_opts *opts, char *err,
+			       size_t errlen)
+{
+	struct analysis *a = analysis__open(path, opts, err, errlen);
+
+	if (a && analysis__read(a, path, err, errlen)) {
+		analysis__free(a);
+		return NULL;
+	}
+	return a;
 }
 
 void analysis__free(struct analysis *a)

@@ -56,7 +56,10 @@ struct analysis_opts {
 		.min_gap_ns = ANALYSIS_MIN_GAP_NS, .max_hops = ANALYSIS_MAX_HOPS \
 	}
 
-/* Read and analyse the trace at path. NULL with err set when it cannot be read at all. */
+/*
+ * Read and analyse the trace at path. NULL with err set when it cannot be read at all or holds
+ * no record.
+ */
 struct analysis *analysis__run(const char *path, const struct analysis_opts *opts, char *err,
 			       size_t errlen);
 void analysis__free(struct analysis *a);
@@ -73,6 +76,11 @@ struct ordered_reader;
 struct analysis *analysis__open(const char *path, const struct analysis_opts *opts, char *err,
 				size_t errlen);
 struct ordered_reader *analysis__reader(struct analysis *a);
+/*
+ * The rest of analysis__run, after analysis__open(path): every record of the file, then
+ * analysis__finish. 0, -ENOMEM, or -EIO where on_gap failed; err says.
+ */
+int analysis__read(struct analysis *a, const char *path, char *err, size_t errlen);
 int analysis__step(struct analysis *a, const struct gs_hdr *h);
 int analysis__finish(struct analysis *a, char *err, size_t errlen);
 /* Live: a device's busy time so far (gputime__busy_ns); -ENOENT for a device not seen. */
