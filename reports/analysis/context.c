@@ -250,36 +250,56 @@ const char *ctx__jit_symbol(struct gs_ctx *ctx, __u32 tgid, __u64 addr, __u64 *o
 	return perfmaps__find(ctx->perfmaps, tgid, addr, offset);
 }
 
-int ctx__prescan(struct gs_ctx *ctx, const char *path)
+/* What the prescan gathers: the probes it has seen so far, the context it tells. */
+struct prescan {
+	struct gs_ctx *ctx, *probes;
+};
+
+static int prescan_probe(void *ctx, const struct gs_hdr *h)
 {
-	struct gs_ctx *probes = ctx__new();
-	struct trace_reader *r;
-	const struct gs_hdr *h;
-	char err[512];
+	struct prescan *ps = ctx;
+	const struct gs_rec_probe *p = gs_probe_rec(h);
+
+	if (p)
+		note_probe(ps->probes, p);
+	return 0;
+}
+
+static int prescan_disagree(void *ctx, const struct gs_hdr *h)
+{
+	struct prescan *ps = ctx;
 	__u32 fn;
 
-	if (!probes)
-		return -ENOMEM;
-	r = trace__open(path, err, sizeof(err));
-	if (!r) {
-		ctx__free(probes);
-		return -EINVAL;
-	}
-	while (trace__next(r, &h) > 0) {
-		const struct gs_rec_probe *p = gs_probe_rec(h);
-
-		if (p)
-			note_probe(probes, p);
-		else if (disagrees(h, &fn))
-			distrust(ctx, probes, fn);
-		else if (h->type == GS_REC_PERF_MAP)
-			note_perf_map(ctx, h);
-		trace__release(r, h); /* what it keeps, it copied */
-	}
-	ctx->perfmaps_prescanned = true;
-	trace__close(r);
-	ctx__free(probes);
+	if (disagrees(h, &fn))
+		distrust(ps->ctx, ps->probes, fn);
 	return 0;
+}
+
+static int prescan_perf_map(void *ctx, const struct gs_hdr *h)
+{
+	note_perf_map(((struct prescan *)ctx)->ctx, h);
+	return 0;
+}
+
+int ctx__prescan(struct gs_ctx *ctx, const char *path)
+{
+	struct prescan ps = { ctx, ctx__new() };
+	struct trace_consumer c[] = {
+		{ .type = GS_REC_PROBE, .fn = prescan_probe, .ctx = &ps },
+		{ .type = GS_EV_CU_NAME, .fn = prescan_disagree, .ctx = &ps },
+		{ .type = GS_EV_CUDA, .fn = prescan_disagree, .ctx = &ps },
+		{ .type = GS_REC_PERF_MAP, .fn = prescan_perf_map, .ctx = &ps },
+	};
+	char err[512];
+	int ret;
+
+	if (!ps.probes)
+		return -ENOMEM;
+	ret = trace__scan_types(path, c, sizeof(c) / sizeof(c[0]), err, sizeof(err));
+	if (!ret)
+		ctx->perfmaps_prescanned = true;
+	ctx__free(ps.probes);
+	return ret ? -EINVAL : 0;
 }
 
 /* ---- maps -------------------------------------------------------------------------------- */
