@@ -166,14 +166,23 @@ static int add_dev(struct side *s, __u32 id, __u64 gap_ns)
 static int read_trace(struct side *s, char *err, size_t errlen)
 {
 	struct analysis_opts o = ANALYSIS_OPTS_DEFAULT;
+	struct trace_consumer pc[PROGRAM_CONSUMERS];
+	struct program_scan ps;
 	struct analysis *a;
 	int ret = 0;
 
-	if (program__of_trace(s->path, s->program, sizeof(s->program), err, errlen))
-		return -EIO;
+	/* The program's name comes in the analysis's pre-pass. */
+	program__consumers(&ps, s->program, sizeof(s->program), pc);
+	o.prepass = pc;
+	o.nprepass = PROGRAM_CONSUMERS;
 	a = analysis__run(s->path, &o, err, errlen);
 	if (!a)
 		return -EIO;
+	if ((ret = program__scanned(pc))) {
+		snprintf(err, errlen, "cannot read %s: %s", s->path, strerror(-ret));
+		analysis__free(a);
+		return -EIO;
+	}
 	s->duration_ns = a->duration_ns;
 	s->gap_ns = a->gap_ns;
 	for (size_t i = 0; i < a->ndevices && !ret; i++)

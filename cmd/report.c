@@ -299,6 +299,8 @@ int cmd_report(int argc, char **argv)
 	struct analysis *a = NULL;
 	struct folded_out *fo = NULL;
 	char err[512], dir[PATH_MAX], gaps[PATH_MAX], program[256];
+	struct program_scan ps;
+	struct trace_consumer pc[PROGRAM_CONSUMERS];
 	int ret = 1, dfd = -1, gfd = -1;
 
 	if (argp_parse(&argp, argc, argv, ARGP_NO_HELP, NULL, &env))
@@ -320,12 +322,16 @@ int cmd_report(int argc, char **argv)
 	 * behind. The gaps' stacks go to DIR, made after. */
 	aopts.on_gap = folded_gap;
 	aopts.ctx = &fo;
+	/* The program's name comes in the analysis's pre-pass. */
+	program__consumers(&ps, program, sizeof(program), pc);
+	aopts.prepass = pc;
+	aopts.nprepass = PROGRAM_CONSUMERS;
 	a = analysis__open(env.file, &aopts, err, sizeof(err));
 	if (!a) {
 		fprintf(stderr, "gapscope: %s\n", err);
 		return 1;
 	}
-	if (program__of_trace(env.file, program, sizeof(program), err, sizeof(err)))
+	if (program__scanned(pc))
 		*program = 0; /* named by the analysis below, which reads the same file */
 	if (make_dirs(dir, env.force, &dfd, &gfd))
 		goto out;

@@ -7,9 +7,26 @@
 #ifndef GAPSCOPE_PROGRAM_H
 #define GAPSCOPE_PROGRAM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
-/* BUF gets the name ("" when the trace names no target); 0, or -errno with ERR set. */
-int program__of_trace(const char *path, char *buf, size_t len, char *err, size_t errlen);
+#include "trace.h"
+
+/*
+ * The name is gathered in a pass that reads the trace anyway (trace__scan_types: the analysis's
+ * pre-pass, analysis_opts.prepass): program__consumers sets up the PROGRAM_CONSUMERS consumers
+ * c[] (the first target record; the comm events of its main thread where it was attached), which
+ * write the name into buf ("" when the trace names no target) as they meet them, and stop as
+ * soon as it is known. program__scanned after the pass: 0, or -errno.
+ */
+#define PROGRAM_CONSUMERS 2
+struct program_scan {
+	__u32 tgid; /* the first target's; 0 until its record is met */
+	bool named; /* from a launched command's argv: no comm event changes it */
+	char *buf;
+	size_t len;
+};
+void program__consumers(struct program_scan *s, char *buf, size_t len, struct trace_consumer *c);
+int program__scanned(const struct trace_consumer *c);
 
 #endif

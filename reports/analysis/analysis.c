@@ -283,8 +283,8 @@ static int prepass(struct analysis *a, const char *path, char *err, size_t errle
 		{ has(p, TRACE_F_CGROUP) ? p->cg : NULL, GS_REC_CGROUP, cgroups__take },
 		{ has(p, TRACE_F_CGROUP) ? p->cg : NULL, GS_REC_CPUSTAT, cgroups__take },
 	};
-	struct trace_consumer c[sizeof(wire) / sizeof(wire[0])];
-	size_t n = 0;
+	struct trace_consumer c[sizeof(wire) / sizeof(wire[0]) + ANALYSIS_PREPASS_MAX];
+	size_t n = 0, own;
 	int ret;
 
 	for (size_t i = 0; i < sizeof(wire) / sizeof(wire[0]); i++)
@@ -292,9 +292,21 @@ static int prepass(struct analysis *a, const char *path, char *err, size_t errle
 			c[n++] = (struct trace_consumer){ .type = wire[i].type,
 							  .fn = wire[i].take,
 							  .ctx = wire[i].ctx };
-	if (!n)
+	own = n;
+	if (p->opts.nprepass > ANALYSIS_PREPASS_MAX) {
+		snprintf(err, errlen, "%zu consumers of the trace's pre-pass, at most %d",
+			 p->opts.nprepass, ANALYSIS_PREPASS_MAX);
+		return -EINVAL;
+	}
+	/* The command's after the analysis's: a record goes to the parts first. */
+	for (size_t i = 0; i < p->opts.nprepass; i++)
+		c[n++] = p->opts.prepass[i];
+	if (!n || !p->tr)
 		return 0;
 	trace__scan_types(path, c, n, err, errlen);
+	for (size_t i = own; i < n; i++)
+		p->opts.prepass[i - own].err = c[i].err;
+	n = own;
 	/* Else than out of memory, the file could not be opened again: err says. */
 	if (p->tiers && (ret = scan_err(c, n, p->tiers) ?: tiers__scanned(p->tiers))) {
 		if (ret == -ENOMEM)

@@ -43,7 +43,12 @@ struct analysis_opts {
 	/* Called once per gap, in completion order (seq), id not yet set; non-zero stops. */
 	int (*on_gap)(const struct gap *g, void *ctx);
 	void *ctx;
+	/* The command's own consumers (up to ANALYSIS_PREPASS_MAX) of the analysis's pre-pass
+	 * over the file: read in the same pass, their err set by analysis__open. */
+	struct trace_consumer *prepass;
+	size_t nprepass;
 };
+#define ANALYSIS_PREPASS_MAX 4
 
 /*
  * The floor and the chain depth every command starts from: report's --min-gap, the flight
