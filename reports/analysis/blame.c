@@ -395,6 +395,52 @@ static int lock_wait(struct blame *b, const struct thread *th, const struct th_f
 	return err;
 }
 
+/*
+ * A wait for a child (wait4, waitid): the child's exit woke the parent, so the waker is the
+ * child, named by what it ran ("sleep", the name exec gave it) and its pid. Recorded
+ * (--follow-children), its own time over the wait is the reason, as a waker's is; else the wait
+ * is the root, the child named. The row keeps the name alone: a tool run per step is one row, not
+ * one per pid.
+ */
+static int child_wait(struct blame *b, const struct thread *th, const struct th_off *o,
+		      const struct thread *w, __u64 s, __u64 e)
+{
+	const char *name = o->waker_comm ? o->waker_comm : w ? w->comm : "?";
+	__u32 pid = o->waker_tgid ? o->waker_tgid : w ? w->tgid : 0;
+	const char *x[MAX_FRAMES];
+	__u32 n, i;
+
+	/* A child not followed is known by its fork alone: nothing of its time, not even its
+	 * exit (which woke the parent), is in the trace. */
+	if (w && !w->exit_ns && !w->off.n && !w->samples.n && !w->calls.n)
+		w = NULL;
+
+	if (w && w->tgid != th->tgid && !blame__on_path(b, w->tid) && b->depth + 1 < b->max_hops) {
+		int err;
+
+		blame__push_link(b, th, TS_BLOCKED, BK_CHILD, NULL, name,
+				 blame__keyed(b, "pid ?", "pid %u", pid), o->stack);
+		err = blame__explain(b, w, s, e);
+		b->depth--;
+		return err;
+	}
+	n = kstack_names(b, o->stack, x, MAX_FRAMES - 1);
+	for (i = 0; i < n / 2; i++) {
+		const char *t = x[i];
+
+		x[i] = x[n - 1 - i];
+		x[n - 1 - i] = t;
+	}
+	x[n++] = strtab__internf(b->strs, "[waiting for child %s]", name);
+	if (pid && !w)
+		b->woken_outside_ns += e - s;
+	return blame__root(b, th, TS_BLOCKED, BK_CHILD, name,
+			   !pid ? NULL :
+			   w	? blame__keyed(b, "pid ?", "pid %u", pid) :
+				  blame__keyed(b, "pid ?, not recorded", "pid %u, not recorded", pid),
+			   o->stack, e - s, x, n);
+}
+
 static int off_cpu(struct blame *b, const struct thread *th, const struct th_off *o, __u64 s,
 		   __u64 e)
 {
@@ -442,6 +488,8 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 
 		if (fd) /* what it waited on: read (pipe), recvfrom (socket), ... */
 			fn = strtab__internf(b->strs, "%s (%s)", fn, fd);
+		if (k == BK_CHILD)
+			return child_wait(b, th, o, w, s, e);
 
 		/* Woken by a recorded thread, of this process or another (a pipe's writer, an
 		 * mmap lock's holder, a DataLoader worker): what it did meanwhile is the reason;

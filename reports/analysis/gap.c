@@ -77,6 +77,14 @@ static void print_link(FILE *out, const struct chain_link *l, bool last)
 		put(out, function ? function : blame_kind__name(l->kind));
 	} else if ((l->kind == BK_PREEMPTED || l->kind == BK_RUNNABLE) && l->detail) {
 		put(out, l->detail);
+	} else if (l->kind == BK_CHILD) {
+		fputs("waiting for child ", out); /* "waiting for child sleep (pid 812)" */
+		put(out, function ? function : "?");
+		if (l->detail) {
+			fputs(" (", out);
+			put(out, l->detail);
+			fputc(')', out);
+		}
 	} else if (l->kind == BK_THROTTLED && l->function) {
 		fputs("throttled, ", out); /* the cgroup's path whole: no shortening */
 		put(out, l->function);

@@ -41,6 +41,7 @@ enum blame_kind {
 	BK_OTHER,
 	BK_THROTTLED, /* runnable, stopped by a CPU quota: function names the cgroup */
 	BK_RUNNABLE,  /* runnable, not preempted: the CPU idle, or what ran not recorded */
+	BK_CHILD,     /* in wait4/waitid: function names the child, detail its pid */
 	BK_MAX
 };
 

@@ -15,7 +15,7 @@ const char *blame_kind__name(enum blame_kind k)
 		[BK_LOCK] = "lock",	      [BK_COND] = "cond",	    [BK_IO] = "io",
 		[BK_SLEEP] = "sleep",	      [BK_PROBE] = "malloc_trim",   [BK_CUDA] = "cuda",
 		[BK_ON_CPU] = "on_cpu",	      [BK_PREEMPTED] = "preempted", [BK_OTHER] = "other",
-		[BK_THROTTLED] = "throttled", [BK_RUNNABLE] = "runnable",
+		[BK_THROTTLED] = "throttled", [BK_RUNNABLE] = "runnable",   [BK_CHILD] = "child",
 	};
 
 	return k < BK_MAX ? names[k] : "other";
@@ -29,7 +29,8 @@ const char *thread_state__name(enum thread_state s)
 /*
  * The system calls a thread commonly sleeps in: I/O (select, sendfile, sockets, fsync,
  * io_getevents, epoll, openat, pselect/ppoll, splice, preadv/pwritev, io_uring_enter), sleeps,
- * futex waits whose futex event is missing (a condition wait), and a few named only.
+ * futex waits whose futex event is missing (a condition wait), a parent's wait for its child
+ * (wait4, waitid: the child names it), and a few named only.
  */
 static const struct {
 	const char *name;
@@ -46,7 +47,7 @@ static const struct {
 	{ "ppoll", BK_IO },	     { "splice", BK_IO },	{ "epoll_pwait", BK_IO },
 	{ "accept4", BK_IO },	     { "preadv", BK_IO },	{ "pwritev", BK_IO },
 	{ "io_uring_enter", BK_IO }, { "epoll_pwait2", BK_IO }, { "futex_waitv", BK_COND },
-	{ "futex_wait", BK_COND },
+	{ "futex_wait", BK_COND },   { "wait4", BK_CHILD },	{ "waitid", BK_CHILD },
 };
 
 enum blame_kind syscall__kind(enum gs_arch arch, int nr)
