@@ -266,6 +266,77 @@ static int add_root(struct blame *b, __u64 ns, const char *const *extra, __u32 n
 	return 0;
 }
 
+/*
+ * Memory work a sample was in: its system call, by the kernel's handler (root first, so that an
+ * exec's own mappings stay the exec's; the mapping calls' inner functions stand for a handler
+ * inlined into the dispatch), else a user leaf that is libc's wrapper of it. Heap growth (brk,
+ * and mprotect: glibc grows an arena by opening its reserved pages), fresh mappings and
+ * unmapping are the allocator's cost, not the function's own work: the leaf says which, the row
+ * stays the caller's. NULL: none.
+ */
+static const struct {
+	const char *call, *leaf;
+} mem_calls[] = {
+	{ "brk", "heap growth (brk)" },
+	{ "mprotect", "heap growth (mprotect)" },
+	{ "mmap", "fresh memory (mmap)" },
+	{ "munmap", "unmapping (munmap)" },
+};
+
+static const char *memory_call(const char *fn, size_t len)
+{
+	static const char *const entries[] = { "__x64_sys_", "__arm64_sys_", "__do_sys_",
+					       "__se_sys_" };
+	static const struct {
+		const char *fn;
+		__u32 call;
+	} inner[] = {
+		{ "ksys_mmap_pgoff", 2 },
+		{ "vm_mmap_pgoff", 2 },
+		{ "__vm_munmap", 3 },
+		{ "do_mprotect_pkey", 1 },
+	};
+
+	for (size_t i = 0; i < sizeof(inner) / sizeof(inner[0]); i++)
+		if (strlen(inner[i].fn) == len && !strncmp(fn, inner[i].fn, len))
+			return mem_calls[inner[i].call].leaf;
+	for (size_t j = 0; j < sizeof(entries) / sizeof(entries[0]); j++) {
+		size_t n = strlen(entries[j]);
+
+		if (len < n || strncmp(fn, entries[j], n))
+			continue;
+		for (size_t c = 0; c < sizeof(mem_calls) / sizeof(mem_calls[0]); c++)
+			if (strlen(mem_calls[c].call) == len - n &&
+			    !strncmp(fn + n, mem_calls[c].call, len - n))
+				return mem_calls[c].leaf;
+		return ""; /* another system call's */
+	}
+	return NULL;
+}
+
+static const char *memory_leaf(const char *const *kern, __u32 nk, const char *uleaf)
+{
+	static const char *const wrappers[] = { "%s", "__%s", "%s64", "__%s64" };
+	char name[64];
+
+	for (__u32 i = nk; i-- > 0;) { /* kernel names end in "_[k]" */
+		size_t len = strlen(kern[i]);
+		const char *leaf;
+
+		if (len > 4 && !strcmp(kern[i] + len - 4, "_[k]"))
+			len -= 4;
+		if ((leaf = memory_call(kern[i], len)))
+			return *leaf ? leaf : NULL;
+	}
+	for (size_t c = 0; uleaf && c < sizeof(mem_calls) / sizeof(mem_calls[0]); c++)
+		for (size_t j = 0; j < sizeof(wrappers) / sizeof(wrappers[0]); j++) {
+			snprintf(name, sizeof(name), wrappers[j], mem_calls[c].call);
+			if (!strcmp(uleaf, name))
+				return mem_calls[c].leaf;
+		}
+	return NULL;
+}
+
 /* A root link on top of the path, its stack's frames on the folded line, then popped. */
 int blame__root(struct blame *b, const struct thread *th, enum thread_state st,
 		enum blame_kind kind, const char *fn, const char *detail, __u32 stack, __u64 ns,
@@ -283,7 +354,9 @@ int blame__root_cpu(struct blame *b, const struct thread *th, const struct actio
 		    const char *detail, __u32 stack, __u64 ns, const char *const *extra,
 		    __u32 nextra)
 {
-	b->root_leaf = act->leaf;
+	const char *mem = memory_leaf(NULL, 0, act->leaf);
+
+	b->root_leaf = mem ? mem : act->leaf;
 	b->root_line = act->line;
 	return blame__root(b, th, TS_ON_CPU, BK_ON_CPU, act->name, detail, stack, ns, extra,
 			   nextra);
@@ -318,6 +391,7 @@ static int on_cpu(struct blame *b, const struct thread *th, __u64 s, __u64 e)
 		__u64 share = (e - s) / nsmp + (k == k0 ? (e - s) % nsmp : 0);
 		struct stack_view v = stacktab__get(threads__stacks(b->th), smp->stack);
 		struct actionable act;
+		const char *mem;
 
 		/* User frames come with the link (root first); kernel frames go above them. */
 		for (__u32 i = 0; i < nk; i++)
@@ -325,6 +399,8 @@ static int on_cpu(struct blame *b, const struct thread *th, __u64 s, __u64 e)
 		/* Named by the frame a user can act on; a kernel-only stack by its leaf. */
 		if (!stack__actionable(b->nm, b->strs, v.tgid, v.user, v.nu, &act))
 			act.name = act.leaf = nk ? frames[0] : NULL;
+		else if ((mem = memory_leaf(frames, nk, act.leaf)))
+			act.leaf = mem; /* the row stays the caller's: "heap growth (mprotect)" */
 		err = blame__root_cpu(b, th, &act, NULL, smp->stack, share, rootfirst, nk);
 		if (err)
 			return err;
