@@ -53,6 +53,13 @@
  *           unmaps for ~4 ms; then PERIOD ms of CPU work            expected: a gap per
  *           iteration, from the drain (tests/cases/report_api_free.sh)
  *
+ *   child   runs /bin/sleep for PERIOD ms as a child (fork, exec)
+ *           and waits for it (waitpid)                              expected: the wait
+ *           named for the child, its sleep where it is recorded
+ *   heap    maps fresh memory (64 MiB, populated) and unmaps it,
+ *           again and again for PERIOD ms (heap_churn)              expected: on_cpu
+ *           heap_churn, its leaves the mapping and the unmapping
+ *
  * usage: feeder LIBCUDA MODE ITER PERIOD_MS [FILE | hold | anon ...]
  */
 #define _GNU_SOURCE
@@ -64,6 +71,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -92,6 +100,48 @@ static __attribute__((noinline)) void compute_input(unsigned int ms)
 			x = x * 6364136223846793005ull + 1442695040888963407ull;
 	} while (now_ns() < end);
 	sink = x;
+}
+
+/* child mode: a tool run per step, as subprocess.run does. */
+static __attribute__((noinline)) void run_child(unsigned int ms)
+{
+	char secs[32];
+	pid_t pid;
+	int st;
+
+	snprintf(secs, sizeof(secs), "%u.%03u", ms / 1000, ms % 1000);
+	pid = fork();
+	if (pid < 0) {
+		perror("feeder: fork");
+		exit(1);
+	}
+	if (!pid) {
+		execl("/bin/sleep", "sleep", secs, (char *)NULL);
+		_exit(127);
+	}
+	printf("feeder: child %d\n", (int)pid); /* the pids a report must name */
+	fflush(stdout);
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		fprintf(stderr, "feeder: /bin/sleep failed\n");
+		exit(1);
+	}
+}
+
+/* heap mode: fresh memory mapped (its pages populated) and unmapped for ms milliseconds. */
+static __attribute__((noinline)) void heap_churn(unsigned int ms)
+{
+	uint64_t end = now_ns() + ms * 1000000ull;
+
+	do {
+		void *p = mmap(NULL, (size_t)64 << 20, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+
+		if (p == MAP_FAILED) {
+			perror("feeder: mmap");
+			exit(1);
+		}
+		munmap(p, (size_t)64 << 20);
+	} while (now_ns() < end);
 }
 
 /* cpu mode: us microseconds of this thread's CPU time, however long they take. */
@@ -242,7 +292,7 @@ int main(int argc, char **argv)
 
 	if (argc < 5) {
 		fprintf(stderr,
-			"usage: feeder LIBCUDA sleep|file|graph|helper|deep|cpu|busy|xla|poll|free ITER PERIOD_MS [FILE]\n");
+			"usage: feeder LIBCUDA sleep|file|graph|helper|deep|cpu|busy|xla|poll|free|child|heap ITER PERIOD_MS [FILE]\n");
 		return 2;
 	}
 	mode = argv[2];
@@ -369,6 +419,10 @@ int main(int argc, char **argv)
 				break;
 		} else if (!strcmp(mode, "graph")) {
 			compute_input(period);
+		} else if (!strcmp(mode, "child")) {
+			run_child(period);
+		} else if (!strcmp(mode, "heap")) {
+			heap_churn(period);
 		} else if (!strcmp(mode, "cpu")) {
 			compute_cpu(atof(argv[4]) * 1000);
 		} else if (!strcmp(mode, "deep")) {
