@@ -318,8 +318,8 @@
 		['chain', 'from the closer back through each wait to the thread that woke it or ' +
 			'held its lock, hop by hop'],
 		['root cause', 'the chain\'s last link: what its thread was doing (a lock, a ' +
-			'condition wait, I/O, a sleep, malloc_trim, a CUDA call, CPU work, or waiting ' +
-			'for a CPU); causes are ranked by the gap time they explain'],
+			'condition wait, I/O, a sleep, malloc_trim, a CUDA call, CPU work, a child process ' +
+			'it waited for, or waiting for a CPU); causes are ranked by the gap time they explain'],
 		['preempted by X', 'runnable but not running: X held the CPU. "another process" ' +
 			'is one outside the recording'],
 		['not sampled', 'CPU time no CPU sample fell in: named from the thread\'s nearest ' +

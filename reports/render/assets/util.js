@@ -59,6 +59,7 @@
 			cuda: 'in CUDA ' + (l.function || 'call'),
 			on_cpu: 'in ' + (l.function || (l.frames && l.frames[0]) || 'its own code'),
 			preempted: 'waiting for a CPU',
+			child: 'waiting for child ' + (l.function || '?'),
 		}[l.kind] || (l.kind || '') + (l.function ? ' in ' + l.function : '');
 		var own = l.detail && !connector(l) ? ' (' + l.detail + ')' : '';
 		return (STATE[l.state] || l.state || '') + ' ' + fmtNs(l.ns || 0) + ' ' + what + own;
@@ -105,6 +106,8 @@
 			return 'sleep' + (f ? ' in ' + f : '');
 		case 'cuda':
 			return 'CUDA call ' + (f || '?');
+		case 'child':
+			return 'waiting for child ' + (f || '?');
 		}
 		return (f || c.kind || '?') + (c.kind && f && c.kind !== f ? ' (' + c.kind + ')' : '');
 	}
