@@ -58,7 +58,7 @@ static void live_drain(struct flight *f)
 		live_step(f, h);
 }
 
-void live_push(struct flight *f, const struct gs_hdr *h)
+void flight__live_push(struct flight *f, const struct gs_hdr *h)
 {
 	const struct gs_hdr *late;
 	int rc;
@@ -249,7 +249,8 @@ static void start_dump(struct flight *f, const struct flight_req *r)
 		off += f->sticky[i]->size;
 	}
 	d->heads_len = off;
-	close_tail(f, flight_now(f)); /* nothing more goes into a chunk the dump reads */
+	flight_ring__close_tail(f,
+				flight_now(f)); /* nothing more goes into a chunk the dump reads */
 	for (struct flight_chunk *c = f->head; c; c = c->next) {
 		if (c->max_end < d->w0 && !c->gpu_act)
 			continue;
@@ -382,7 +383,7 @@ void flight__tick(struct flight *f)
 		oreader__advance(f->rd, now - FLIGHT_LAG_NS);
 		live_drain(f);
 	}
-	let_go(f, now, 0);
+	flight_ring__let_go(f, now, 0);
 	/* Every 100 ticks (5 s), what the live analysis read of files to name and unwind goes: a
 	 * process that maps libtorch would otherwise keep its unwind tables (and DWARF) read in
 	 * whole. The next use reads again what it needs; a file that changed meanwhile is said. */

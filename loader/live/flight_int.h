@@ -93,10 +93,11 @@ static inline __u64 flight_now(const struct flight *f)
 
 /* flight.c */
 /* Hands h, a record the ring holds, to the live analysis's ordered reader. */
-void live_push(struct flight *f, const struct gs_hdr *h);
+void flight__live_push(struct flight *f, const struct gs_hdr *h);
 
-/* flight_ring.c */
-void close_tail(struct flight *f, __u64 now);
-void let_go(struct flight *f, __u64 now, size_t need);
+/* flight_ring.c: the chunk being filled closed (a dump reads it); chunks past the window, or
+ * past --flight-mb to make room for need bytes, let go. */
+void flight_ring__close_tail(struct flight *f, __u64 now);
+void flight_ring__let_go(struct flight *f, __u64 now, size_t need);
 
 #endif

@@ -51,7 +51,7 @@ static void sticky_add(struct flight *f, const struct gs_hdr *h, size_t size)
 }
 
 /* The chunk being filled is full, or a dump reads it: it stays in the ring as it is. */
-void close_tail(struct flight *f, __u64 now)
+void flight_ring__close_tail(struct flight *f, __u64 now)
 {
 	if (f->tail)
 		f->tail->closed_ns = now;
@@ -75,7 +75,7 @@ static __u64 alive_bytes(struct flight *f)
  * one the live analysis still holds records of. A chunk a dump is writing stays alive until the
  * dump has it written (tens of milliseconds): the ring is that much shorter meanwhile.
  */
-void let_go(struct flight *f, __u64 now, size_t need)
+void flight_ring__let_go(struct flight *f, __u64 now, size_t need)
 {
 	__u64 pin = ~0ull; /* a dump asked for keeps its window (within the bound) */
 
@@ -146,8 +146,8 @@ void flight__append(struct flight *f, const void *rec, size_t size)
 
 		size_t cap = padded > FLIGHT_CHUNK ? padded : FLIGHT_CHUNK;
 
-		close_tail(f, now);
-		let_go(f, now, cap);
+		flight_ring__close_tail(f, now);
+		flight_ring__let_go(f, now, cap);
 		if (alive_bytes(f) + cap > f->cap_bytes && f->head) {
 			f->dropped++; /* past the bound, and every chunk still held */
 			return;
@@ -176,5 +176,5 @@ void flight__append(struct flight *f, const void *rec, size_t size)
 		if (key > c->key_max)
 			c->key_max = key;
 	}
-	live_push(f, copy);
+	flight__live_push(f, copy);
 }
