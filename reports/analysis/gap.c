@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "duration.h"
 #include "escape.h"
 #include "gap.h"
 #include "shortname.h"
@@ -43,16 +44,6 @@ void gap__free_parts(struct gap *g)
 }
 
 /* ---- the chain as text ------------------------------------------------------------------ */
-
-void gap__print_ms(FILE *out, __u64 ns)
-{
-	if (ns >= 10000000000ull)
-		fprintf(out, "%.1f s", ns / 1e9);
-	else if (ns >= 1000000)
-		fprintf(out, "%.0f ms", ns / 1e6);
-	else
-		fprintf(out, "%.2f ms", ns / 1e6);
-}
 
 /* A name as text: no control character of the target's reaches a terminal (escape.h). */
 static void put(FILE *out, const char *s)
@@ -107,7 +98,7 @@ static void print_link(FILE *out, const struct chain_link *l, bool last)
 	}
 	if (last) {
 		fputc(' ', out);
-		gap__print_ms(out, l->ns);
+		dur__print(out, l->ns);
 	}
 }
 

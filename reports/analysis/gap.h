@@ -149,11 +149,6 @@ struct cause {
 void gap__chain_print(const struct gap *g, FILE *out);
 /* The same line in BUF, without its newline (cut to SIZE); its length. */
 size_t gap__chain_text(const struct gap *g, char *buf, size_t size);
-/*
- * A span of time as summary.txt writes every one (the chain's root's among them): "12.5 s" from
- * 10 s, "208 ms" from 1 ms, "0.42 ms" under that.
- */
-void gap__print_ms(FILE *out, __u64 ns);
 
 /* What summary.json does not list: the walk's roots and the folded stacks (after on_gap). */
 void gap__free_walk(struct gap *g);
