@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Frame, lock and kernel names for the report: see names.h. */
+#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@ struct cache_ent {
 	__u8 named; /* a symbol, a JIT's or a Python frame's name, not module+offset */
 	const char *name;
 	const char *module; /* the mapped file's base name; NULL: none known */
+	const char *path;   /* its path, a Python frame's source file; NULL: none known */
 };
 
 struct names {
@@ -39,6 +41,8 @@ struct names {
 	bool file_symbols;
 	struct perfmaps *perfmaps; /* generated code's names, not owned; NULL: none */
 	struct pyframes *py;	   /* Python frames' names, not owned; NULL: none */
+	const char **own;	   /* names__set_own(): interned */
+	size_t nown;
 };
 
 struct names *names__new(struct strtab *strs, bool file_symbols, const char *debug_dir)
@@ -62,6 +66,29 @@ struct names *names__new(struct strtab *strs, bool file_symbols, const char *deb
 void names__set_pyframes(struct names *n, struct pyframes *p)
 {
 	n->py = p;
+}
+
+int names__set_own(struct names *n, const char *const *paths, size_t count)
+{
+	const char **own = count ? calloc(count, sizeof(*own)) : NULL;
+
+	if (count && !own)
+		return -ENOMEM;
+	for (size_t i = 0; i < count; i++)
+		if (!(own[i] = strtab__intern(n->strs, paths[i]))) {
+			free(own);
+			return -ENOMEM;
+		}
+	free(n->own);
+	n->own = own;
+	n->nown = count;
+	return 0;
+}
+
+const char *const *names__own(const struct names *n, size_t *count)
+{
+	*count = n->nown;
+	return n->own;
 }
 
 void names__set_perfmaps(struct names *n, struct perfmaps *p)
@@ -103,6 +130,7 @@ void names__free(struct names *n)
 		return;
 	symbolizer__free(n->sym);
 	free(n->ksyms);
+	free(n->own);
 	free(n->cache);
 	free(n);
 }
@@ -200,6 +228,12 @@ static const struct cache_ent *user_frame(struct names *n, __u32 tgid, __u64 add
 	if (c->kind == (leaf ? 1 : 2) && c->addr == addr && c->tgid == tgid)
 		return c;
 	c->name = resolve(n, tgid, addr, leaf, &libc, &named, &c->module);
+	if (pyframes__is(addr))
+		c->path = pyframes__file(n->py, addr);
+	else
+		c->path = c->module ? symbolizer__path(n->sym, tgid, leaf ? addr : addr - 1) : NULL;
+	if (c->path)
+		c->path = strtab__intern(n->strs, c->path);
 	c->addr = addr;
 	c->tgid = tgid;
 	c->kind = leaf ? 1 : 2;
@@ -239,6 +273,11 @@ const char *names__user_module(struct names *n, __u32 tgid, __u64 addr, bool lea
 
 	*named = c->named;
 	return c->module;
+}
+
+const char *names__user_path(struct names *n, __u32 tgid, __u64 addr, bool leaf)
+{
+	return user_frame(n, tgid, addr, leaf)->path;
 }
 
 void names__forget(struct names *n, __u32 tgid)

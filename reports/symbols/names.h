@@ -59,6 +59,18 @@ const char *names__user_module(struct names *n, __u32 tgid, __u64 addr, bool lea
  */
 const char *names__user_inlined(struct names *n, __u32 tgid, __u64 addr, unsigned int i,
 				const char **line);
+/*
+ * Where the code at a user address comes from: the mapped file's path as recorded
+ * ("/usr/lib/x86_64-linux-gnu/libz.so.1.2.13"), a Python frame's source file as its code
+ * object names it; NULL: none known (a JIT's code, no mapping, --no-file-symbols).
+ */
+const char *names__user_path(struct names *n, __u32 tgid, __u64 addr, bool leaf);
+/*
+ * The files and folders of the user's own code, whatever folder they lie in (report --own):
+ * their frames are never a library's (actionable.h). 0 or -ENOMEM. names__own() lists them.
+ */
+int names__set_own(struct names *n, const char *const *paths, size_t count);
+const char *const *names__own(const struct names *n, size_t *count);
 /* Why a module's code has no name, as summary's symbols line says: "stripped", "missing", ... */
 const char *names__why_unnamed(const struct names *n, const char *module);
 /* Whether the address lies in the C library or the dynamic loader (lock callsites skip it). */

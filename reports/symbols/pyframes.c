@@ -186,6 +186,19 @@ const char *pyframes__name(struct pyframes *p, __u64 addr)
 	return f->name ?: "[python]";
 }
 
+const char *pyframes__file(struct pyframes *p, __u64 addr)
+{
+	__u64 i = addr & ~PYFRAME_MASK;
+	const struct py_fr *f;
+	const struct py_code *c;
+
+	if (!p || i >= p->frames.n)
+		return NULL;
+	f = VEC_AT(&p->frames, struct py_fr, i);
+	c = code_find(p, f->tgid, f->code);
+	return c ? c->file : NULL;
+}
+
 /* The stack address of a Python frame: its number among the distinct ones, tagged. */
 static __u64 frame_addr(struct pyframes *p, __u32 tgid, const struct py_frame *pf)
 {

@@ -61,6 +61,8 @@ static inline bool pyframes__is(__u64 addr)
 
 /* "function (file:line)" of a Python frame in a stack. */
 const char *pyframes__name(struct pyframes *p, __u64 addr);
+/* A Python frame's source file as its code object names it (co_filename); NULL: not known. */
+const char *pyframes__file(struct pyframes *p, __u64 addr);
 const struct py_counts *pyframes__counts(const struct pyframes *p);
 
 #endif

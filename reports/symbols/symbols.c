@@ -497,6 +497,14 @@ int symbolizer__resolve(struct symbolizer *s, __u32 tgid, __u64 addr, struct sym
 	return n;
 }
 
+const char *symbolizer__path(struct symbolizer *s, __u32 tgid, __u64 addr)
+{
+	__u64 vaddr;
+	int module = addr_locate(s, tgid, addr, false, &vaddr);
+
+	return module >= 0 ? s->mods[module].path : NULL;
+}
+
 const char *symbolizer__data_symbol(struct symbolizer *s, __u32 tgid, __u64 addr)
 {
 	__u64 vaddr;

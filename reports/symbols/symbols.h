@@ -160,6 +160,9 @@ const char *symbolizer__data_symbol(struct symbolizer *s, __u32 tgid, __u64 addr
 
 const struct symbolizer_stats *symbolizer__stats(const struct symbolizer *s);
 
+/* The path, as recorded, of the file mapped at a user address of tgid; NULL: none. */
+const char *symbolizer__path(struct symbolizer *s, __u32 tgid, __u64 addr);
+
 /* The i-th distinct mapped file, in the order first added (i from 0); false past the last. */
 bool symbolizer__file(const struct symbolizer *s, size_t i, struct sym_file_info *f);
 
