@@ -42,6 +42,8 @@
 #include "render_out.h"
 #include "trace.h"
 
+#define REPORT_OWN_MAX 64
+
 struct report_env {
 	const char *file;
 	const char *dir; /* default: FILE.report */
@@ -55,6 +57,8 @@ struct report_env {
 	const char *debug_dir;
 	const char *pprof; /* --pprof FILE */
 	bool verbose;
+	char *own[REPORT_OWN_MAX]; /* --own, allocated */
+	size_t nown;
 };
 
 static const struct argp_option opts[] = {
@@ -75,6 +79,11 @@ static const struct argp_option opts[] = {
 	  "Of a trace recorded with --all-launches, read only the launches the default recording "
 	  "keeps: the same run as it would have been recorded (a check that both give the same "
 	  "gaps)",
+	  0 },
+	{ "own", 'O', "PATH", 0,
+	  "Code under PATH (a file or folder; repeatable) is your own, though it lies in a "
+	  "site-packages folder or a system library's: on-CPU time is named by your code's "
+	  "innermost frame, a library's beneath it",
 	  0 },
 	{ "format", 'F', "text|json", 0, "What to print: summary.txt (default) or summary.json",
 	  0 },
@@ -128,6 +137,18 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'v':
 		env->verbose = true;
 		break;
+	case 'O': {
+		/* As the trace names files: absolute, a relative PATH taken from here. */
+		char *abs = *arg == '/' ? strdup(arg) : realpath(arg, NULL);
+
+		if (!*arg || !abs)
+			argp_error(state, "--own: %s: %s", arg,
+				   *arg ? strerror(errno) : "empty path");
+		if (env->nown == REPORT_OWN_MAX)
+			argp_error(state, "--own: at most %d paths", REPORT_OWN_MAX);
+		env->own[env->nown++] = abs;
+		break;
+	}
 	case 'C': {
 		/* A pinned copy runs at a few to some hundreds of GB/s, simcuda's at 0.017: a
 		 * rate far below would have copies outlast the run. */
@@ -346,6 +367,8 @@ int cmd_report(int argc, char **argv)
 	aopts.copy_gbps = env.copy_gbps;
 	aopts.copy_latency_us = env.copy_latency_us;
 	aopts.debug_dir = env.debug_dir;
+	aopts.own = (const char *const *)env.own;
+	aopts.nown = env.nown;
 	ropts.timeline.debug_dir = env.debug_dir;
 	oopts.top = env.top;
 	if (env.dir)
@@ -364,7 +387,7 @@ int cmd_report(int argc, char **argv)
 	a = analysis__open(env.file, &aopts, err, sizeof(err));
 	if (!a) {
 		fprintf(stderr, "gapscope: %s\n", err);
-		return 1;
+		goto out;
 	}
 	if (program__scanned(pc))
 		*program = 0; /* named by the analysis below, which reads the same file */
@@ -414,5 +437,7 @@ out:
 		close(gfd);
 	if (dfd >= 0)
 		close(dfd);
+	for (size_t i = 0; i < env.nown; i++)
+		free(env.own[i]);
 	return ret;
 }

@@ -68,3 +68,11 @@ $(BUILD)/tests/test_idlesplit: tests/unit/test_idlesplit.c $(IDLESPLIT_SRCS) $(L
 			       | $(BUILD)/tests/
 	$(call msg,CC,tests/test_idlesplit)
 	$(Q)$(CC) $(TEST_CFLAGS) $< $(IDLESPLIT_SRCS) -o $@ $(LDFLAGS) $(LIBGAPSCOPE) $(TEST_LIBS)
+
+# test_actionable names frames itself, as test_idlesplit does: actionable.c alone, not
+# libreports.a, whose names.o would name them from files.
+$(BUILD)/tests/test_actionable: tests/unit/test_actionable.c reports/analysis/actionable.c \
+				$(LIBGAPSCOPE) | $(BUILD)/tests/
+	$(call msg,CC,tests/test_actionable)
+	$(Q)$(CC) $(TEST_CFLAGS) $< reports/analysis/actionable.c -o $@ $(LDFLAGS) $(LIBGAPSCOPE) \
+		$(TEST_LIBS)

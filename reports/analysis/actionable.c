@@ -29,6 +29,110 @@ static bool system_module(const char *m)
 	return false;
 }
 
+/* Whether path lies under dir (a file or a folder), on a '/' boundary. */
+static bool under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return n && !strncmp(path, dir, n) && (path[n] == '/' || !path[n] || dir[n - 1] == '/');
+}
+
+/* The next folder of path from *at on (its name and length); false at the file's name. */
+static bool next_dir(const char *path, const char **at, const char **name, size_t *len)
+{
+	const char *p = *at, *slash;
+
+	while (*p == '/')
+		p++;
+	slash = strchr(p, '/');
+	if (!slash)
+		return false;
+	*name = p;
+	*len = slash - p;
+	*at = slash + 1;
+	return true;
+}
+
+static bool is_dir(const char *name, size_t len, const char *want)
+{
+	return len == strlen(want) && !strncmp(name, want, len);
+}
+
+/* "python3.11", "python3.13t", "python3": the folder of an interpreter's standard library. */
+static bool python_dir(const char *name, size_t len)
+{
+	size_t i = 6;
+
+	if (len < 7 || strncmp(name, "python", 6) || !isdigit((unsigned char)name[i]))
+		return false;
+	while (i < len && (isdigit((unsigned char)name[i]) || name[i] == '.'))
+		i++;
+	return i == len || (i + 1 == len && name[i] == 't');
+}
+
+/* A folder a conda or virtual environment is made in, whose lib/ holds packages' libraries. */
+static bool env_dir(const char *name, size_t len)
+{
+	static const char *const marks[] = { "conda", "forge", "venv", "virtualenvs" };
+
+	if (is_dir(name, len, "envs"))
+		return true;
+	for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
+		if (len >= strlen(marks[i]) && memmem(name, len, marks[i], strlen(marks[i])))
+			return true;
+	return false;
+}
+
+bool actionable__library(const char *path, bool python, const char *const *own, size_t nown)
+{
+	static const char *const system_dirs[] = {
+		"/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/local/lib", "/usr/local/lib64"
+	};
+	const char *at = path, *name, *prev = NULL;
+	size_t len, prevlen = 0;
+	bool env = false;
+
+	if (!path)
+		return false;
+	for (size_t i = 0; i < nown; i++)
+		if (under(path, own[i]))
+			return false;
+	/* The interpreter's own modules, frozen into it: importlib, and more since 3.11. */
+	if (python && !strncmp(path, "<frozen ", 8))
+		return true;
+	if (!python)
+		for (size_t i = 0; i < sizeof(system_dirs) / sizeof(system_dirs[0]); i++)
+			if (under(path, system_dirs[i]))
+				return true;
+	while (next_dir(path, &at, &name, &len)) {
+		if (is_dir(name, len, "site-packages") || is_dir(name, len, "dist-packages"))
+			return true;
+		/* PREFIX/lib/pythonX.Y/...: the standard library, wherever the prefix is. */
+		if (python && python_dir(name, len) && prev &&
+		    (is_dir(prev, prevlen, "lib") || is_dir(prev, prevlen, "lib64")))
+			return true;
+		/* A conda or virtual environment's lib/: the packages' native libraries. */
+		if (!python && env && (is_dir(name, len, "lib") || is_dir(name, len, "lib64")))
+			return true;
+		env = env || env_dir(name, len);
+		prev = name;
+		prevlen = len;
+	}
+	return false;
+}
+
+/* Whether a frame is a library's (actionable__library), by where its code comes from. */
+static bool library_frame(struct names *nm, __u32 tgid, __u64 addr, bool leaf)
+{
+	size_t nown;
+	const char *const *own = names__own(nm, &nown);
+
+	return actionable__library(names__user_path(nm, tgid, addr, leaf), pyframes__is(addr), own,
+				   nown);
+}
+
 const char *actionable__python_row(struct strtab *strs, const char *name, const char **line)
 {
 	size_t len = strlen(name), open, colon;
@@ -63,7 +167,7 @@ static const char *frame_label(struct names *nm, struct strtab *strs, __u32 tgid
 bool stack__actionable(struct names *nm, struct strtab *strs, __u32 tgid, const __u64 *user,
 		       __u32 nu, struct actionable *out)
 {
-	__u32 i, first = nu;
+	__u32 i, first = nu, row;
 
 	*out = (struct actionable){};
 	/* The vDSO's clock_gettime is the caller's time. */
@@ -78,21 +182,33 @@ bool stack__actionable(struct names *nm, struct strtab *strs, __u32 tgid, const 
 	if (first == nu)
 		return false;
 	out->leaf = frame_label(nm, strs, tgid, user[first], first == 0);
-	for (i = first; i < nu; i++)
+	/* The innermost Python frame of the user's own code; else the innermost of any. */
+	for (i = first, row = nu; i < nu; i++)
 		if (pyframes__is(user[i])) {
-			out->name = actionable__python_row(
-				strs, names__user(nm, tgid, user[i], false), &out->line);
-			return true;
+			row = row == nu ? i : row;
+			if (!library_frame(nm, tgid, user[i], false)) {
+				row = i;
+				break;
+			}
 		}
-	for (i = first; i < nu; i++) {
+	if (row < nu) {
+		out->name = actionable__python_row(strs, names__user(nm, tgid, user[row], false),
+						   &out->line);
+		return true;
+	}
+	/* The same of native code: the program's and its own libraries' over packages'. */
+	for (i = first, row = nu; i < nu; i++) {
 		bool named;
 		const char *m = names__user_module(nm, tgid, user[i], i == 0, &named);
 
 		if ((named || m) && !system_module(m)) {
-			out->name = frame_label(nm, strs, tgid, user[i], i == 0);
-			return true;
+			row = row == nu ? i : row;
+			if (!library_frame(nm, tgid, user[i], i == 0)) {
+				row = i;
+				break;
+			}
 		}
 	}
-	out->name = out->leaf;
+	out->name = row < nu ? frame_label(nm, strs, tgid, user[row], row == 0) : out->leaf;
 	return true;
 }

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The frame of a stack a user can act on, which names on-CPU time in the causes: the innermost
- * Python frame where the stack has one ("prepare (feeder.py)", the function and its file, its
- * line kept apart), else the innermost named function of the program's own executable or
- * libraries, above the internals of the interpreter, the C and C++ runtimes, the CUDA driver and
- * the vDSO; else, where the program's own code has no names, its library and why ("libfoo.so
+ * Python frame of the user's own code where the stack has one ("prepare (feeder.py)", the
+ * function and its file, its line kept apart), else the innermost Python frame; else the
+ * innermost named function of the program's own executable or libraries, above the internals of
+ * the interpreter, the C and C++ runtimes, the CUDA driver and the vDSO, and above the
+ * libraries of the system and of packages (actionable__library) where the program's own code
+ * is on the stack; else, where the program's own code has no names, its library and why ("libfoo.so
  * (stripped)", "(missing)"); else the leaf as it is named. The leaf under it is the row's breakdown: its
  * function, or its library where it has no name (stripped frames grouped per library).
  */
@@ -29,6 +31,17 @@ struct actionable {
  */
 bool stack__actionable(struct names *nm, struct strtab *strs, __u32 tgid, const __u64 *user,
 		       __u32 nu, struct actionable *out);
+
+/*
+ * Whether code from path is a library's, not the user's own: a Python file (python) of the
+ * interpreter's standard library (PREFIX/lib/pythonX.Y/..., frozen modules) or of a
+ * site-packages or dist-packages folder; a native file under /usr/lib, /lib, /usr/local/lib
+ * (and their lib64), a site-packages or dist-packages folder, or a conda or virtual
+ * environment's lib folder. A file under one of own[0..nown) (report --own: files or folders)
+ * is the user's wherever it lies; so is a path NULL (a JIT's code).
+ * By the path's shape alone: the trace may come from another machine.
+ */
+bool actionable__library(const char *path, bool python, const char *const *own, size_t nown);
 
 /* A Python frame's name "function (file:line)" as its row, "function (file)"; else name. */
 const char *actionable__python_row(struct strtab *strs, const char *name, const char **line);

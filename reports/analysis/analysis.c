@@ -359,6 +359,8 @@ struct analysis *analysis__open(const char *path, const struct analysis_opts *op
 	p->stacks = stacktab__new();
 	p->th = p->strs && p->stacks ? threads__new(p->strs, p->stacks) : NULL;
 	p->nm = p->strs ? names__new(p->strs, !opts->no_file_symbols, opts->debug_dir) : NULL;
+	if (p->nm && names__set_own(p->nm, opts->own, opts->nown))
+		goto oom;
 	if (p->strs && !opts->api_only && has(p, TRACE_F_GPU_ACT) &&
 	    !(p->tiers = tiers__new(opts->min_gap_ns, p->strs)))
 		goto oom;

@@ -40,6 +40,10 @@ struct analysis_opts {
 	__u64 forget_idle_ns;
 	/* Stack snapshots unwound a second at most (unwinder__set_budget); 0: all. */
 	unsigned int unwind_per_s;
+	/* --own: files and folders of the user's own code wherever they lie (actionable.h); the
+	 * flight recorder's live analysis could take the same. */
+	const char *const *own;
+	size_t nown;
 	/* Called once per gap, in completion order (seq), id not yet set; non-zero stops. */
 	int (*on_gap)(const struct gap *g, void *ctx);
 	void *ctx;

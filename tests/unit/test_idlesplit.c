@@ -38,6 +38,20 @@ const char *names__user_module(struct names *n, __u32 tgid, __u64 addr, bool lea
 	return "prog";
 }
 
+/* No frame is a library's: none has a path. */
+const char *names__user_path(struct names *n, __u32 tgid, __u64 addr, bool leaf)
+{
+	(void)n, (void)tgid, (void)addr, (void)leaf;
+	return NULL;
+}
+
+const char *const *names__own(const struct names *n, size_t *count)
+{
+	(void)n;
+	*count = 0;
+	return NULL;
+}
+
 const char *names__why_unnamed(const struct names *n, const char *module)
 {
 	(void)n, (void)module;
