@@ -58,7 +58,10 @@ enum {
 	OPT_NO_PYTHON,
 };
 
-/* argp wraps help text at 79 columns: keep every line shorter. */
+/*
+ * argp wraps help text at 79 columns: keep every line shorter. A format: the MEMORY paragraph's
+ * figures are memlimit__need_mb's, filled in by help_filter, as the check at the start has them.
+ */
 static const char doc[] =
 	"Record CUDA driver calls, futex waits, malloc_trim, scheduling and CPU\n"
 	"samples of a program, for 'gapscope report' and 'gapscope script'.\n"
@@ -77,9 +80,9 @@ static const char doc[] =
 	"is created mode 0600 (less the umask) and never written through a link;\n"
 	"-f replaces only a regular file or a link.\n"
 	"\n"
-	"MEMORY: a recording needs about 64 MiB and --ringbuf-mb more of its memory\n"
-	"cgroup (96 MiB by default); --flight adds --flight-mb, 16 MiB for what every\n"
-	"dump needs and 48 MiB for the live analysis (224 MiB by default). In a\n"
+	"MEMORY: a recording needs about %d MiB and --ringbuf-mb more of its memory\n"
+	"cgroup (%llu MiB by default); --flight adds --flight-mb, %d MiB for what every\n"
+	"dump needs and %d MiB for the live analysis (%llu MiB by default). In a\n"
 	"cgroup limited to less it does not start.\n"
 	"\n"
 	"EXIT STATUS: the command's own (its death by a signal is passed on as the\n"
@@ -301,6 +304,21 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+static char *help_filter(int key, const char *text, void *input)
+{
+	struct flight_opts f;
+	char *s;
+
+	if (key != ARGP_KEY_HELP_PRE_DOC)
+		return (char *)text;
+	flight_opts__defaults(&f);
+	if (asprintf(&s, doc, MEMLIMIT_FLOOR_MB, memlimit__need_mb(defaults.ringbuf_mb, 0),
+		     MEMLIMIT_STICKY_MB, MEMLIMIT_ANALYSIS_MB,
+		     memlimit__need_mb(defaults.ringbuf_mb, f.mem_mb)) < 0)
+		return (char *)text;
+	return s;
+}
+
 int record_opts__parse(int argc, char **argv, struct record_cmd_opts *c)
 {
 	static const struct argp_child children[] = { { &flight_argp, 0, NULL, 0 },
@@ -312,6 +330,7 @@ int record_opts__parse(int argc, char **argv, struct record_cmd_opts *c)
 		.parser = parse_opt,
 		.args_doc = "(-p PID | --cgroup PATH | -- CMD [ARGS...])",
 		.doc = doc,
+		.help_filter = help_filter,
 	};
 
 	c->o = defaults;

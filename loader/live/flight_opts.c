@@ -1,11 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /* record --flight's options: an argp child of record's (options.c), into a struct flight_opts. */
 #include <argp.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "flight.h"
+#include "metrics.h"
 #include "numarg.h"
+
+/* The help's figures from the constants the code uses. */
+#define STR_(x)	    #x
+#define STR(x)	    STR_(x)
+#define STICKY_MB   STR(MEMLIMIT_STICKY_MB)
+#define ANALYSIS_MB STR(MEMLIMIT_ANALYSIS_MB)
+#define FUNCTIONS   STR(METRICS_FUNCTIONS)
+#define HALF_LIFE_S STR(METRICS_HALF_LIFE_S)
 
 enum {
 	OPT_FLIGHT = 0x200,
@@ -19,6 +29,7 @@ enum {
 	OPT_NO_REPORT,
 	OPT_METRICS,
 	OPT_LINGER,
+	OPT_METRICS_OTHER,
 	OPT_PUSH,
 	OPT_PPROF_DIR,
 	OPT_PUSH_INTERVAL,
@@ -43,11 +54,11 @@ static const struct argp_option opts[] = {
 	{ NULL, 0, NULL, 0,
 	  "Flight recorder: runs until stopped, keeps the last SECONDS in memory, analyses "
 	  "as it goes and writes the window around a trigger as a trace with its report. "
-	  "Memory: at most --flight-mb of trace (the dumps being written included), 16 MiB "
-	  "for what every dump needs, 48 MiB for the live analysis, the ring buffer and 64 "
-	  "MiB for the rest: 224 MiB with the defaults (said at the start; a memory cgroup "
-	  "allowing less refuses to start). SIGUSR1 is kept by the recorder in flight mode (a dump of now), "
-	  "not passed on to the command. -o FILE also writes the whole recording.",
+	  "Memory: at most --flight-mb of trace (the dumps being written included), " STICKY_MB
+	  " MiB for what every dump needs and " ANALYSIS_MB " MiB for the live "
+	  "analysis, besides what any recording needs (MEMORY above). "
+	  "SIGUSR1 is kept by the recorder in flight mode (a dump of now), not passed on to "
+	  "the command. -o FILE also writes the whole recording.",
 	  1 },
 	{ "flight", OPT_FLIGHT, "SECONDS", 0, "Keep only the last SECONDS of trace, in memory", 1 },
 	{ "flight-mb", OPT_FLIGHT_MB, "MB", 0,
@@ -69,7 +80,15 @@ static const struct argp_option opts[] = {
 	  "Where dumps go (default .): gapscope-flight-TIME.gsc and its .report/", 1 },
 	{ "dump-no-report", OPT_NO_REPORT, NULL, 0, "Dumps without a report beside them", 1 },
 	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
-	  "Prometheus metrics of the live analysis on http://ADDR:PORT/metrics (default off)", 1 },
+	  "Prometheus metrics of the live analysis on http://ADDR:PORT/metrics (default off). "
+	  "A kind of cause has a series for each of its " FUNCTIONS " functions with the most "
+	  "recent gap time (a gap's weight halves every " HALF_LIFE_S " s), re-ranked as gaps "
+	  "come; the others' time while not among them is function=\"other\"",
+	  1 },
+	{ "metrics-other-processes", OPT_METRICS_OTHER, NULL, 0,
+	  "Name the processes outside the recording that took the target's CPU in the metrics' "
+	  "labels (by default \"another process\"; never their pids)",
+	  1 },
 	{ "metrics-linger", OPT_LINGER, "S", 0,
 	  "Keep answering /metrics S seconds after the recording ends (a last scrape; SIGINT, "
 	  "SIGTERM or SIGHUP ends it sooner)",
@@ -107,6 +126,9 @@ static unsigned int count(struct argp_state *state, const char *what, const char
 		argp_error(state, "%s: not a count from 1 to 1000000: %s", what, arg);
 	return v;
 }
+
+/* --metrics-other-processes, for metrics__listen (read with --metrics at the end). */
+static bool metrics_other;
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
@@ -156,6 +178,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->metrics = arg;
 		o->dump_opts = true;
 		break;
+	case OPT_METRICS_OTHER:
+		metrics_other = true;
+		o->dump_opts = true;
+		break;
 	case OPT_LINGER:
 		o->metrics_linger_s = seconds(state, "--metrics-linger", arg, 3600);
 		o->dump_opts = true;
@@ -186,6 +212,19 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				   "--dump-before + --dump-after (%g s) must be less than --flight "
 				   "(%g s)",
 				   o->before_s + o->after_s, o->seconds);
+		if (metrics_other && !o->metrics)
+			argp_error(state, "--metrics-other-processes needs --metrics ADDR:PORT");
+		/* Bound now: a malformed address or a port in use is refused as any option is,
+		 * before the recording starts. */
+		if (o->metrics) {
+			char why[512];
+			int err = metrics__listen(o->metrics, metrics_other, why, sizeof(why));
+
+			if (err == -EINVAL)
+				argp_error(state, "%s", why);
+			else if (err)
+				argp_failure(state, argp_err_exit_status, 0, "%s", why);
+		}
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

@@ -8,15 +8,29 @@
  *   gapscope_gap_seconds_total{device,cause}           gap time by the kind of each gap's main
  *                                                      root cause
  *   gapscope_gap_cause_seconds_total{kind,function}    gap time each root cause explains (the
- *                                                      report's "causes"), at most
- *                                                      METRICS_FUNCTIONS functions a kind, the
- *                                                      rest as function="other"
+ *                                                      report's "causes"): see below
+ *   gapscope_gap_cause_functions_evicted_total         causes' functions let go of for newer
+ *                                                      ones (below)
  *   gapscope_gap_duration_seconds (histogram)          gaps by length
  *   gapscope_events_total{type}                        records made, by event type
  *   gapscope_events_lost_total{kind}                   the recorder's loss counters
  *   gapscope_flight_dumps_total, gapscope_flight_ring_bytes
  *   gapscope_recording_done                            1 once every gap of the recording is in
  *   process_cpu_seconds_total, process_resident_memory_bytes   the recorder's own
+ *
+ * A kind's functions: the METRICS_FUNCTIONS with the most recent gap time (each gap's time
+ * weighted by 2^(its end / METRICS_HALF_LIFE_S)) have a series each, all of their time since
+ * they were first seen; function="other" holds the time of the others while they had none. A
+ * function that passes a shown one's weighted time by more than METRICS_HYSTERESIS takes its
+ * place: the one that leaves loses its series, the one that enters has all its time in its own,
+ * and every series only grows. Functions are tracked, METRICS_TRACKED a kind, for their time;
+ * past that a newcomer takes the place of the one without a series with the least weighted
+ * time, counted as evicted. Before, the first METRICS_FUNCTIONS seen kept their series for good
+ * and a cause that came later, however large, was "other".
+ *
+ * A process outside the recording (one that preempted the target) is "another process" in a
+ * label, or its name alone with --metrics-other-processes: never its pid (the report and dumps
+ * keep both).
  *
  * The recording's thread updates the numbers under a mutex; a thread of its own answers
  * requests, each with a copy of them: one poll(2) loop over non-blocking sockets, at most
@@ -30,16 +44,30 @@
 #define GAPSCOPE_METRICS_H
 
 #include <linux/types.h>
+#include <stdbool.h>
+#include <stddef.h>
 
-#define METRICS_FUNCTIONS 8
-#define METRICS_DEVICES	  16
+#define METRICS_FUNCTIONS   8
+#define METRICS_TRACKED	    64
+#define METRICS_HALF_LIFE_S 300
+#define METRICS_HYSTERESIS  1.25
+#define METRICS_DEVICES	    16
+/* Slots one peer address may hold at once, of METRICS_CONNS (metrics.c). */
+#define METRICS_PER_PEER    16
 
 struct gap;
 struct gs_hdr;
 struct metrics;
 
-/* Listens on addr:port ("127.0.0.1:9464", "[::1]:9464", ":9464" for every address; the port 1
- * to 65535) and says where, as bound. NULL with the reason printed. */
+/*
+ * Binds addr:port ("127.0.0.1:9464", "[::1]:9464", ":9464" for every address; the port 1 to
+ * 65535) while the options are read, so that a refusal (a malformed address, a port in use) is
+ * an option error before anything starts. 0, or a negative errno with the one-line reason in
+ * WHY. OTHER_PROCESSES: --metrics-other-processes.
+ */
+int metrics__listen(const char *addr_port, bool other_processes, char *why, size_t size);
+/* Serves what metrics__listen bound for addr_port (binds it now if nothing was) and says where,
+ * as bound. NULL with the reason printed. */
 struct metrics *metrics__new(const char *addr_port);
 /* A record of the recording (counted by type; loss records read). */
 void metrics__record(struct metrics *m, const struct gs_hdr *h);

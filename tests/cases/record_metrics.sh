@@ -8,7 +8,8 @@
 # leave an exposition that promtool passes, the labels carrying U+FFFD; with a client trickling a
 # byte every 0.4 s and 30 idle connections open, a scrape is answered within 1 s, SIGTERM ends
 # the linger within 1 s, and a recorder whose target ended exits within --metrics-linger + 1 s.
-# A port out of 1..65535 is refused; an empty host is said to be every interface.
+# A port out of 1..65535, or one in use, is refused as an option error (exit 64) before the
+# recording starts; an empty host is said to be every interface.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "loads BPF programs and attaches uprobes"
@@ -85,6 +86,11 @@ REC_PID=
 # The linger ended on the signal, not at its 300 s (a bound that only turns a hang into a failure).
 [ $(($(date +%s) - t0)) -lt 60 ] || die "SIGTERM did not end the metrics linger"
 grep '^gapscope: flight' "$TMP/err"
+# --help's memory figure is the one the recorder computed and said at the start.
+need=$(sed -n 's/^gapscope: flight: memory: about \([0-9]*\) MiB in all.*/\1/p' "$TMP/err")
+[ -n "$need" ] || die "no memory line at the start"
+"$GS" record --help | tr '\n' ' ' | grep -q "for the live analysis ($need MiB by default)" ||
+	die "--help does not say $need MiB: $("$GS" record --help | grep -A3 '^MEMORY')"
 "$GS" report "$TMP/full.gsc" -o "$TMP/rep" >/dev/null 2>&1 || die "report failed"
 python3 - "$TMP/rep/summary.json" "$TMP/by_kind" "$TMP/total" "$TMP/count" "$TMP/by_row.json" <<'PY'
 import json, sys
@@ -210,14 +216,29 @@ echo "from the recording's end to the recorder's exit, --metrics-linger 2: $t ms
 [ "$t" -lt 3000 ] || die "the recorder took $t ms to exit"
 stop_hold
 
-# --metrics addresses: a port out of range is refused, an empty host said to be every interface.
+# --metrics addresses: a port out of range, and a port in use, are refused as any option is (exit
+# 64, one line, before the recording starts: no flight summary line).
 for a in 127.0.0.1:99999 0.0.0.0:65536 127.0.0.1:0 127.0.0.1: 127.0.0.1:x; do
 	rc=0
 	"$GS" record --flight 5 --metrics "$a" -o "$TMP/a.gsc" -f -- true >/dev/null 2>"$TMP/a.err" || rc=$?
-	[ "$rc" -ne 0 ] || die "--metrics $a accepted"
-	grep -q "^gapscope: --metrics wants ADDR:PORT with a port from 1 to 65535, got $a$" "$TMP/a.err" ||
+	assert_eq "$rc" 64 "--metrics $a: exit status"
+	grep -q "^gapscope record: --metrics wants ADDR:PORT with a port from 1 to 65535, got $a$" "$TMP/a.err" ||
 		die "--metrics $a: $(cat "$TMP/a.err")"
+	! grep -q 'gapscope: flight' "$TMP/a.err" || die "--metrics $a: a flight summary line"
 done
+python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+print(s.getsockname()[1], flush=True); time.sleep(60)' >"$TMP/busy" &
+BUSY_PID=$!
+until [ -s "$TMP/busy" ]; do sleep 0.1; done
+rc=0
+"$GS" record --flight 5 --metrics "127.0.0.1:$(cat "$TMP/busy")" -o "$TMP/a.gsc" -f -- true \
+	>/dev/null 2>"$TMP/a.err" || rc=$?
+kill "$BUSY_PID"
+assert_eq "$rc" 64 "--metrics on a port in use: exit status"
+grep -q "^gapscope record: --metrics 127.0.0.1:$(cat "$TMP/busy"): Address already in use$" "$TMP/a.err" ||
+	die "--metrics on a port in use: $(cat "$TMP/a.err")"
+! grep -q 'gapscope: flight' "$TMP/a.err" || die "--metrics on a port in use: a flight summary line"
 APORT=$(free_port)
 "$GS" record --flight 5 --metrics ":$APORT" -o "$TMP/a.gsc" -f -- true >/dev/null 2>"$TMP/a.err" ||
 	die "--metrics :PORT failed: $(cat "$TMP/a.err")"
