@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 
 #include "analysis.h"
+#include "folded_out.h"
+#include "summary.h"
 #include "fuzz.h"
 #include "render_out.h"
 
