@@ -217,6 +217,55 @@ static __always_inline void launch_id(struct pt_regs *regs, const struct cu_fn_d
 	}
 }
 
+/*
+ * The threads of a driver stand-in that said they stand for a device (CU_K_DEVICE_THREAD), with
+ * when that was last written: it says so before each of its wakeups, and one record a second is
+ * enough (a thread whose entry was pushed out is written again at its next call).
+ */
+struct dev_thread {
+	__u32 tgid;
+	__u32 ordinal;
+	__u64 said;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct dev_thread);
+} dev_threads SEC(".maps");
+
+/* gapscope_device_thread(ordinal) by a target's thread: written, unless said within a second. */
+static __always_inline int device_thread(struct pt_regs *regs, __u64 id, __u32 fn)
+{
+	__u32 tid = (__u32)id;
+	__u64 ts = bpf_ktime_get_ns();
+	struct dev_thread v = { .tgid = id >> 32,
+				.ordinal = (__u32)PT_REGS_PARM1(regs),
+				.said = ts };
+	const struct dev_thread *k = bpf_map_lookup_elem(&dev_threads, &tid);
+	struct cu_event ev, *out;
+
+	if (k && k->tgid == v.tgid && k->ordinal == v.ordinal &&
+	    ts - k->said < CU_DEVICE_THREAD_REMARK_NS)
+		return 0;
+	__builtin_memset(&ev, 0, sizeof(ev));
+	fill_hdr(&ev.h, GS_EV_CUDA, sizeof(ev), ts);
+	ev.fn = fn;
+	ev.kind = CU_K_DEVICE_THREAD;
+	ev.aux = v.ordinal;
+	if (bpf_probe_read_user(&ev.caller, sizeof(ev.caller), (void *)PT_REGS_SP(regs)))
+		count_loss(GS_LOSS_READ);
+	out = reserve(sizeof(*out), GS_EV_CUDA);
+	if (!out)
+		return 0; /* counted; said again at its next call */
+	__builtin_memcpy(out, &ev, sizeof(ev));
+	submit(out);
+	if (bpf_map_update_elem(&dev_threads, &tid, &v, BPF_ANY))
+		count_loss(GS_LOSS_MAP);
+	return 0;
+}
+
 SEC("uprobe")
 int BPF_KPROBE(cu_entry)
 {
@@ -245,6 +294,8 @@ int BPF_KPROBE(cu_entry)
 			return 0;
 		gen = *g;
 	}
+	if (d->kind == CU_K_DEVICE_THREAD)
+		return device_thread(ctx, id, fn);
 	if (bumps_epoch(d))
 		__sync_fetch_and_add(&cu_epoch, 1);
 	ts = bpf_ktime_get_ns(); /* after the bump: see cu_epoch */

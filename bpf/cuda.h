@@ -41,8 +41,24 @@ enum cu_kind {
 	CU_K_UNLOAD,	      /* handle = CUmodule / CUlibrary freed, with its kernel handles */
 	CU_K_HOST_FUNC,	      /* stream, handle = the host function, aux = its argument: it runs
 			       * on a driver thread once the work queued before it is done */
+	CU_K_DEVICE_THREAD,   /* aux = a device's ordinal: the calling thread stands for that
+			       * device (GAPSCOPE_DEVICE_THREAD_SYM, below) */
 	CU_K_MAX
 };
+
+/*
+ * A stand-in for the CUDA driver (a simulator, a test double) whose own threads stand for its
+ * devices says so: its libcuda exports this function, void GAPSCOPE_DEVICE_THREAD_SYM(int
+ * ordinal), doing nothing and not inlined, and each such thread calls it when it starts and again
+ * before each wakeup it makes of the process's other threads (so that a recording attached later
+ * learns of it too). The recorder probes it with the library's CUDA functions (cuda_fns.c); the
+ * BPF side writes the first call of a thread, and one a second at most after that
+ * (CU_DEVICE_THREAD_REMARK_NS), as a cu_event of kind CU_K_DEVICE_THREAD. The report takes that
+ * thread's wakeups of its process's other threads for the device's interrupt, and its own waits
+ * for no host thread's (reports/analysis/feed.c).
+ */
+#define GAPSCOPE_DEVICE_THREAD_SYM "gapscope_device_thread"
+#define CU_DEVICE_THREAD_REMARK_NS 1000000000ull
 
 /* How to find the interesting values among a call's arguments. */
 enum cu_layout {

@@ -245,6 +245,9 @@ static void print_cuda(const struct script *s, const struct cu_event *e)
 	case CU_K_CTX_CREATE:
 		fprintf(o, " device=%llu", (unsigned long long)e->aux);
 		break;
+	case CU_K_DEVICE_THREAD: /* a driver stand-in's thread that stands for the device */
+		fprintf(o, " device=%llu", (unsigned long long)e->aux);
+		break;
 	case CU_K_HOST_FUNC:
 		fprintf(o, " fn=0x%llx arg=0x%llx", (unsigned long long)e->handle,
 			(unsigned long long)e->aux);

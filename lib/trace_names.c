@@ -35,6 +35,7 @@ const char *trace__cu_kind_name(__u32 kind)
 		[CU_K_CAPTURE_END] = "capture_end",
 		[CU_K_UNLOAD] = "unload",
 		[CU_K_HOST_FUNC] = "host_func",
+		[CU_K_DEVICE_THREAD] = "device_thread",
 	};
 
 	return kind < CU_K_MAX && names[kind] ? names[kind] : "cuda";

@@ -255,6 +255,11 @@ bool cuda_fns__lookup(const char *sym, struct cu_fn_desc *d)
 	size_t len = strlen(sym), base;
 	const struct cu_fn *f;
 
+	/* Not the driver's: a stand-in's word that the calling thread stands for a device. */
+	if (!strcmp(sym, GAPSCOPE_DEVICE_THREAD_SYM)) {
+		*d = (struct cu_fn_desc){ .kind = CU_K_DEVICE_THREAD, .a_aux = 1 };
+		return true;
+	}
 	if (strncmp(sym, "cu", 2))
 		return false;
 	/* Per-thread default stream twins take the same arguments as their base. */

@@ -161,6 +161,33 @@ static void run_host_func(struct op *op)
 }
 
 /*
+ * simcuda's word to a profiler that the calling thread stands for device ordinal, not a thread of
+ * the program's: its wakeups of the process's other threads are the device's interrupt. It does
+ * nothing; gapscope probes it (bpf/cuda.h, GAPSCOPE_DEVICE_THREAD_SYM). Exported, never inlined,
+ * with an effect the compiler must keep, so that every call reaches it; and a frame, so that its
+ * first instruction is push %rbp, which the kernel emulates at a probe's hit: a probe on a bare
+ * ret is stepped out of line, 37 us a hit against 2.6 on the 2-CPU machine under load
+ * (engine_simcuda_exports.sh checks it).
+ */
+API __attribute__((noinline)) void gapscope_device_thread(int ordinal)
+{
+	volatile int said = ordinal;
+
+	(void)said;
+}
+
+/*
+ * Said again before each wakeup a device's thread makes of another (a waiter on its stream or an
+ * event, the callback thread): a recording that attached after the thread started learns of it
+ * before its first wakeup. Not before every operation: a probe's hit is a trap of a few
+ * microseconds, and a launch loop's operations outnumber its waits.
+ */
+static void said_before_wake(int dev)
+{
+	gapscope_device_thread(dev);
+}
+
+/*
  * Run op, the next operation of s, and return when it completed in device time.  A device
  * starts queued work when it is free, not when the thread standing in for it next gets a CPU:
  * an operation begins at the latest of its submission, the completion of the stream's previous
@@ -218,6 +245,7 @@ static uint64_t run_op(struct CUstream_st *s, struct op *op, uint64_t start)
 		e->at = start;
 		if (op->event.gen > e->reached)
 			e->reached = op->event.gen;
+		said_before_wake(s->ctx->dev->ordinal);
 		pthread_cond_broadcast(&e->cond);
 		pthread_mutex_unlock(&e->mu);
 		event_put(e);
@@ -236,6 +264,7 @@ static uint64_t run_op(struct CUstream_st *s, struct op *op, uint64_t start)
 	case OP_HOST_FUNC:
 		/* it runs once the work before it is done: on a device, not before that time */
 		device_time(start, 0);
+		said_before_wake(s->ctx->dev->ordinal);
 		run_host_func(op);
 		return max_u64(start, now_ns());
 	case OP_WAIT_STREAM: {
@@ -289,15 +318,19 @@ void op_free(struct op *op)
 static void *stream_worker(void *arg)
 {
 	struct CUstream_st *s = arg;
+	int dev = s->ctx->dev->ordinal;
 
-	/* This thread stands in for the device's engines: named as simcuda's, not after whichever
-	 * engine thread created the stream (the report takes its wakeups of the process's other
-	 * threads, at an operation's end, for the device's interrupt: SIMCUDA_DEVICE_COMM).  It competes for the CPU like any thread: when the host
-	 * is overloaded, what it computes and its wakeups stretch the simulated device's operations
-	 * (their starts stay where a device's would be: run_op). */
+	/*
+	 * This thread stands in for the device's engines, and says so (gapscope_device_thread);
+	 * named as simcuda's, not after whichever engine thread created the stream. It competes for
+	 * the CPU like any thread: when the host is overloaded, what it computes and its wakeups
+	 * stretch the simulated device's operations (their starts stay where a device's would be:
+	 * run_op).
+	 */
 	char name[16];
-	snprintf(name, sizeof(name), "simcuda-dev%d", s->ctx->dev->ordinal);
+	snprintf(name, sizeof(name), "simcuda-dev%d", dev);
 	pthread_setname_np(pthread_self(), name);
+	gapscope_device_thread(dev);
 	/* modelled device time ends on the ns, not within the default 50 us of timer slack */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 	/*
@@ -333,6 +366,7 @@ static void *stream_worker(void *arg)
 		 * blocking synchronize; not at every operation that completes before it */
 		if (s->completed >= s->wake_at) {
 			s->wake_at = UINT64_MAX;
+			said_before_wake(dev);
 			pthread_cond_broadcast(&s->done);
 		}
 		op_free(op);

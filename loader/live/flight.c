@@ -626,6 +626,7 @@ void flight__stop(struct flight *f)
 		free(f->sticky[i]);
 	free(f->sticky);
 	idmap__free(&f->sticky_name);
+	idmap__free(&f->sticky_dev);
 	free(f->hour);
 	if (f->sfd >= 0)
 		close(f->sfd);

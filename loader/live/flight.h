@@ -18,9 +18,10 @@
  *   flight_opts.c   the options (an argp child of record's)
  *
  * What a dump needs from before its window (the clock, the target, probes, mappings, kernel
- * symbols, the sampler, thread names, kernel-name lookups) is kept apart from the ring, once
- * (a thread's name: its latest), capped at FLIGHT_STICKY_MAX bytes, and written at the head of
- * every dump, events among them stamped at the window's start.
+ * symbols, the sampler, thread names, kernel-name lookups, which threads stand for a device) is
+ * kept apart from the ring, once (a thread's name: its latest; its word on a device: its first),
+ * capped at FLIGHT_STICKY_MAX bytes, and written at the head of every dump, events among them
+ * stamped at the window's start.
  */
 #ifndef GAPSCOPE_FLIGHT_H
 #define GAPSCOPE_FLIGHT_H
@@ -32,6 +33,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#include "cuda.h"
 #include "memlimit.h"
 #include "trace.h"
 
@@ -174,11 +176,11 @@ void flight_dump__join(struct flight_dump *d, pthread_t thread, struct flight_du
 /*
  * Records every dump needs whatever its window, kept apart from the ring: the recorder's
  * description of the recording (clock, target, probes, mappings, kernel symbols, sampler) and
- * the events that name threads and kernels.
+ * the events that name threads and kernels, or say which threads stand for a device.
  */
-static inline bool flight__sticky(__u32 type)
+static inline bool flight__sticky(const struct gs_hdr *h)
 {
-	switch (type) {
+	switch (h->type) {
 	case GS_REC_CLOCK:
 	case GS_REC_TARGET:
 	case GS_REC_PROBE:
@@ -192,6 +194,9 @@ static inline bool flight__sticky(__u32 type)
 	case GS_EV_EXEC:
 	case GS_EV_FORK:
 		return true;
+	case GS_EV_CUDA: /* a driver stand-in's word that a thread stands for a device */
+		return h->size >= sizeof(struct cu_event) &&
+		       ((const struct cu_event *)h)->kind == CU_K_DEVICE_THREAD;
 	default:
 		return false;
 	}

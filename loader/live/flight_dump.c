@@ -59,7 +59,7 @@ static bool in_window(const struct flight_dump *d, const struct gs_hdr *h)
 {
 	__u64 t;
 
-	if (flight__sticky(h->type) || h->type == GS_REC_END)
+	if (flight__sticky(h) || h->type == GS_REC_END)
 		return false; /* at the head already; the dump ends with its own */
 	t = gs_rec_untimed(h) ? h->ts : gs_rec_end(h);
 	return t >= d->w0 && t <= d->w1;

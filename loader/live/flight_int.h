@@ -43,6 +43,7 @@ struct flight {
 	struct gs_hdr **sticky;
 	size_t nsticky, cap_sticky, sticky_bytes;
 	struct idmap sticky_name; /* tid -> index of its name (GS_EV_COMM or GS_EV_EXEC) */
+	struct idmap sticky_dev;  /* tid -> index of its first CU_K_DEVICE_THREAD event */
 	__u64 sticky_dropped;
 	/* The live analysis. */
 	struct analysis *a;

@@ -21,10 +21,17 @@
 
 static void sticky_add(struct flight *f, const struct gs_hdr *h, size_t size)
 {
-	bool named = h->type == GS_EV_COMM || h->type == GS_EV_EXEC;
+	/* A thread's latest name, and its first word that it stands for a device: the later ones
+	 * (one a second) would put it after a dump's window, and the trace's end with it. */
+	struct idmap *by_tid = h->type == GS_EV_COMM || h->type == GS_EV_EXEC ? &f->sticky_name :
+			       h->type == GS_EV_CUDA			      ? &f->sticky_dev :
+										NULL;
 	size_t padded = ALIGN8(size);
 	struct gs_hdr *copy;
-	long at = named ? idmap__get(&f->sticky_name, h->tid) : -1; /* a thread's latest name */
+	long at = by_tid ? idmap__get(by_tid, h->tid) : -1;
+
+	if (at >= 0 && by_tid == &f->sticky_dev)
+		return;
 
 	if (f->sticky_bytes + padded > FLIGHT_STICKY_MAX ||
 	    (at < 0 && array__grow((void **)&f->sticky, &f->cap_sticky, sizeof(*f->sticky),
@@ -33,7 +40,7 @@ static void sticky_add(struct flight *f, const struct gs_hdr *h, size_t size)
 		f->sticky_dropped++;
 		return;
 	}
-	if (at < 0 && named && idmap__set(&f->sticky_name, h->tid, f->nsticky)) {
+	if (at < 0 && by_tid && idmap__set(by_tid, h->tid, f->nsticky)) {
 		free(copy);
 		f->sticky_dropped++;
 		return;
@@ -136,7 +143,7 @@ void flight__append(struct flight *f, const void *rec, size_t size)
 		return;
 	if (f->m)
 		metrics__record(f->m, h);
-	if (flight__sticky(h->type))
+	if (flight__sticky(h))
 		sticky_add(f, h, size);
 	if (f->replay && h->type == GS_REC_CLOCK && size >= sizeof(struct gs_rec_clock))
 		f->real_off = ((const struct gs_rec_clock *)h)->real_ns -

@@ -99,10 +99,13 @@ static __u64 woken(const struct thread *t, const struct gs_hdr *h, const struct 
 	return 0;
 }
 
-/* A thread of simcuda's that stands for a device's engines (SIMCUDA_DEVICE_COMM). */
-static bool sim_device(const char *comm)
+/* A driver stand-in's thread of process tgid that said it stands for a device (cuda.h's
+ * CU_K_DEVICE_THREAD). */
+static bool stands_for_device(const struct analysis_priv *p, __u32 tid, __u32 tgid)
 {
-	return !strncmp(comm, SIMCUDA_DEVICE_COMM, strlen(SIMCUDA_DEVICE_COMM));
+	const struct thread *t = tid ? threads__find(p->th, tid) : NULL;
+
+	return t && t->device && t->tgid == tgid;
 }
 
 /*
@@ -110,16 +113,17 @@ static bool sim_device(const char *comm)
  * recorder (GS_F_WAKE_IRQ), or in a trace from before the mark, made by the idle task of
  * another CPU than the one the thread slept and woke on (a timer expires on the CPU it was set
  * on, the sleeper's; a device's interrupt goes where it is routed), and not in a futex wait
- * (whose only wake from an interrupt is its timeout). comm: the woken thread's name.
+ * (whose only wake from an interrupt is its timeout).
  */
-static bool wake_irq(const struct gs_hdr *h, const struct offcpu_event *e, const char *comm)
+static bool wake_irq(const struct analysis_priv *p, const struct gs_hdr *h,
+		     const struct offcpu_event *e)
 {
 	unsigned int cpu;
 
-	/* simcuda's threads that stand for its devices' engines (simcuda-devN): their wakeups
-	 * of the process's other threads are the simulated device's interrupt. */
-	if (sim_device(e->waker_comm))
-		return e->waker_tgid == h->tgid && !sim_device(comm);
+	/* A driver stand-in's threads that stand for its devices: their wakeups of the process's
+	 * other threads are the simulated device's interrupt. */
+	if (stands_for_device(p, e->waker_tid, e->waker_tgid))
+		return e->waker_tgid == h->tgid && !stands_for_device(p, h->tid, h->tgid);
 
 	/* A socket's, a pipe's, a file's wait is a network card's, a disk's or a timer's news,
 	 * never the GPU's (whose driver thread polls the driver's own files). */
@@ -155,12 +159,12 @@ static int gpu_wake(struct analysis_priv *p, const struct gs_hdr *h)
 		.waker_tid = e->waker_tid,
 		.waker_tgid = e->waker_tgid,
 		.blocked = e->state == OFFCPU_BLOCKED,
-		.irq = wake_irq(h, e, t ? t->comm : ""),
+		.irq = wake_irq(p, h, e),
 		.comm = t ? t->comm : "?",
 	};
 
-	/* simcuda's device threads stand for the device: their own waits are no host thread's. */
-	if (t && sim_device(t->comm))
+	/* A stand-in's device threads stand for the device: their own waits are no host thread's. */
+	if (t && t->device)
 		return 0;
 	return p->gt ? gputime__offcpu(p->gt, &w) : 0;
 }
@@ -246,6 +250,8 @@ int analysis_priv__feed(struct analysis *a, const struct gs_hdr *h, __u32 versio
 				return -ENOMEM;
 			c->born_ns = h->ts;
 			c->parent = h->tid;
+			/* a new thread, where its tid may have been a device's */
+			c->device = false;
 			revived(p, f->child_tgid);
 			threads__set_comm(p->th, f->child_tid, f->child_tgid, f->comm, GS_COMM_LEN);
 		}
@@ -326,8 +332,15 @@ int analysis_priv__feed(struct analysis *a, const struct gs_hdr *h, __u32 versio
 
 		if (fixed < sizeof(*e))
 			return 0;
-		a->cuda_events++;
 		t = threads__get(p->th, h->tid, h->tgid);
+		if (e->kind == CU_K_DEVICE_THREAD) {
+			/* no call of the program's: a stand-in's word on what the thread is */
+			if (!t)
+				return -ENOMEM;
+			t->device = true;
+			break;
+		}
+		a->cuda_events++;
 		if (!t || gputime__add(p->gt, e, probe_name(p, e->fn), t->comm, woken(t, h, e)))
 			return -ENOMEM;
 		if (!(h->flags & GS_F_RET) && is_launch(probe_name(p, e->fn))) {

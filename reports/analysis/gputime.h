@@ -85,11 +85,8 @@ int gputime__add(struct gputime *g, const struct cu_event *e, const char *fn, co
  * to wait: the driver passing the GPU's interrupt on to a waiter, where no call asks for it.
  * 0 or -ENOMEM.
  */
-#define GPUTIME_HOP_NS	    1000000ull
-/* engine/simcuda names the threads that stand for its devices' engines so (simcuda-devN); their
- * wakeups of the process's other threads stand for the device's interrupt (feed.c). */
-#define SIMCUDA_DEVICE_COMM "simcuda-dev"
-#define GPUTIME_CHAIN_NS    5000000ull
+#define GPUTIME_HOP_NS	 1000000ull
+#define GPUTIME_CHAIN_NS 5000000ull
 struct gwake {
 	__u64 start, end, wake;
 	__u32 tid, tgid, waker_tid, waker_tgid;

@@ -94,7 +94,8 @@ struct thread {
 	 * threads with timelines (index + 1, 0: nothing held). */
 	__u64 prune_at;
 	size_t heap_i;
-	bool keep; /* named by tid from outside the timelines (a launcher): kept once exited */
+	bool keep;   /* named by tid from outside the timelines (a launcher): kept once exited */
+	bool device; /* a driver stand-in's thread that stands for a device (feed.c) */
 };
 
 struct threads;

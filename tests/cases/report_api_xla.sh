@@ -106,5 +106,11 @@ cat <&"${P[0]}" >"$TMP/attach.out"
 wait "$fpid" || die "the feeder failed"
 wait "$rp" || { cat "$TMP/attach.err"; die "record -p failed"; }
 check attach anon
+# Attached after simcuda's stream threads started: each said again that it stands for its device
+# before its next wakeup, so the report knew the device's wakeups for its interrupt (the gaps
+# the wake chain opened, above) without a thread name.
+grep -qE '^ +simcuda-dev0 +[0-9]+/'"$pid"' .*: cuda:gapscope_device_thread device=0 ' \
+	"$TMP/attach.script" ||
+	die "attached: no device-thread event: $(grep -m3 device_thread "$TMP/attach.script")"
 grep -q 'simcuda-cb .* blocked .*since=watched .*waker=simcuda-dev' "$TMP/attach.script" ||
 	die "no interval from the attach for the callback thread: $(grep 'since=watched' "$TMP/attach.script" | head -3)"

@@ -118,6 +118,11 @@ cmp -s "$TMP/trace.gsc" "$GOLDEN/trace.gsc" ||
 	die "$GOLDEN/trace.gsc is not what tests/golden/report_gen.c writes (regenerate: $0 --regen)"
 
 report "$GOLDEN/trace.gsc" "$TMP/out"
+# simcuda's stream threads say they stand for device 0 (gapscope_device_thread), readably.
+"$BUILD/gapscope" script "$GOLDEN/trace.gsc" >"$TMP/script.txt" 2>/dev/null || die "script failed"
+n=$(grep -cE '^ +simcuda-dev0 +3100[45]/31000 .*: cuda:gapscope_device_thread device=0 ' \
+	"$TMP/script.txt" || true)
+assert_eq "$n" 2 "device-thread events in the script of the golden trace"
 fail=0
 for f in $FILES; do
 	cmp -s "$EXPECTED/$f" "$TMP/out/$f" && continue

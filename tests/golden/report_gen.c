@@ -12,7 +12,8 @@
  * same on every machine.
  *
  * The program (pid 31000): a context on device 0, two GPU workers with a stream each (simcuda's
- * stream threads complete their work and wake the synchronizing worker), a finalizer holding the
+ * stream threads, which say they stand for the device, complete their work and wake the
+ * synchronizing worker), a finalizer holding the
  * static tracker lock across malloc_trim(0), a dispatcher (the main thread). The device's gaps:
  *
  *   gap 1  130.0 -> 158.1 ms  closed by gpu-worker-0, blocked on the tracker lock (a pthread
@@ -566,6 +567,8 @@ int main(int argc, char **argv)
 		   "cuMemcpyHtoDAsync_v2");
 	meta_probe(P_SYNC_STREAM, GS_PROBE_CUDA, CU_K_SYNC_STREAM, AT(19000), 0x3390, true,
 		   libcuda_path, "cuStreamSynchronize");
+	meta_probe(P_DEVICE_THREAD, GS_PROBE_CUDA, CU_K_DEVICE_THREAD, AT(19000), 0x3400, false,
+		   libcuda_path, "gapscope_device_thread");
 	qsort(recs, nrecs, sizeof(*recs), cmp_rec);
 	for (size_t i = 0; i < nrecs; i++) {
 		meta_ksyms_for(recs[i].h, recs[i].end);

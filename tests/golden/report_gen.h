@@ -84,6 +84,7 @@
 #define X_MALLOC_TRIM	(LIBC + 0xa5d8e)   /* malloc_trim -> mtrim */
 #define X_MADVISE	(LIBC + 0x11eb4b)  /* madvise: after its syscall */
 #define X_SIM_SYNC	(LIBCUDA + 0x33c7) /* cuStreamSynchronize -> pthread_cond_wait */
+#define X_SIM_WORKER	(LIBCUDA + 0x3512) /* stream_worker -> gapscope_device_thread */
 
 /* Probe ids, as the recorder numbers them: tracepoints, then malloc_trim, then CUDA. */
 enum {
@@ -106,6 +107,7 @@ enum {
 	P_LAUNCH,
 	P_COPY_ASYNC,
 	P_SYNC_STREAM,
+	P_DEVICE_THREAD, /* simcuda's gapscope_device_thread: its stream threads stand for device 0 */
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))

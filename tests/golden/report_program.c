@@ -56,6 +56,14 @@ static void synchronize(__u32 tid, __u64 t, __u64 done)
 	last_cuda()->stream = stream_of(tid);
 }
 
+/* simcuda's stream thread tid says, as it starts, that it stands for device 0 (no stack). */
+static void device_thread(__u32 tid, __u64 t)
+{
+	ev_cuda(tid, t, 0, P_DEVICE_THREAD, CU_K_DEVICE_THREAD, X_SIM_WORKER, NULL, 0);
+	last_cuda()->h.flags &= ~GS_F_ENTRY_STACK;
+	last_cuda()->aux = 0;
+}
+
 /* A condition wait in the program (a queue) from t, woken by waker at wake. */
 static void cond_wait(__u32 tid, __u64 t, __u64 wake, __u32 waker, __u64 cond, __u64 x_pop,
 		      __u64 x_wait)
@@ -120,10 +128,12 @@ void program(void)
 		u_stream, N(u_stream));
 	last_cuda()->stream = STREAM_A;
 	ev_fork(TID_W0, TID_DEV_A, AT(61700));
+	device_thread(TID_DEV_A, AT(61740));
 	ev_cuda(TID_W1, AT(61650), 420 * US, P_STREAM_CREATE, CU_K_STREAM_CREATE, X_WORKER_STREAM,
 		u_stream, N(u_stream));
 	last_cuda()->stream = STREAM_B;
 	ev_fork(TID_W1, TID_DEV_B, AT(61800));
+	device_thread(TID_DEV_B, AT(61840));
 
 	/* The workers wait for their first partitions; the finalizer for a result. */
 	cond_wait(TID_W0, AT(62200), AT(99900), TID_MAIN, GPU_QUEUE_COND, X_WORKER_POP,

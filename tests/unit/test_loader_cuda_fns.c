@@ -3,8 +3,8 @@
  * CUDA function lookup (loader/cuda_fns.c, the probe table): known names give their kind and
  * argument positions; the per-thread default stream twins (_ptsz, _ptds) share their base's
  * layout; _v2 entries are their own; an unknown version of a known family is timed with nothing
- * decoded, except for name lookups; names outside the table (or outside the cu prefix) are not
- * probed.
+ * decoded, except for name lookups; names outside the table (or outside the cu prefix, but for a
+ * driver stand-in's gapscope_device_thread) are not probed.
  */
 #include <string.h>
 
@@ -106,9 +106,25 @@ static void not_probed(void)
 		CHECK(!cuda_fns__lookup(names[i], &d), "'%s' is not probed", names[i]);
 }
 
+/* A driver stand-in's hook: probed in a libcuda though not a cu* name; its twins are not. */
+static void device_thread(void)
+{
+	struct cu_fn_desc d = lookup("gapscope_device_thread");
+	const char *const names[] = { "gapscope_device_thread_ptsz", "gapscope_device_thread_v2",
+				      "gapscope_device", "cugapscope_device_thread" };
+
+	CHECK_EQ_U64(d.kind, CU_K_DEVICE_THREAD);
+	CHECK_EQ_U64(d.a_aux, 1);
+	CHECK_EQ_U64(d.flags, 0); /* entry only: one trap */
+	CHECK_EQ_U64(d.a_stream, 0);
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
+		CHECK(!cuda_fns__lookup(names[i], &d), "'%s' is not probed", names[i]);
+}
+
 int main(void)
 {
 	known();
+	device_thread();
 	twins();
 	versions();
 	not_probed();
