@@ -18,8 +18,10 @@ LD_PRELOAD=$TMP/rename.so timeout 300 "$GS" record -o "$TMP/t.gsc" -- "$TMP/bin/
 	{ cat "$TMP/out" "$TMP/err"; die "record"; }
 "$GS" report "$TMP/t.gsc" -o "$TMP/rep" --top 3 >"$TMP/txt" || die "report"
 cat "$TMP/txt"
-grep -q 'gpu-worker\|finalizer\|tracker' "$TMP/rep/summary.json" &&
-	die "names the renamed threads or the stripped symbols"
+# Names of processes outside the recording ("finalizer-1 (pid N)", another engine on a busy machine
+# preempting ours) are theirs, not this one's: only the recording's own strings are judged.
+grep -o '"[^"]*\(gpu-worker\|finalizer\|tracker\)[^"]*"' "$TMP/rep/summary.json" |
+	grep -qv '(pid [0-9]*)' && die "names the renamed threads or the stripped symbols"
 $CHECK cause "$TMP/rep/summary.json" malloc_trim --truth "$TMP/truth" --lock by --root malloc_trim ||
 	die "stripped, renamed"
 $CHECK holders "$TMP/rep/summary.json" "$TMP/truth" || die "stripped, renamed: holders"

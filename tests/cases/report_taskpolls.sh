@@ -29,7 +29,7 @@ peak_kb() { # TRACE OUT: report TRACE into OUT on a 1 MiB stack; prints its peak
 k3=$(peak_kb "$TMP/g3.gsc" r3)
 k12=$(peak_kb "$TMP/g12.gsc" r12)
 echo "peak RSS: 3 gaps $k3 KiB, 12 gaps $k12 KiB"
-python3 - "$TMP/r3" "$TMP/r12" "$k3" "$k12" <<'EOF' || die "task polls"
+python3 - "$TMP/r3" "$TMP/r12" "$k3" "$k12" "${SAN_FLAGS:+sanitized}" <<'EOF' || die "task polls"
 import json, sys
 for d, gaps in ((sys.argv[1], 3), (sys.argv[2], 12)):
     s = json.load(open(d + "/summary.json"))
@@ -46,7 +46,8 @@ for d, gaps in ((sys.argv[1], 3), (sys.argv[2], 12)):
         if g["cause"]["comm"] != "tokio-runtime-w":
             sys.exit("gap %d: cause %s" % (g["id"], g["cause"]))
 k3, k12 = int(sys.argv[3]), int(sys.argv[4])
-if k12 > 1.5 * k3:
+# Under the sanitizers freed memory waits in ASan's quarantine: the peak says nothing there.
+if sys.argv[5] != "sanitized" and k12 > 1.5 * k3:
     sys.exit("peak RSS grows with the trace: %d KiB for 3 gaps, %d KiB for 12" % (k3, k12))
 print("3 and 12 gaps: every gap explained, the bound said; peak RSS x%.2f" % (k12 / k3))
 EOF
