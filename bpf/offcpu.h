@@ -5,8 +5,11 @@
 
 #include "gapscope.h"
 
-#define OFFCPU_PREEMPTED 1 /* switched out while runnable (preempted or yielded) */
-#define OFFCPU_BLOCKED	 2 /* switched out asleep: prev_state != TASK_RUNNING */
+#define OFFCPU_PREEMPTED	  1 /* switched out while runnable (preempted or yielded) */
+#define OFFCPU_BLOCKED		  2 /* switched out asleep: prev_state != TASK_RUNNING */
+/* prev_state's bit for a sleep that a signal ends (poll, a futex), as the kernel's
+ * TASK_INTERRUPTIBLE; without it (TASK_UNINTERRUPTIBLE) a kernel lock's or an I/O's wait. */
+#define OFFCPU_TASK_INTERRUPTIBLE 0x1
 
 struct offcpu_event {
 	struct gs_hdr h;  /* ts = switched out; cpu = where it ran before */

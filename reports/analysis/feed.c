@@ -120,10 +120,18 @@ static bool wake_irq(const struct analysis_priv *p, const struct gs_hdr *h,
 {
 	unsigned int cpu;
 
-	/* A driver stand-in's threads that stand for its devices: their wakeups of the process's
-	 * other threads are the simulated device's interrupt. */
+	/*
+	 * A driver stand-in's threads that stand for its devices: their wakeups of the process's
+	 * other threads out of a sleep a signal would end (a futex: a condition the device
+	 * signals) are the simulated device's interrupt. Not out of an uninterruptible one: such a
+	 * thread also runs on a CPU as any thread does (a kernel's CPU version, faulting its pages
+	 * in), and the kernel lock it lets go of (mmap_lock, behind a trimming thread's madvise)
+	 * wakes its waiter with no news of the device; a real device's interrupt reaches its
+	 * driver's thread in poll, interruptible too.
+	 */
 	if (stands_for_device(p, e->waker_tid, e->waker_tgid))
-		return e->waker_tgid == h->tgid && !stands_for_device(p, h->tid, h->tgid);
+		return e->waker_tgid == h->tgid && !stands_for_device(p, h->tid, h->tgid) &&
+		       (e->prev_state & OFFCPU_TASK_INTERRUPTIBLE);
 
 	/* A socket's, a pipe's, a file's wait is a network card's, a disk's or a timer's news,
 	 * never the GPU's (whose driver thread polls the driver's own files). */

@@ -237,15 +237,15 @@ void ev_futex(__u32 tid, __u64 ts, __u64 dur, __u64 uaddr, __u32 op, __u32 val, 
  * Inside a futex wait no kernel stack (the futex event has the user's); else blocked intervals
  * of 100 us or more carry one.
  */
-void ev_off(__u32 tid, __u64 ts, __u64 end, bool blocked, int syscall, __u32 waker, __u64 wake,
-	    const __u64 *k, unsigned int nk)
+struct offcpu_event *ev_off(__u32 tid, __u64 ts, __u64 end, bool blocked, int syscall, __u32 waker,
+			    __u64 wake, const __u64 *k, unsigned int nk)
 {
 	struct offcpu_event *e = rec_new(GS_EV_OFFCPU, sizeof(*e), tid, ts, cpu_of(tid), NULL, 0, k,
 					 nk);
 
 	e->dur_ns = end - ts;
 	e->state = blocked ? OFFCPU_BLOCKED : OFFCPU_PREEMPTED;
-	e->prev_state = blocked ? TASK_INTERRUPTIBLE : 0;
+	e->prev_state = blocked ? OFFCPU_TASK_INTERRUPTIBLE : 0;
 	e->syscall = blocked ? syscall : OFFCPU_NO_SYSCALL;
 	if (blocked && syscall == SYS_FUTEX)
 		e->h.flags |= GS_F_IN_FUTEX;
@@ -257,6 +257,7 @@ void ev_off(__u32 tid, __u64 ts, __u64 end, bool blocked, int syscall, __u32 wak
 	}
 	e->on_cpu = cpu_of(tid);
 	emit(e, end);
+	return e;
 }
 
 void ev_sample(__u32 tid, __u64 ts, const __u64 *u, unsigned int nu, const __u64 *k,

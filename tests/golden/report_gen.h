@@ -33,7 +33,6 @@
 #define SYS_CLOCK_NANOSLEEP 230
 #define FUTEX_WAIT	    0
 #define FUTEX_WAIT_BITSET   9
-#define TASK_INTERRUPTIBLE  1
 
 /* Mappings: paths that exist on no machine, so names are module+offset everywhere. */
 #define EXE	0x55d0c8a00000ull /* zkengine: file offset = address - EXE */
@@ -123,8 +122,8 @@ struct cu_event *last_cuda(void);
 void ev_cu_name(__u32 tid, __u64 ts, __u64 dur, __u64 handle, const char *name);
 void ev_futex(__u32 tid, __u64 ts, __u64 dur, __u64 uaddr, __u32 op, __u32 val, __u32 owner,
 	      const __u64 *u, unsigned int nu);
-void ev_off(__u32 tid, __u64 ts, __u64 end, bool blocked, int syscall, __u32 waker, __u64 wake,
-	    const __u64 *k, unsigned int nk);
+struct offcpu_event *ev_off(__u32 tid, __u64 ts, __u64 end, bool blocked, int syscall, __u32 waker,
+			    __u64 wake, const __u64 *k, unsigned int nk);
 void ev_sample(__u32 tid, __u64 ts, const __u64 *u, unsigned int nu, const __u64 *k,
 	       unsigned int nk);
 void ev_probe(__u32 tid, __u64 ts, __u64 dur, __u32 id, __u64 arg0, __u64 ret, const __u64 *u,

@@ -140,7 +140,7 @@ void program(void)
 		  X_QUEUE_WAIT);
 	cond_wait(TID_W1, AT(62300), AT(106300), TID_MAIN, GPU_QUEUE_COND, X_WORKER_POP,
 		  X_QUEUE_WAIT);
-	cond_wait(TID_FIN, AT(62400), AT(114800), TID_W0, RESULT_COND, X_FIN_POP, X_RESULT_WAIT);
+	cond_wait(TID_FIN, AT(62400), AT(112000), TID_W0, RESULT_COND, X_FIN_POP, X_RESULT_WAIT);
 
 	/* Busy 100.0 -> 130.0 ms: gpu-worker-0's partition, then gpu-worker-1's after a 0.4 ms
 	 * idle window (shorter than a gap). */
@@ -149,6 +149,20 @@ void program(void)
 	submit(TID_W1, AT(106400), 4);
 	synchronize(TID_W1, AT(106440), AT(130000));
 	samples(TID_W0, AT(108004), AT(112004), u_prep, N(u_prep));
+
+	/*
+	 * While gpu-worker-1's work runs (until 130.0 ms): the finalizer, handed a result at
+	 * 112.0 ms, faults a page in and waits for mmap_lock (uninterruptible), which gpu-worker-1's
+	 * stream thread lets go of at 112.29, running a kernel's CPU version; the finalizer then
+	 * wakes gpu-worker-0 out of a condition wait (its acknowledgement) at 112.39, and goes back
+	 * to waiting for results. The stream thread's wakeup is no news of the device: the device
+	 * stays busy (a chain from it would say all work queued before 112.1 done at 112.3).
+	 */
+	ev_off(TID_FIN, AT(112050), AT(112300), true, OFFCPU_NO_SYSCALL, TID_DEV_B, AT(112290),
+	       NULL, 0)
+		->prev_state = 0x2; /* TASK_UNINTERRUPTIBLE */
+	cond_wait(TID_W0, AT(112100), AT(112390), TID_FIN, RESULT_COND, X_WORKER_POP, X_QUEUE_WAIT);
+	cond_wait(TID_FIN, AT(112450), AT(114800), TID_W0, RESULT_COND, X_FIN_POP, X_RESULT_WAIT);
 
 	/*
 	 * finalizer-0 takes the tracker lock (uncontended: no event) at 114.90 ms and trims the
