@@ -18,7 +18,8 @@ div=1
 [ -z "$SAN_FLAGS" ] || div=5
 CHAIN=${STREAMS_CHAIN:-$((1000000 / div))}
 DISTINCT=${STREAMS_DISTINCT:-$((2000000 / div))}
-$CC $SAN_FLAGS -O2 -Wall -D_GNU_SOURCE -Ibpf -Ilib -o "$TMP/gen_streams" tests/report/gen_streams.c \
+$CC $SAN_FLAGS -O2 -Wall -D_GNU_SOURCE -Ibpf -Ilib -o "$TMP/gen_streams" \
+	tests/report/gen_streams.c tests/report/genlib.c \
 	"$BUILD/lib/libgapscope.a" -lz -lzstd || die "cannot build gen_streams"
 
 # rss_report TRACE DIR: the report of TRACE into DIR; prints its peak RSS in KB.

@@ -8,7 +8,8 @@
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_built "$GS" "$BUILD/lib/libgapscope.a"
-$CC $SAN_FLAGS -O2 -D_GNU_SOURCE -Ibpf -Ilib -o "$TMP/gen" tests/report/gen_taskpolls.c \
+$CC $SAN_FLAGS -O2 -D_GNU_SOURCE -Ibpf -Ilib -o "$TMP/gen" \
+	tests/report/gen_taskpolls.c tests/report/genlib.c \
 	"$BUILD/lib/libgapscope.a" -lz -lzstd || die "cannot build gen_taskpolls"
 
 peak_kb() { # TRACE OUT: report TRACE into OUT on a 1 MiB stack; prints its peak RSS in KiB

@@ -46,7 +46,8 @@ EOF
 
 # A trace past TIMELINE_ALL_EVENTS: only intervals of 1 ms or more outside the gaps.
 need_built "$BUILD/lib/libgapscope.a"
-${CC:-cc} $SAN_FLAGS -O2 -D_GNU_SOURCE -Ibpf -Ilib -o "$TMP/gen_trace" tests/report/gen_trace.c \
+${CC:-cc} $SAN_FLAGS -O2 -D_GNU_SOURCE -Ibpf -Ilib -o "$TMP/gen_trace" \
+	tests/report/gen_trace.c tests/report/genlib.c \
 	"$BUILD/lib/libgapscope.a" -lz -lzstd || die "cannot build gen_trace"
 "$TMP/gen_trace" "$TMP/g.gsc" 600000 >/dev/null
 "$GS" report "$TMP/g.gsc" -o "$TMP/g" >/dev/null 2>"$TMP/g.err" || { cat "$TMP/g.err"; die "report g"; }

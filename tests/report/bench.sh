@@ -12,7 +12,8 @@ cd "$(dirname "$0")/../.."
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 CC=${CC:-cc}
-$CC -O2 -g -D_GNU_SOURCE -Ibpf -Ilib -o "$TMP/gen_trace" tests/report/gen_trace.c \
+$CC -O2 -g -D_GNU_SOURCE -Ibpf -Ilib -o "$TMP/gen_trace" \
+	tests/report/gen_trace.c tests/report/genlib.c \
 	"$BUILD/lib/libgapscope.a" -lz -lzstd
 $CC -O2 -g -D_GNU_SOURCE -Ibpf -Ilib -o "$TMP/decode_pass" tests/report/decode_pass.c \
 	"$BUILD/lib/libgapscope.a" -lz -lzstd

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace.h"
+#include "genlib.h"
 #include "futex.h"
 #include "offcpu.h"
 #include "proc.h"
@@ -25,24 +25,9 @@
 #define TID_FIRST 5001u
 #define TID_LAST  4194000u /* systemd's pid_max: tids are used again after a wrap */
 
-static struct trace_writer *w;
-
-static void put(void *rec, size_t size)
-{
-	if (trace__append(w, rec, size)) {
-		perror("futexgen: append");
-		exit(1);
-	}
-}
-
 static void hdr(struct gs_hdr *h, __u32 type, __u32 size, __u64 ts, __u32 tid)
 {
-	memset(h, 0, sizeof(*h));
-	h->type = type;
-	h->size = size;
-	h->ts = ts;
-	h->tid = tid;
-	h->tgid = TGID;
+	gen__hdr(h, type, size, ts, tid, TGID);
 	h->cpu = tid & 1;
 }
 
@@ -63,12 +48,12 @@ static void wait_on(__u32 tid, __u32 waker, __u64 uaddr, __u64 s, __u64 e)
 	off.syscall = 202; /* futex */
 	off.h.flags = GS_F_IN_FUTEX;
 	memcpy(off.waker_comm, "churn", 6);
-	put(&off, sizeof(off));
+	gen__put(&off, sizeof(off));
 	hdr(&fx.h, GS_EV_FUTEX, sizeof(fx), s, tid);
 	memset((char *)&fx + sizeof(fx.h), 0, sizeof(fx) - sizeof(fx.h));
 	fx.uaddr = uaddr;
 	fx.dur_ns = e - s;
-	put(&fx, sizeof(fx));
+	gen__put(&fx, sizeof(fx));
 }
 
 static void fork_rec(__u32 parent, __u32 child, __u64 ts)
@@ -80,7 +65,7 @@ static void fork_rec(__u32 parent, __u32 child, __u64 ts)
 	f.child_tid = child;
 	f.child_tgid = TGID;
 	memcpy(f.comm, "churn", 6);
-	put(&f, sizeof(f));
+	gen__put(&f, sizeof(f));
 }
 
 static void exit_rec(__u32 tid, __u64 ts)
@@ -89,7 +74,7 @@ static void exit_rec(__u32 tid, __u64 ts)
 
 	hdr(&x.h, GS_EV_EXIT, sizeof(x), ts, tid);
 	memset((char *)&x + sizeof(x.h), 0, sizeof(x) - sizeof(x.h));
-	put(&x, sizeof(x));
+	gen__put(&x, sizeof(x));
 }
 
 int main(int argc, char **argv)
@@ -102,11 +87,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: futexgen FILE ROUNDS\n");
 		return 64;
 	}
-	w = trace__create(argv[1], true);
-	if (!w) {
-		perror("futexgen");
-		return 1;
-	}
+	gen__open("futexgen", argv[1]);
 	for (unsigned long long i = 0; i < rounds; i++, t += ROUND_NS) {
 		if (i % CHURN == 0) {
 			/* The old pair exits; the process's main thread (TGID) starts a new one. */
@@ -131,10 +112,7 @@ int main(int argc, char **argv)
 		exit_rec(a, t);
 		exit_rec(b, t + 1);
 	}
-	if (trace__finish(w)) {
-		perror("futexgen: finish");
-		return 1;
-	}
+	gen__end(t);
 	printf("rounds=%llu words=%llu threads=%llu seconds=%.3f\n", rounds, rounds * 2,
 	       2 * ((rounds + CHURN - 1) / CHURN), (t - 1000000000ull) / 1e9);
 	return 0;

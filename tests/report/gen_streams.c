@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace.h"
+#include "genlib.h"
 #include "cuda.h"
 
 #define TGID	  1000
@@ -29,34 +29,11 @@
 
 enum { P_LAUNCH = 1, P_SYNC, P_RECORD, P_WAIT, P_CTX_SYNC };
 
-static struct trace_writer *w;
-static unsigned long long n;
 static __u64 t = 1000000000ull;
-
-static void put(const void *rec, size_t size)
-{
-	if (trace__append(w, rec, size)) {
-		perror("gen_streams: append");
-		exit(1);
-	}
-	n++;
-}
 
 static void probe_rec(__u32 id, __u32 kind, const char *sym)
 {
-	unsigned char buf[256] = {};
-	struct gs_rec_probe *p = (void *)buf;
-	size_t len = sizeof(*p) + strlen("/lib/libcuda.so.1") + 1 + strlen(sym) + 1;
-
-	p->h.type = GS_REC_PROBE;
-	p->h.size = len;
-	p->h.ts = 1;
-	p->id = id;
-	p->family = GS_PROBE_CUDA;
-	p->kind = kind;
-	strcpy(p->names, "/lib/libcuda.so.1");
-	strcpy(p->names + strlen(p->names) + 1, sym);
-	put(buf, len);
+	gen__probe(id, GS_PROBE_CUDA, kind, 0, "/lib/libcuda.so.1", sym);
 }
 
 /* A call at t (then t moves on 500 ns); dur: a return dur ns later, 0 an entry only. */
@@ -75,7 +52,7 @@ static void call(__u32 fn, __u32 kind, __u64 stream, __u64 handle, __u64 dur)
 	cu.handle = handle;
 	cu.dur_ns = dur;
 	cu.grid[0] = cu.block[0] = 1;
-	put(&cu, sizeof(cu));
+	gen__put(&cu, sizeof(cu));
 	t += dur + 500;
 }
 
@@ -88,11 +65,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	count = strtoull(argv[3], NULL, 10);
-	w = trace__create(argv[1], true);
-	if (!w) {
-		perror("gen_streams");
-		return 1;
-	}
+	gen__open("gen_streams", argv[1]);
 	probe_rec(P_LAUNCH, CU_K_LAUNCH, "cuLaunchKernel");
 	probe_rec(P_SYNC, CU_K_SYNC_STREAM, "cuStreamSynchronize");
 	probe_rec(P_RECORD, CU_K_EVENT_RECORD, "cuEventRecord");
@@ -121,19 +94,7 @@ int main(int argc, char **argv)
 				call(P_CTX_SYNC, CU_K_SYNC_CTX, 0, 0, 2000);
 		}
 	}
-	{
-		struct gs_rec_end end = {
-			.h = { .type = GS_REC_END, .size = sizeof(end), .ts = t }
-		};
-
-		end.events = n;
-		end.records = n;
-		put(&end, sizeof(end));
-	}
-	if (trace__finish(w)) {
-		perror("gen_streams: finish");
-		return 1;
-	}
-	printf("gen_streams: %llu records, %.3f s\n", n, (t - 1000000000ull) / 1e9);
+	gen__end(t);
+	printf("gen_streams: %llu records, %.3f s\n", gen__records(), (t - 1000000000ull) / 1e9);
 	return 0;
 }

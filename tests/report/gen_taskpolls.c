@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace.h"
+#include "genlib.h"
 #include "cuda.h"
 #include "probe.h"
 #include "proc.h"
@@ -25,45 +25,14 @@
 #define US     1000ull
 #define MS     1000000ull
 
-static struct trace_writer *w;
-static unsigned long long n;
-
-static void put(void *rec, size_t size)
-{
-	if (trace__append(w, rec, size)) {
-		perror("gen_taskpolls: append");
-		exit(1);
-	}
-	n++;
-}
-
 static void probe_rec(__u32 id, __u32 family, __u32 kind, const char *lib, const char *sym)
 {
-	unsigned char buf[256] = {};
-	struct gs_rec_probe *p = (void *)buf;
-	size_t len = sizeof(*p) + strlen(lib) + 1 + strlen(sym) + 1;
-
-	p->h.type = GS_REC_PROBE;
-	p->h.size = len;
-	p->h.ts = 1;
-	p->id = id;
-	p->family = family;
-	p->kind = kind;
-	p->flags = GS_PROBE_F_RET;
-	p->pid = -1;
-	strcpy(p->names, lib);
-	strcpy(p->names + strlen(lib) + 1, sym);
-	put(buf, len);
+	gen__probe(id, family, kind, GS_PROBE_F_RET, lib, sym);
 }
 
 static void hdr(struct gs_hdr *h, __u32 type, __u32 size, __u64 ts, __u32 tid)
 {
-	memset(h, 0, sizeof(*h));
-	h->type = type;
-	h->size = size;
-	h->ts = ts;
-	h->tid = tid;
-	h->tgid = TGID;
+	gen__hdr(h, type, size, ts, tid, TGID);
 	h->flags = GS_F_RET;
 }
 
@@ -75,7 +44,7 @@ static void task_fn(__u32 id, __u32 tid, __u64 ts, __u64 dur)
 	e.id = id;
 	e.dur_ns = dur;
 	e.arg0 = TASK;
-	put(&e, sizeof(e));
+	gen__put(&e, sizeof(e));
 }
 
 static void cuda(__u32 id, __u32 kind, __u64 ts, __u64 dur)
@@ -87,7 +56,7 @@ static void cuda(__u32 id, __u32 kind, __u64 ts, __u64 dur)
 	c.kind = kind;
 	c.dur_ns = dur;
 	c.handle = 0x9000;
-	put(&c, sizeof(c));
+	gen__put(&c, sizeof(c));
 }
 
 int main(int argc, char **argv)
@@ -101,10 +70,7 @@ int main(int argc, char **argv)
 	}
 	gaps = atol(argv[2]);
 	gap_ns = strtoull(argv[3], NULL, 10) * MS;
-	if (!(w = trace__create(argv[1], true))) {
-		perror("gen_taskpolls");
-		return 1;
-	}
+	gen__open("gen_taskpolls", argv[1]);
 	probe_rec(1, GS_PROBE_CUDA, CU_K_LAUNCH, "/usr/lib/libcuda.so.1", "cuLaunchKernel");
 	probe_rec(2, GS_PROBE_CUDA, CU_K_SYNC_STREAM, "/usr/lib/libcuda.so.1",
 		  "cuStreamSynchronize");
@@ -117,7 +83,7 @@ int main(int argc, char **argv)
 		hdr(&c.h, GS_EV_COMM, sizeof(c), t, i ? TIMER : WORKER);
 		c.h.flags = 0;
 		strcpy(c.comm, i ? "timer" : "tokio-runtime-w");
-		put(&c, sizeof(c));
+		gen__put(&c, sizeof(c));
 	}
 	for (long g = 0; g <= gaps; g++) {
 		__u64 s;
@@ -138,19 +104,7 @@ int main(int argc, char **argv)
 		task_fn(3, WORKER, s, 20 * US);
 		t = s + 2 * US;
 	}
-	{
-		struct gs_rec_end end = {
-			.h = { .type = GS_REC_END, .size = sizeof(end), .ts = t }
-		};
-
-		end.events = n;
-		end.records = n;
-		put(&end, sizeof(end));
-	}
-	if (trace__finish(w)) {
-		perror("gen_taskpolls: finish");
-		return 1;
-	}
-	printf("gen_taskpolls: %llu records\n", n);
+	gen__end(t);
+	printf("gen_taskpolls: %llu records\n", gen__records());
 	return 0;
 }

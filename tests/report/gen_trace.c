@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace.h"
+#include "genlib.h"
 #include "cuda.h"
 #include "futex.h"
 #include "offcpu.h"
@@ -25,25 +25,11 @@
 #define NFIN	  4
 #define GAP_EVERY 400 /* iterations between two lock waits that idle the GPU */
 
-static struct trace_writer *w;
-static unsigned long long n, max_n;
-
-static void put(void *rec, size_t size)
-{
-	if (trace__append(w, rec, size)) {
-		perror("gen_trace: append");
-		exit(1);
-	}
-	n++;
-}
+static unsigned long long max_n;
 
 static void hdr(struct gs_hdr *h, __u32 type, __u32 size, __u64 ts, __u32 tid, int frames)
 {
-	h->type = type;
-	h->size = size;
-	h->ts = ts;
-	h->tid = tid;
-	h->tgid = TGID;
+	gen__hdr(h, type, size, ts, tid, TGID);
 	h->cpu = tid & 1;
 	h->ustack_n = frames;
 }
@@ -59,22 +45,12 @@ static void put_stacked(void *fixed, size_t fsize, int frames, __u64 seed)
 		st[i] = 0x401000 +
 			(((seed % 16) * 31 + i * 97) & 0xfff); /* a program has few call sites */
 	((struct gs_hdr *)buf)->size = fsize + frames * 8;
-	put(buf, fsize + frames * 8);
+	gen__put(buf, fsize + frames * 8);
 }
 
 static void probe_rec(__u32 id, const char *sym)
 {
-	unsigned char buf[256] = {};
-	struct gs_rec_probe *p = (void *)buf;
-	size_t len = sizeof(*p) + strlen("/lib/libcuda.so.1") + 1 + strlen(sym) + 1;
-
-	p->h.type = GS_REC_PROBE;
-	p->h.size = len;
-	p->h.ts = 1;
-	p->id = id;
-	strcpy(p->names, "/lib/libcuda.so.1");
-	strcpy(p->names + strlen(p->names) + 1, sym);
-	put(buf, len);
+	gen__probe(id, 0, 0, 0, "/lib/libcuda.so.1", sym);
 }
 
 int main(int argc, char **argv)
@@ -86,11 +62,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	max_n = strtoull(argv[2], NULL, 10);
-	w = trace__create(argv[1], true);
-	if (!w) {
-		perror("gen_trace");
-		return 1;
-	}
+	gen__open("gen_trace", argv[1]);
 	probe_rec(1, "cuLaunchKernel");
 	probe_rec(2, "cuStreamSynchronize");
 	probe_rec(3, "malloc_trim");
@@ -99,9 +71,9 @@ int main(int argc, char **argv)
 
 		hdr(&c.h, GS_EV_COMM, sizeof(c), t, TGID + 1 + i, 0);
 		snprintf(c.comm, sizeof(c.comm), i < NFEED ? "feeder-%d" : "fin-%d", i);
-		put(&c, sizeof(c));
+		gen__put(&c, sizeof(c));
 	}
-	for (__u64 it = 0; n < max_n; it++) {
+	for (__u64 it = 0; gen__records() < max_n; it++) {
 		__u32 feeder = TGID + 1 + (it / GAP_EVERY) % NFEED;
 		__u32 fin = TGID + 1 + NFEED + it % NFIN;
 		struct cu_event cu = {};
@@ -126,7 +98,7 @@ int main(int argc, char **argv)
 			off.waker_tgid = TGID;
 			off.syscall = 202;
 			off.h.flags = GS_F_IN_FUTEX;
-			put(&off, sizeof(off));
+			gen__put(&off, sizeof(off));
 			memset(&fx, 0, sizeof(fx));
 			hdr(&fx.h, GS_EV_FUTEX, sizeof(fx), t + 90000, feeder, 8);
 			fx.uaddr = 0x600000;
@@ -166,22 +138,10 @@ int main(int argc, char **argv)
 		off.dur_ns = 50000;
 		off.state = OFFCPU_PREEMPTED;
 		off.syscall = OFFCPU_NO_SYSCALL;
-		put(&off, sizeof(off));
+		gen__put(&off, sizeof(off));
 		t += 1010000;
 	}
-	{
-		struct gs_rec_end end = {
-			.h = { .type = GS_REC_END, .size = sizeof(end), .ts = t }
-		};
-
-		end.events = n;
-		end.records = n;
-		put(&end, sizeof(end));
-	}
-	if (trace__finish(w)) {
-		perror("gen_trace: finish");
-		return 1;
-	}
-	printf("gen_trace: %llu events\n", n);
+	gen__end(t);
+	printf("gen_trace: %llu events\n", gen__records());
 	return 0;
 }
