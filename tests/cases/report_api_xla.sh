@@ -9,10 +9,13 @@
 # start: recall and precision of the gaps >= 95%, busy within 3 points. Launched; then with the
 # host function in anonymous memory (a libffi closure's shape), which no probe reaches: the
 # only news is the callback thread woken by simcuda's device thread (its interrupt) and the
-# host thread woken by it, launched and attached with -p. The feeder runs at nice -19: a host
-# thread kept off its CPU between
-# two launches of a step leaves the simulated device idle where no call can tell (the tier
-# counts such time unconfirmed), and the test is about the steps' gaps.
+# host thread woken by it, launched and attached with -p. The feeder runs at nice -19, yet on a
+# loaded machine its thread is at times kept off its CPU between two launches of a step: the
+# simulated device idles where no call can tell (the tier counts such time unconfirmed). A
+# kernel-to-kernel idle window for at least 80% of which the launching thread was runnable but
+# not running (its preempted intervals in the trace) is that, not a step's gap: it counts as
+# busy in the truth, and the test says how many there were (3 of 58 at load 10-14; the steps'
+# gaps had the thread preempted for 0-60% of theirs).
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_probes
@@ -41,29 +44,48 @@ check() { # check NAME [anon]: NAME.gsc against NAME.jsonl
 		echo "== $1 (host function probed from $live s)"
 	fi
 	cat "$TMP/$1.txt"
-	python3 - "$TMP/$1.jsonl" "$TMP/$1.rep/summary.json" "$live" "$1" <<'PY' || die "$1: the API tier against simcuda's truth"
-import json, sys
+	python3 - "$TMP/$1.jsonl" "$TMP/$1.rep/summary.json" "$live" "$1" "$TMP/$1.script" <<'PY' || die "$1: the API tier against simcuda's truth"
+import json, re, sys
 live = int(float(sys.argv[3]) * 1e9)
 kernels = sorted((k["start_ns"], k["end_ns"]) for k in map(json.loads, open(sys.argv[1])))
+# The launching thread (the graph's) and its preempted intervals, from the script's lines.
+ev = re.compile(r"\s*\S+\s+(\d+)/\d+\s+\[\d+\]\s+([\d.]+): (\S+) ")
+unit = {"us": 1e3, "ms": 1e6, "s": 1e9}
+launcher, pre = None, []
+for line in open(sys.argv[5]):
+    m = ev.match(line)
+    if not m:
+        continue
+    if m.group(3) == "cuda:cuGraphLaunch":
+        launcher = int(m.group(1))
+    elif m.group(3) == "sched:offcpu" and " preempted " in line:
+        d = re.search(r" dur=([\d.]+)(us|ms|s) ", line)
+        a = int(round(float(m.group(2)) * 1e9))
+        pre.append((int(m.group(1)), a, a + int(float(d.group(1)) * unit[d.group(2)])))
+pre = [(a, b) for tid, a, b in pre if tid == launcher]
+starved = lambda a, b: sum(max(0, min(y, b) - max(x, a)) for x, y in pre) >= 0.8 * (b - a)
 runs = []
 for a, b in kernels:
-    if runs and a - runs[-1][1] < 1000000:
+    if runs and (a - runs[-1][1] < 1000000 or starved(runs[-1][1], a)):
+        runs[-1][2] += a - runs[-1][1] >= 1000000
         runs[-1][1] = max(runs[-1][1], b)
     else:
-        runs.append([a, b])
+        runs.append([a, b, 0])
 runs = [r for r in runs if r[0] > live]
 t0, t1 = runs[0][0], runs[-1][1]
 truth = [(a[1], b[0]) for a, b in zip(runs, runs[1:])]
+nstarved = sum(r[2] for r in runs)
 s = json.load(open(sys.argv[2]))
 api = [(g["start_ns"], g["end_ns"]) for g in s["gaps"] if g["end_ns"] > t0 and g["start_ns"] < t1]
 hit = lambda g, gs: any(x[0] < g[1] and x[1] > g[0] for x in gs)
 recall = sum(hit(g, api) for g in truth) / len(truth)
 precision = sum(hit(g, truth) for g in api) / len(api) if api else 0
 clip = lambda g: max(0, min(g[1], t1) - max(g[0], t0))
-busy_truth = sum(b - a for a, b in runs) / (t1 - t0) * 100
+busy_truth = sum(b - a for a, b, _ in runs) / (t1 - t0) * 100
 busy_api = (1 - sum(clip(g) for g in api) / (t1 - t0)) * 100
-print("%s: %d truth gaps, %d api gaps: recall %.3f precision %.3f; busy %.1f%% (truth %.1f%%)"
-      % (sys.argv[4], len(truth), len(api), recall, precision, busy_api, busy_truth))
+print("%s: %d truth gaps (%d idle windows of a starved launching thread counted busy), %d api "
+      "gaps: recall %.3f precision %.3f; busy %.1f%% (truth %.1f%%)"
+      % (sys.argv[4], len(truth), nstarved, len(api), recall, precision, busy_api, busy_truth))
 ok = len(truth) >= 20 and recall >= 0.95 and precision >= 0.95 and abs(busy_api - busy_truth) <= 3
 sys.exit(0 if ok else 1)
 PY
