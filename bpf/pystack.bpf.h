@@ -193,6 +193,19 @@ static __always_inline __u32 py_walk(const struct py_offsets *o, struct pystack_
 	return c.status;
 }
 
+/*
+ * Whether the interpreter of thread state ts runs its cyclic collector now: two reads. A read
+ * that fails leaves the frames unmarked (they were read: the process is there).
+ */
+static __always_inline bool py_collecting(const struct py_offsets *o, __u64 ts)
+{
+	__u64 interp = 0;
+	__s32 collecting = 0;
+
+	return o->interp_gc && !py_read(&interp, sizeof(interp), ts + o->ts_interp) && interp &&
+	       !py_read(&collecting, sizeof(collecting), interp + o->interp_gc) && collecting;
+}
+
 #if defined(__TARGET_ARCH_x86)
 /*
  * The current thread's Python frames for the event (of_type, ts) that ends at end, written
@@ -247,6 +260,8 @@ static __always_inline void py_take(__u32 of_type, __u64 ts, __u64 end, __u32 ir
 	ev->status = py_walk(o, ev, frame);
 	if (ev->status & PYSTACK_F_READ)
 		count_loss(GS_LOSS_PYSTACK);
+	if (ev->n && py_collecting(o, ts_addr))
+		ev->status |= PYSTACK_F_GC;
 	if (ev->n) {
 		ev->h.type = GS_EV_PYSTACK;
 		ev->h.ts = ts;

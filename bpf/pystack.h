@@ -11,6 +11,13 @@
  *
  * Where the interpreter's structures are comes per process (map py_procs): from the
  * interpreter's own debug offsets (3.13), else a table per version (loader/pyoffsets.c).
+ *
+ * With the frames, whether the thread's interpreter is running its cyclic garbage collector
+ * (the GC state's `collecting`, PYSTACK_F_GC): a collection runs inside whatever allocation or
+ * gc.collect() call set it off, under that Python frame, and the report names the time as the
+ * collector's, not that function's own. The flag is the interpreter's, not the thread's: a
+ * collection holds the GIL, so another thread marked with it is one running without the GIL
+ * meanwhile (in C code that released it), which the programs this is made for seldom do.
  */
 #ifndef GAPSCOPE_PYSTACK_H
 #define GAPSCOPE_PYSTACK_H
@@ -53,6 +60,8 @@ struct py_offsets {
 	__u32 fr_instr;	      /* frame: f_lasti (3.10), prev_instr (3.11, 3.12), instr_ptr */
 	__u32 fr_entry;	      /* frame: is_entry (3.11) or owner (3.12+) */
 	__u32 code_adaptive;  /* code object: its first instruction (3.11+) */
+	__u32 ts_interp;      /* PyThreadState.interp */
+	__u32 interp_gc;      /* PyInterpreterState: gc.collecting (an int); 0: not known */
 	__u8 has_cframe;
 	__u8 instr_kind; /* PY_INSTR_* */
 	__u8 entry_kind; /* PY_ENTRY_* */
@@ -71,6 +80,7 @@ struct py_frame {
 /* struct pystack_event.status */
 #define PYSTACK_F_TRUNCATED (1u << 0) /* more frames than PY_FRAMES_MAX: the root ones missing */
 #define PYSTACK_F_READ	    (1u << 1) /* a read failed: the frames from there on are missing */
+#define PYSTACK_F_GC	    (1u << 2) /* the interpreter was running its cyclic collector */
 
 struct pystack_event {
 	struct gs_hdr h; /* ts, tid: those of the event it completes */

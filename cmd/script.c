@@ -453,9 +453,10 @@ static void print_event(const struct script *s, const struct gs_hdr *h)
 		const struct pystack_event *e = gs_pystack(h, &n);
 
 		head(s, h, "pystack");
-		fprintf(o, " of=%s frames=%u%s%s\n", trace__event_name(e->of_type), n,
+		fprintf(o, " of=%s frames=%u%s%s%s\n", trace__event_name(e->of_type), n,
 			e->status & PYSTACK_F_TRUNCATED ? " truncated" : "",
-			e->status & PYSTACK_F_READ ? " read-failed" : "");
+			e->status & PYSTACK_F_READ ? " read-failed" : "",
+			e->status & PYSTACK_F_GC ? " gc" : "");
 		for (__u32 i = 0; i < n && !s->opts->no_stacks; i++)
 			fprintf(o, "\t    code=0x%llx+0x%x%s\n", (unsigned long long)e->f[i].code,
 				e->f[i].offset,

@@ -150,6 +150,20 @@ static int find_threads(pid_t tgid, struct py_offsets *o, bool *moved)
 
 #define ARM_TRIES 200 /* looks, 50 ms apart, for an interpreter's first thread: 10 s */
 
+/*
+ * Whether the collector's flag is where the layout says: an int of 0 or 1 in the running
+ * interpreter, in a layout whose thread states were where the version has them (a build of its
+ * own that moved those moved this too).
+ */
+static bool gc_flag_holds(pid_t tgid, const struct py_offsets *o, bool moved)
+{
+	__u64 interp = 0;
+	__s32 v = -1;
+
+	return o->interp_gc && !moved && !peek(tgid, o->runtime + o->rt_interp_head, &interp, 8) &&
+	       interp && !peek(tgid, interp + o->interp_gc, &v, sizeof(v)) && (v == 0 || v == 1);
+}
+
 /* The BPF side told where the interpreter is, once it runs (or given up). */
 static void arm(struct pycode *pc, struct pyproc *p)
 {
@@ -168,16 +182,19 @@ static void arm(struct pycode *pc, struct pyproc *p)
 			esc__text(said, sizeof(said), p->shown, SIZE_MAX));
 		return;
 	}
+	if (!gc_flag_holds(p->tgid, &p->l.bpf, moved))
+		p->l.bpf.interp_gc = 0;
 	if (bpf_map_update_elem(bpf_map__fd(pc->skel->maps.py_procs), &(__u32){ p->tgid },
 				&p->l.bpf, BPF_ANY)) {
 		fprintf(stderr, "gapscope: warning: pid %d: no Python frames: %s\n", p->tgid,
 			strerror(errno));
 		return;
 	}
-	fprintf(stderr, "gapscope: pid %d: Python %u.%u (%s): frames read, offsets from %s%s\n",
+	fprintf(stderr, "gapscope: pid %d: Python %u.%u (%s): frames read, offsets from %s%s%s\n",
 		p->tgid, p->l.major, p->l.minor, esc__text(said, sizeof(said), p->shown, SIZE_MAX),
 		p->l.from_debug ? "its debug offsets" : "the table",
-		moved ? " (its thread states found elsewhere)" : "");
+		moved ? " (its thread states found elsewhere)" : "",
+		p->l.bpf.interp_gc ? "" : "; its collector not seen");
 }
 
 void pycode__map(struct pycode *pc, pid_t tgid, const char *file, const char *shown, __u64 start,

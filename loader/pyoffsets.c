@@ -14,8 +14,10 @@
 
 /*
  * The table, x86-64, from the versions' own headers (Include/cpython/pystate.h, code.h,
- * frameobject.h, and the internal pycore_interp.h, pycore_frame.h, pycore_runtime.h): the same
- * in every release of a version, which keeps these structures' layout within it.
+ * frameobject.h, and the internal pycore_interp.h, pycore_frame.h, pycore_runtime.h, pycore_gc.h):
+ * the same in every release of a version, which keeps these structures' layout within it. The
+ * collector's flag is PyInterpreterState.gc (struct _gc_runtime_state) plus its `collecting`,
+ * 200 bytes in, in every version here (the three generations and their statistics before it).
  * tests/unit/test_pyoffsets.c holds the row of the local interpreter's version to its headers.
  */
 static const struct py_layout table[] = {
@@ -32,6 +34,8 @@ static const struct py_layout table[] = {
 			 .fr_previous = 24, /* PyFrameObject.f_back */
 			 .fr_code = 32,
 			 .fr_instr = 96, /* f_lasti */
+			 .ts_interp = 16,
+			 .interp_gc = 616 + 200,
 			 .instr_kind = PY_INSTR_LASTI,
 			 .entry_kind = PY_ENTRY_EVERY },
 		.co_name = 112, /* no qualified name before 3.11 */
@@ -59,6 +63,8 @@ static const struct py_layout table[] = {
 			 .fr_instr = 56, /* prev_instr */
 			 .fr_entry = 68, /* is_entry */
 			 .code_adaptive = 184,
+			 .ts_interp = 16,
+			 .interp_gc = 648 + 200,
 			 .instr_kind = PY_INSTR_PTR,
 			 .entry_kind = PY_ENTRY_FLAG },
 		.co_name = 128, /* co_qualname */
@@ -86,6 +92,8 @@ static const struct py_layout table[] = {
 			 .fr_instr = 56, /* prev_instr */
 			 .fr_entry = 70, /* owner */
 			 .code_adaptive = 192,
+			 .ts_interp = 16,
+			 .interp_gc = 112 + 200,
 			 .instr_kind = PY_INSTR_PTR,
 			 .entry_kind = PY_ENTRY_CSTACK },
 		.co_name = 128,
@@ -123,15 +131,18 @@ int pyoffsets__table(unsigned int major, unsigned int minor, struct py_layout *o
  * structure's size (runtime, interpreter, thread, frame, code object, ...). Where each section
  * starts, in words: 3.13 as released (after the cookie, the version and free_threaded; thirteen
  * interpreter fields), and its pre-releases (no free_threaded, eleven interpreter fields). A
- * layout is taken only where every offset read lies inside its structure's size.
+ * layout is taken only where every offset read lies inside its structure's size. The collector's
+ * section (its size, then `collecting`) comes last, after nine sections of objects the release
+ * lays out in 29 words; a pre-release's is not read (gc 0), and a release's that does not hold
+ * together leaves the collector unread, the frames read still.
  */
 struct do_sections {
-	int rt, is, ts, fr, co;
+	int rt, is, ts, fr, co, gc;
 };
 
 static const struct do_sections do_layouts[] = {
-	{ 3, 6, 19, 28, 34 },
-	{ 2, 5, 16, 25, 31 },
+	{ 3, 6, 19, 28, 34, 71 },
+	{ 2, 5, 16, 25, 31, 0 },
 };
 
 static bool inside(const __u64 *w, int section, int field)
@@ -150,11 +161,11 @@ int pyoffsets__from_debug(const void *buf, size_t len, struct py_layout *out)
 		const struct do_sections *d = &do_layouts[i];
 
 		if (!inside(w, d->rt, 2) || !inside(w, d->is, 2) || !inside(w, d->is, 3) ||
-		    !inside(w, d->ts, 2) || !inside(w, d->ts, 4) || !inside(w, d->ts, 5) ||
-		    !inside(w, d->fr, 1) || !inside(w, d->fr, 2) || !inside(w, d->fr, 3) ||
-		    !inside(w, d->fr, 5) || !inside(w, d->co, 1) || !inside(w, d->co, 3) ||
-		    !inside(w, d->co, 4) || !inside(w, d->co, 5) || w[d->co + 9] > w[d->co] ||
-		    w[d->co + 9] < w[d->co + 5])
+		    !inside(w, d->ts, 2) || !inside(w, d->ts, 3) || !inside(w, d->ts, 4) ||
+		    !inside(w, d->ts, 5) || !inside(w, d->fr, 1) || !inside(w, d->fr, 2) ||
+		    !inside(w, d->fr, 3) || !inside(w, d->fr, 5) || !inside(w, d->co, 1) ||
+		    !inside(w, d->co, 3) || !inside(w, d->co, 4) || !inside(w, d->co, 5) ||
+		    w[d->co + 9] > w[d->co] || w[d->co + 9] < w[d->co + 5])
 			continue;
 		*out = (struct py_layout){
 			.major = 3,
@@ -171,6 +182,7 @@ int pyoffsets__from_debug(const void *buf, size_t len, struct py_layout *out)
 				 .fr_code = w[d->fr + 2],  /* f_executable */
 				 .fr_instr = w[d->fr + 3], /* instr_ptr */
 				 .fr_entry = w[d->fr + 5], /* owner */
+				 .ts_interp = w[d->ts + 3],
 				 .code_adaptive = w[d->co + 9],
 				 .instr_kind = PY_INSTR_PTR,
 				 .entry_kind = PY_ENTRY_CSTACK },
@@ -182,6 +194,10 @@ int pyoffsets__from_debug(const void *buf, size_t len, struct py_layout *out)
 			.str_compact_data = 56,
 			.lines = PY_LINES_311,
 		};
+		/* interpreter_state.gc, then gc.collecting: an int inside its structure. */
+		if (d->gc && inside(w, d->is, 4) && inside(w, d->gc, 1) &&
+		    w[d->gc + 1] + 4 <= w[d->gc] && w[d->is + 4] + w[d->gc] <= w[d->is])
+			out->bpf.interp_gc = w[d->is + 4] + w[d->gc + 1];
 		common(out);
 		return 0;
 	}

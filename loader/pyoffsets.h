@@ -40,7 +40,7 @@ struct py_layout {
 
 /* The table's layout of version major.minor: 0, or -ENOENT for a version it does not hold. */
 int pyoffsets__table(unsigned int major, unsigned int minor, struct py_layout *out);
-#define DO_WORDS 44 /* the most words read */
+#define DO_WORDS 73 /* the most words read */
 
 /*
  * A layout from a 3.13 interpreter's _Py_DebugOffsets (len bytes of it): 0, or -EINVAL when the

@@ -152,6 +152,36 @@ const char *actionable__python_row(struct strtab *strs, const char *name, const 
 	return strtab__internf(strs, "%.*s)", (int)colon, name);
 }
 
+/*
+ * A Python frame's row: "function (file)", its line apart; a module's top level by its line,
+ * "<module> (file:line)", where a flat script's statements are its only functions.
+ */
+static const char *python_row(struct strtab *strs, const char *name, const char **line)
+{
+	if (!strncmp(name, "<module> (", 10)) {
+		*line = NULL;
+		return name;
+	}
+	return actionable__python_row(strs, name, line);
+}
+
+/* "function (file)" as the collector's row under it: "gc (in function, file)". */
+static const char *gc_row(struct strtab *strs, const char *row)
+{
+	size_t len = strlen(row);
+	const char *open = len > 1 && row[len - 1] == ')' ? strrchr(row, '(') : NULL, *out;
+	int fn, file;
+
+	if (!open || open == row || open[-1] != ' ') {
+		out = strtab__internf(strs, "gc (in %s)", row);
+	} else {
+		fn = (int)(open - 1 - row);
+		file = (int)(row + len - 1 - (open + 1));
+		out = strtab__internf(strs, "gc (in %.*s, %.*s)", fn, row, file, open + 1);
+	}
+	return out ?: row;
+}
+
 /* A frame as a breakdown names it: its function, or its library where it has none. */
 static const char *frame_label(struct names *nm, struct strtab *strs, __u32 tgid, __u64 addr,
 			       bool leaf)
@@ -167,7 +197,7 @@ static const char *frame_label(struct names *nm, struct strtab *strs, __u32 tgid
 bool stack__actionable(struct names *nm, struct strtab *strs, __u32 tgid, const __u64 *user,
 		       __u32 nu, struct actionable *out)
 {
-	__u32 i, first = nu, row;
+	__u32 i, first = nu, row, gc = nu;
 
 	*out = (struct actionable){};
 	/* The vDSO's clock_gettime is the caller's time. */
@@ -184,7 +214,9 @@ bool stack__actionable(struct names *nm, struct strtab *strs, __u32 tgid, const 
 	out->leaf = frame_label(nm, strs, tgid, user[first], first == 0);
 	/* The innermost Python frame of the user's own code; else the innermost of any. */
 	for (i = first, row = nu; i < nu; i++)
-		if (pyframes__is(user[i])) {
+		if (pyframes__is_gc(user[i])) {
+			gc = i;
+		} else if (pyframes__is(user[i])) {
 			row = row == nu ? i : row;
 			if (!library_frame(nm, tgid, user[i], false)) {
 				row = i;
@@ -192,8 +224,9 @@ bool stack__actionable(struct names *nm, struct strtab *strs, __u32 tgid, const 
 			}
 		}
 	if (row < nu) {
-		out->name = actionable__python_row(strs, names__user(nm, tgid, user[row], false),
-						   &out->line);
+		out->name = python_row(strs, names__user(nm, tgid, user[row], false), &out->line);
+		if (gc < row)
+			out->name = gc_row(strs, out->name);
 		return true;
 	}
 	/* The same of native code: the program's and its own libraries' over packages'. */

@@ -2,13 +2,16 @@
 /*
  * The frame of a stack a user can act on, which names on-CPU time in the causes: the innermost
  * Python frame of the user's own code where the stack has one ("prepare (feeder.py)", the
- * function and its file, its line kept apart), else the innermost Python frame; else the
- * innermost named function of the program's own executable or libraries, above the internals of
- * the interpreter, the C and C++ runtimes, the CUDA driver and the vDSO, and above the
- * libraries of the system and of packages (actionable__library) where the program's own code
- * is on the stack; else, where the program's own code has no names, its library and why ("libfoo.so
- * (stripped)", "(missing)"); else the leaf as it is named. The leaf under it is the row's breakdown: its
- * function, or its library where it has no name (stripped frames grouped per library).
+ * function and its file, its line kept apart; a module's top level by its line, "<module>
+ * (x.py:42)"), else the innermost Python frame; where the interpreter's garbage collector ran
+ * beneath that frame (pyframes.h's PYFRAME_GC), the collector's row under it, "gc (in prepare,
+ * feeder.py)". Else the innermost named function of the program's own executable or libraries,
+ * above the internals of the interpreter, the C and C++ runtimes, the CUDA driver and the vDSO,
+ * and above the libraries of the system and of packages (actionable__library) where the
+ * program's own code is on the stack; else, where the program's own code has no names, its
+ * library and why ("libfoo.so (stripped)", "(missing)"); else the leaf as it is named. The leaf
+ * under it is the row's breakdown: its function, or its library where it has no name (stripped
+ * frames grouped per library).
  */
 #ifndef GAPSCOPE_ACTIONABLE_H
 #define GAPSCOPE_ACTIONABLE_H

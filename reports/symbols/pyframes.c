@@ -33,7 +33,7 @@ struct py_fr {
 
 struct py_pending {
 	__u32 tid, type, n;
-	bool done;
+	bool done, gc;
 	__u64 ts, end;
 	struct py_frame f[PY_FRAMES_MAX];
 };
@@ -165,6 +165,8 @@ const char *pyframes__name(struct pyframes *p, __u64 addr)
 	const char *file;
 	int len;
 
+	if (pyframes__is_gc(addr))
+		return "gc";
 	if (!p || i >= p->frames.n)
 		return "[python]";
 	f = VEC_AT(&p->frames, struct py_fr, i);
@@ -248,6 +250,8 @@ static const struct gs_hdr *rebuild(struct pyframes *p, const struct gs_hdr *h,
 	out = (__u64 *)((char *)r + fixed);
 	for (__u32 i = 0; i < h->ustack_n && n < PY_OUT_MAX; i++) {
 		if (k < pe->n && is_eval(p->native(p->native_ctx, h->tgid, ip[i], i == 0))) {
+			if (!k && pe->gc && n < PY_OUT_MAX - 1)
+				out[n++] = PYFRAME_GC;
 			/* This call of the loop ran the frames up to its first. */
 			do
 				out[n++] = frame_addr(p, h->tgid, &pe->f[k]);
@@ -258,6 +262,8 @@ static const struct gs_hdr *rebuild(struct pyframes *p, const struct gs_hdr *h,
 	}
 	if (k < pe->n)
 		p->counts.unplaced++;
+	if (!k && pe->gc && n < PY_OUT_MAX - 1)
+		out[n++] = PYFRAME_GC;
 	while (k < pe->n && n < PY_OUT_MAX)
 		out[n++] = frame_addr(p, h->tgid, &pe->f[k++]);
 	memcpy(out + n, gs_kstack(h), 8 * (size_t)h->kstack_n);
@@ -296,9 +302,12 @@ const struct gs_hdr *pyframes__feed(struct pyframes *p, const struct gs_hdr *h)
 			p->npend--;
 		}
 		pe = &p->pend[p->npend++];
-		*pe = (struct py_pending){
-			.tid = h->tid, .type = e->of_type, .n = n, .ts = h->ts, .end = e->end_ns
-		};
+		*pe = (struct py_pending){ .tid = h->tid,
+					   .type = e->of_type,
+					   .n = n,
+					   .gc = e->status & PYSTACK_F_GC,
+					   .ts = h->ts,
+					   .end = e->end_ns };
 		memcpy(pe->f, e->f, n * sizeof(pe->f[0]));
 		return h;
 	}

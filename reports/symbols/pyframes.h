@@ -12,6 +12,11 @@
  *
  * A Python frame in a stack is an address no user code has (PYFRAME_TAG | its number), which
  * names.c names through pyframes__name().
+ *
+ * Frames read while the interpreter ran its cyclic garbage collector (PYSTACK_F_GC) get one more
+ * frame, PYFRAME_GC, named "gc", innermost of the Python frames: the collection runs inside the
+ * allocation or gc.collect() call of the innermost Python frame, under it and over the native
+ * frames of the collector itself.
  */
 #ifndef GAPSCOPE_PYFRAMES_REPORT_H
 #define GAPSCOPE_PYFRAMES_REPORT_H
@@ -23,6 +28,7 @@
 
 #define PYFRAME_TAG  0x4ab0000000000000ull /* not canonical on x86-64: no code is there */
 #define PYFRAME_MASK 0xffff000000000000ull
+#define PYFRAME_GC   (PYFRAME_TAG | ~PYFRAME_MASK) /* the collector: no frame has that number */
 
 struct pyframes;
 struct strtab;
@@ -59,9 +65,17 @@ static inline bool pyframes__is(__u64 addr)
 	return (addr & PYFRAME_MASK) == PYFRAME_TAG;
 }
 
-/* "function (file:line)" of a Python frame in a stack. */
+static inline bool pyframes__is_gc(__u64 addr)
+{
+	return addr == PYFRAME_GC;
+}
+
+/* "function (file:line)" of a Python frame in a stack; "gc" of the collector's. */
 const char *pyframes__name(struct pyframes *p, __u64 addr);
-/* A Python frame's source file as its code object names it (co_filename); NULL: not known. */
+/*
+ * A Python frame's source file as its code object names it (co_filename); NULL: not known (and
+ * for the collector's frame).
+ */
 const char *pyframes__file(struct pyframes *p, __u64 addr);
 const struct py_counts *pyframes__counts(const struct pyframes *p);
 

@@ -8,7 +8,9 @@
  *     '/' boundary;
  *   - stack__actionable() on made-up stacks: a dataset's __getitem__ over numpy's _raw_fft,
  *     the program's loop over zlib, a conda package's library; the innermost frame where no
- *     frame is the user's, as before; --own turning a package back into the row.
+ *     frame is the user's, as before; --own turning a package back into the row;
+ *   - the garbage collector's frame: "gc (in FUNCTION, FILE)" where it is beneath the row's
+ *     frame, the row's own name where it is above it; a module's top level named by its line.
  */
 #include <string.h>
 
@@ -37,6 +39,8 @@ static const struct frame {
 	{ PY(3), "encode (encoder.py:200)", NULL, "/usr/lib/python3.11/json/encoder.py" },
 	{ PY(4), "_find_and_load (<frozen importlib._bootstrap>:1)", NULL,
 	  "<frozen importlib._bootstrap>" },
+	{ PY(5), "<module> (train.py:42)", NULL, "/home/u/proj/train.py" },
+	{ PYFRAME_GC, "gc", NULL, NULL },
 };
 
 static const char *const *own_now;
@@ -171,6 +175,21 @@ static void check_stacks(struct strtab *strs)
 	/* Only libraries' code above the runtime: the innermost of it, as before. */
 	a = NAME(strs, 0x3000, 0x1000, 0x4000);
 	CHECK(!strcmp(a.name, "deflate_slow"), "row %s", a.name);
+
+	/* The collector under the user's function, through numpy's: the user's is the row's. */
+	a = NAME(strs, 0x3000, PYFRAME_GC, PY(1), PY(2), PY(4));
+	CHECK(!strcmp(a.name, "gc (in __getitem__, dataset.py)"), "row %s", a.name);
+	CHECK(a.line && !strcmp(a.line, "dataset.py:12") && !strcmp(a.leaf, "memcpy"),
+	      "line %s leaf %s", a.line ?: "none", a.leaf);
+	/* The collector above the row's frame (it ran a library's code, a finalizer): not its. */
+	a = NAME(strs, 0x3000, PY(3), PY(2), PYFRAME_GC, PY(4));
+	CHECK(!strcmp(a.name, "__getitem__ (dataset.py)"), "row %s", a.name);
+	/* A flat script's top level: its line in the row, none apart. */
+	a = NAME(strs, 0x1000, PY(5));
+	CHECK(!strcmp(a.name, "<module> (train.py:42)") && !a.line, "row %s line %s", a.name,
+	      a.line ?: "none");
+	a = NAME(strs, 0x1000, PYFRAME_GC, PY(5));
+	CHECK(!strcmp(a.name, "gc (in <module>, train.py:42)"), "row %s", a.name);
 
 	/* --own: numpy's folder and the conda library are the user's. */
 	{

@@ -31,6 +31,9 @@ static void check_table(void)
 	CHECK_EQ_U64(o->ts_next, OFF(PyThreadState, next));
 	CHECK_EQ_U64(o->ts_thread_id, OFF(PyThreadState, thread_id));
 	CHECK_EQ_U64(16, OFF(PyThreadState, interp)); /* pycode.c's check of a layout */
+	CHECK_EQ_U64(o->ts_interp, OFF(PyThreadState, interp));
+	CHECK_EQ_U64(o->interp_gc, OFF(PyInterpreterState, gc.collecting));
+	CHECK_EQ_U64(200, OFF(struct _gc_runtime_state, collecting)); /* the table's comment */
 	CHECK_EQ_U64(l.co_filename, OFF(PyCodeObject, co_filename));
 	CHECK_EQ_U64(l.co_firstlineno, OFF(PyCodeObject, co_firstlineno));
 	CHECK_EQ_U64(l.co_linetable, OFF(PyCodeObject, co_linetable));
@@ -176,10 +179,15 @@ static void check_debug(void)
 	w[1] = 0x030d01f0;		       /* 3.13.1 final */
 	w[3] = 2048, w[5] = 616;	       /* runtime: size, interpreters.head */
 	w[6] = 1 << 16, w[8] = 8, w[9] = 7360; /* interpreter: size, next, threads.head */
-	w[19] = 1000, w[21] = 8, w[23] = 72, w[24] = 152; /* thread: next, current_frame, id */
+	w[10] = 7400;			       /* interpreter: gc */
+	w[19] = 1000, w[21] = 8, w[22] = 16;   /* thread: next, interp */
+	w[23] = 72, w[24] = 152;	       /* thread: current_frame, id */
 	w[28] = 80, w[29] = 8, w[30] = 0, w[31] = 56, w[33] = 70;		     /* frame */
 	w[34] = 208, w[35] = 112, w[37] = 128, w[38] = 136, w[39] = 68, w[43] = 200; /* code */
+	w[71] = 240, w[72] = 200; /* gc: size, collecting */
 	CHECK(!pyoffsets__from_debug(w, sizeof(w), &l), "3.13 layout refused");
+	CHECK_EQ_U64(l.bpf.ts_interp, 16);
+	CHECK_EQ_U64(l.bpf.interp_gc, 7600);
 	CHECK_EQ_U64(l.bpf.rt_interp_head, 616);
 	CHECK_EQ_U64(l.bpf.interp_threads, 7360);
 	CHECK_EQ_U64(l.bpf.ts_frame, 72);
@@ -189,6 +197,10 @@ static void check_debug(void)
 	CHECK_EQ_U64(l.bpf.code_adaptive, 200);
 	CHECK_EQ_U64(l.co_name, 128);
 	CHECK(l.from_debug && l.bpf.entry_kind == PY_ENTRY_CSTACK, "kind");
+	w[72] = 240; /* collecting beyond the collector's state: frames still, no collector */
+	CHECK(!pyoffsets__from_debug(w, sizeof(w), &l), "3.13 layout refused for its gc section");
+	CHECK_EQ_U64(l.bpf.interp_gc, 0);
+	w[72] = 200;
 	w[29] = 90; /* previous beyond the frame's size */
 	CHECK(pyoffsets__from_debug(w, sizeof(w), &l) == -EINVAL, "damaged layout taken");
 	w[29] = 8;
