@@ -194,16 +194,22 @@ static __always_inline __u32 py_walk(const struct py_offsets *o, struct pystack_
 }
 
 /*
- * Whether the interpreter of thread state ts runs its cyclic collector now: two reads. A read
- * that fails leaves the frames unmarked (they were read: the process is there).
+ * Whether the interpreter of thread state ts runs its cyclic collector now, on this thread (the
+ * GIL's last holder): three reads. A read that fails leaves the frames unmarked (they were
+ * read: the process is there).
  */
 static __always_inline bool py_collecting(const struct py_offsets *o, __u64 ts)
 {
-	__u64 interp = 0;
+	__u64 interp = 0, holder = 0;
 	__s32 collecting = 0;
 
-	return o->interp_gc && !py_read(&interp, sizeof(interp), ts + o->ts_interp) && interp &&
-	       !py_read(&collecting, sizeof(collecting), interp + o->interp_gc) && collecting;
+	if (!o->interp_gc || py_read(&interp, sizeof(interp), ts + o->ts_interp) || !interp ||
+	    py_read(&collecting, sizeof(collecting), interp + o->interp_gc) || !collecting)
+		return false;
+	return !o->gil_holder ||
+	       (!py_read(&holder, sizeof(holder),
+			 (o->gil_in_interp ? interp : o->runtime) + o->gil_holder) &&
+		holder == ts);
 }
 
 #if defined(__TARGET_ARCH_x86)

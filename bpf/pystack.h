@@ -16,8 +16,8 @@
  * (the GC state's `collecting`, PYSTACK_F_GC): a collection runs inside whatever allocation or
  * gc.collect() call set it off, under that Python frame, and the report names the time as the
  * collector's, not that function's own. The flag is the interpreter's, not the thread's: a
- * collection holds the GIL, so another thread marked with it is one running without the GIL
- * meanwhile (in C code that released it), which the programs this is made for seldom do.
+ * collection holds the GIL, so a stack is marked only where its thread is the GIL's last
+ * holder too (another thread may run meanwhile in C code that let the GIL go, or wait for it).
  */
 #ifndef GAPSCOPE_PYSTACK_H
 #define GAPSCOPE_PYSTACK_H
@@ -62,10 +62,12 @@ struct py_offsets {
 	__u32 code_adaptive;  /* code object: its first instruction (3.11+) */
 	__u32 ts_interp;      /* PyThreadState.interp */
 	__u32 interp_gc;      /* PyInterpreterState: gc.collecting (an int); 0: not known */
+	__u32 gil_holder;     /* the GIL's last_holder, in _PyRuntime or (gil_in_interp) in
+			       * PyInterpreterState; 0: not known */
 	__u8 has_cframe;
 	__u8 instr_kind; /* PY_INSTR_* */
 	__u8 entry_kind; /* PY_ENTRY_* */
-	__u8 pad;
+	__u8 gil_in_interp;
 };
 
 /* struct py_frame.flags */

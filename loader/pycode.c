@@ -153,21 +153,29 @@ static int find_threads(pid_t tgid, struct py_offsets *o, bool *moved)
 /*
  * Whether the collector's flag is where the layout says: an int of 0 or 1 in the running
  * interpreter, in a layout whose thread states were where the version has them (a build of its
- * own that moved those moved this too).
+ * own that moved those moved this too). Its GIL's last holder, where the layout has one, is
+ * none yet or a thread state of that interpreter; where not, it is not looked at (*gil false).
  */
-static bool gc_flag_holds(pid_t tgid, const struct py_offsets *o, bool moved)
+static bool gc_flag_holds(pid_t tgid, const struct py_offsets *o, bool moved, bool *gil)
 {
-	__u64 interp = 0;
+	__u64 interp = 0, holder = 0, back = 0;
 	__s32 v = -1;
 
-	return o->interp_gc && !moved && !peek(tgid, o->runtime + o->rt_interp_head, &interp, 8) &&
-	       interp && !peek(tgid, interp + o->interp_gc, &v, sizeof(v)) && (v == 0 || v == 1);
+	*gil = false;
+	if (!o->interp_gc || moved || peek(tgid, o->runtime + o->rt_interp_head, &interp, 8) ||
+	    !interp || peek(tgid, interp + o->interp_gc, &v, sizeof(v)) || (v != 0 && v != 1))
+		return false;
+	*gil = o->gil_holder &&
+	       !peek(tgid, (o->gil_in_interp ? interp : o->runtime) + o->gil_holder, &holder, 8) &&
+	       (!holder ||
+		(!(holder & 7) && !peek(tgid, holder + o->ts_interp, &back, 8) && back == interp));
+	return true;
 }
 
 /* The BPF side told where the interpreter is, once it runs (or given up). */
 static void arm(struct pycode *pc, struct pyproc *p)
 {
-	bool moved;
+	bool moved, gil;
 	int ret = find_threads(p->tgid, &p->l.bpf, &moved);
 	char said[ESC_TEXT_MAX]; /* the interpreter's path, for a terminal */
 
@@ -182,8 +190,10 @@ static void arm(struct pycode *pc, struct pyproc *p)
 			esc__text(said, sizeof(said), p->shown, SIZE_MAX));
 		return;
 	}
-	if (!gc_flag_holds(p->tgid, &p->l.bpf, moved))
+	if (!gc_flag_holds(p->tgid, &p->l.bpf, moved, &gil))
 		p->l.bpf.interp_gc = 0;
+	if (!gil)
+		p->l.bpf.gil_holder = 0;
 	if (bpf_map_update_elem(bpf_map__fd(pc->skel->maps.py_procs), &(__u32){ p->tgid },
 				&p->l.bpf, BPF_ANY)) {
 		fprintf(stderr, "gapscope: warning: pid %d: no Python frames: %s\n", p->tgid,
@@ -194,7 +204,9 @@ static void arm(struct pycode *pc, struct pyproc *p)
 		p->tgid, p->l.major, p->l.minor, esc__text(said, sizeof(said), p->shown, SIZE_MAX),
 		p->l.from_debug ? "its debug offsets" : "the table",
 		moved ? " (its thread states found elsewhere)" : "",
-		p->l.bpf.interp_gc ? "" : "; its collector not seen");
+		!p->l.bpf.interp_gc  ? "; its collector not seen" :
+		!p->l.bpf.gil_holder ? "; its collector seen, not its GIL's holder" :
+				       "");
 }
 
 void pycode__map(struct pycode *pc, pid_t tgid, const char *file, const char *shown, __u64 start,

@@ -17,7 +17,9 @@
  * frameobject.h, and the internal pycore_interp.h, pycore_frame.h, pycore_runtime.h, pycore_gc.h):
  * the same in every release of a version, which keeps these structures' layout within it. The
  * collector's flag is PyInterpreterState.gc (struct _gc_runtime_state) plus its `collecting`,
- * 200 bytes in, in every version here (the three generations and their statistics before it).
+ * 200 bytes in, in every version here (the three generations and their statistics before it);
+ * the GIL's last holder is _PyRuntime's (3.10, 3.11), then each interpreter's own (3.12: its
+ * _gil, where the main interpreter's ceval.gil points).
  * tests/unit/test_pyoffsets.c holds the row of the local interpreter's version to its headers.
  */
 static const struct py_layout table[] = {
@@ -36,6 +38,7 @@ static const struct py_layout table[] = {
 			 .fr_instr = 96, /* f_lasti */
 			 .ts_interp = 16,
 			 .interp_gc = 616 + 200,
+			 .gil_holder = 360, /* _PyRuntime.ceval.gil.last_holder */
 			 .instr_kind = PY_INSTR_LASTI,
 			 .entry_kind = PY_ENTRY_EVERY },
 		.co_name = 112, /* no qualified name before 3.11 */
@@ -65,6 +68,7 @@ static const struct py_layout table[] = {
 			 .code_adaptive = 184,
 			 .ts_interp = 16,
 			 .interp_gc = 648 + 200,
+			 .gil_holder = 368,
 			 .instr_kind = PY_INSTR_PTR,
 			 .entry_kind = PY_ENTRY_FLAG },
 		.co_name = 128, /* co_qualname */
@@ -94,6 +98,8 @@ static const struct py_layout table[] = {
 			 .code_adaptive = 192,
 			 .ts_interp = 16,
 			 .interp_gc = 112 + 200,
+			 .gil_holder = 1048, /* PyInterpreterState._gil.last_holder */
+			 .gil_in_interp = 1,
 			 .instr_kind = PY_INSTR_PTR,
 			 .entry_kind = PY_ENTRY_CSTACK },
 		.co_name = 128,
@@ -134,7 +140,8 @@ int pyoffsets__table(unsigned int major, unsigned int minor, struct py_layout *o
  * layout is taken only where every offset read lies inside its structure's size. The collector's
  * section (its size, then `collecting`) comes last, after nine sections of objects the release
  * lays out in 29 words; a pre-release's is not read (gc 0), and a release's that does not hold
- * together leaves the collector unread, the frames read still.
+ * together leaves the collector unread, the frames read still. The GIL's holder is the last of
+ * the release's thirteen interpreter words.
  */
 struct do_sections {
 	int rt, is, ts, fr, co, gc;
@@ -194,10 +201,17 @@ int pyoffsets__from_debug(const void *buf, size_t len, struct py_layout *out)
 			.str_compact_data = 56,
 			.lines = PY_LINES_311,
 		};
-		/* interpreter_state.gc, then gc.collecting: an int inside its structure. */
+		/* interpreter_state.gc, then gc.collecting: an int inside its structure; the GIL's
+		 * holder, gil_runtime_state_holder, in the interpreter. A free-threaded build (word
+		 * 2) has none: its marks are the flag's alone. */
 		if (d->gc && inside(w, d->is, 4) && inside(w, d->gc, 1) &&
-		    w[d->gc + 1] + 4 <= w[d->gc] && w[d->is + 4] + w[d->gc] <= w[d->is])
+		    w[d->gc + 1] + 4 <= w[d->gc] && w[d->is + 4] + w[d->gc] <= w[d->is]) {
 			out->bpf.interp_gc = w[d->is + 4] + w[d->gc + 1];
+			if (!w[2] && inside(w, d->is, 12)) {
+				out->bpf.gil_holder = w[d->is + 12];
+				out->bpf.gil_in_interp = 1;
+			}
+		}
 		common(out);
 		return 0;
 	}

@@ -8,7 +8,10 @@
 #   code; summary.txt's row says the same words in one line, and so does the page's data;
 #   no row is parse_records' own with more than a tenth of the collector's time; `script`
 #   shows the CPU samples' Python frames marked " gc", 80% or more of them (the program is in
-#   a collection for all but a few percent of its CPU time);
+#   a collection for all but a few percent of its CPU time), and none of those of its packer
+#   thread, which runs zlib without the GIL meanwhile (20 samples or more: the feeder collects
+#   until it is done): the collector's flag is the interpreter's, the GIL's last holder says
+#   whose;
 # - tests/record/flatfeeder.py, a flat script, spends its gaps in two lines of its top level:
 #   each is a row of its own, on_cpu "<module> (flatfeeder.py:N)" with N the line the program
 #   says, each share >= 0.2 and both >= 0.7; no row is the module's as a whole; at most 5% of
@@ -30,13 +33,17 @@ from attach import *
 tmp, py, libcuda = sys.argv[1:4]
 
 
-def marked(trace):
-    """The trace's CPU samples' records of Python frames, and those read in a collection."""
+def marked(trace, tid=None):
+    """The trace's CPU samples' records of Python frames (tid > 0: that thread's; tid < 0:
+    every thread's but -tid's), and those read in a collection."""
     r = subprocess.run([GS, "script", "--no-stacks", trace], capture_output=True, text=True)
     if r.returncode != 0:
         die("script %s failed: %s" % (trace, r.stderr))
-    py = [l for l in r.stdout.split("\n") if re.search(r" pystack of=sample frames=", l)]
-    return len(py), sum(1 for l in py if l.endswith(" gc"))
+    py = [m for m in (re.search(r" (\d+)/\d+ .* pystack of=sample frames=\d+( gc)?$", l)
+                      for l in r.stdout.split("\n")) if m]
+    if tid is not None:
+        py = [m for m in py if (int(m.group(1)) == abs(tid)) == (tid > 0)]
+    return len(py), sum(1 for m in py if m.group(2))
 
 
 def report(trace, name):
@@ -56,8 +63,9 @@ def report(trace, name):
 
 # The collector, under the function that called it.
 trace = os.path.join(tmp, "gc.gsc")
-_, err = record_gated(["chrt", "-f", "1", py, "tests/record/gcfeeder.py", libcuda, "40",
-                       "300000"], "gcfeeder", trace)
+out, err = record_gated(["chrt", "-f", "1", py, "tests/record/gcfeeder.py", libcuda, "40",
+                         "300000"], "gcfeeder", trace)
+packer = int(next(l for l in out.lines if l.startswith("gcfeeder: packer tid")).split()[-1])
 if not any(re.search(r"Python 3\.\d+ .*frames read, offsets from [a-z ]*$", l)
            for l in err.lines):
     die("the collector's state is not read: %s" % "\n".join(err.lines))
@@ -83,10 +91,15 @@ if row not in page:
     die("the page does not say %s" % row)
 print("ok: %s %.1f%%, leaf %s; parse_records' own %d ns" % (
     row, 100 * top["share"], leaves[0]["name"], own))
-n, gc = marked(trace)
+n, gc = marked(trace, -packer)
 if not n or gc * 10 < n * 8:
     die("%d of %d samples' Python frames marked gc, expected 80%% or more" % (gc, n))
 print("ok: %d of %d samples' Python frames marked gc" % (gc, n))
+n, gc = marked(trace, packer)
+if n < 20 or gc:
+    die("the packer: %d of %d samples' Python frames marked gc, expected none of 20 or more" % (
+        gc, n))
+print("ok: the packer, without the GIL meanwhile: %d of %d samples marked gc" % (gc, n))
 print(re.search(r"^root causes.*\n(.*\n){3}", txt, re.M).group(0))
 
 # A flat script's time, by line.
@@ -105,7 +118,7 @@ for r in rows:
 if sum(share[r] for r in rows) < 0.7:
     die("the two lines hold %.3f of the gaps, expected >= 0.7" % sum(share[r] for r in rows))
 print("ok: %s" % ", ".join("%s %.1f%%" % (r, 100 * share[r]) for r in rows))
-n, gc = marked(trace)
+n, gc = marked(trace, -1)
 if not n or gc * 20 > n:
     die("%d of %d samples' Python frames marked gc in a program that hardly collects" % (gc, n))
 print("ok: %d of %d samples' Python frames marked gc" % (gc, n))

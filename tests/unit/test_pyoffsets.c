@@ -34,6 +34,13 @@ static void check_table(void)
 	CHECK_EQ_U64(o->ts_interp, OFF(PyThreadState, interp));
 	CHECK_EQ_U64(o->interp_gc, OFF(PyInterpreterState, gc.collecting));
 	CHECK_EQ_U64(200, OFF(struct _gc_runtime_state, collecting)); /* the table's comment */
+#if PY_MINOR_VERSION <= 11
+	CHECK_EQ_U64(o->gil_holder, OFF(_PyRuntimeState, ceval.gil.last_holder));
+	CHECK_EQ_U64(o->gil_in_interp, 0);
+#else
+	CHECK_EQ_U64(o->gil_holder, OFF(PyInterpreterState, _gil.last_holder));
+	CHECK_EQ_U64(o->gil_in_interp, 1);
+#endif
 	CHECK_EQ_U64(l.co_filename, OFF(PyCodeObject, co_filename));
 	CHECK_EQ_U64(l.co_firstlineno, OFF(PyCodeObject, co_firstlineno));
 	CHECK_EQ_U64(l.co_linetable, OFF(PyCodeObject, co_linetable));
@@ -179,7 +186,7 @@ static void check_debug(void)
 	w[1] = 0x030d01f0;		       /* 3.13.1 final */
 	w[3] = 2048, w[5] = 616;	       /* runtime: size, interpreters.head */
 	w[6] = 1 << 16, w[8] = 8, w[9] = 7360; /* interpreter: size, next, threads.head */
-	w[10] = 7400;			       /* interpreter: gc */
+	w[10] = 7400, w[18] = 7200;	       /* interpreter: gc, GIL's holder */
 	w[19] = 1000, w[21] = 8, w[22] = 16;   /* thread: next, interp */
 	w[23] = 72, w[24] = 152;	       /* thread: current_frame, id */
 	w[28] = 80, w[29] = 8, w[30] = 0, w[31] = 56, w[33] = 70;		     /* frame */
@@ -188,6 +195,8 @@ static void check_debug(void)
 	CHECK(!pyoffsets__from_debug(w, sizeof(w), &l), "3.13 layout refused");
 	CHECK_EQ_U64(l.bpf.ts_interp, 16);
 	CHECK_EQ_U64(l.bpf.interp_gc, 7600);
+	CHECK_EQ_U64(l.bpf.gil_holder, 7200);
+	CHECK_EQ_U64(l.bpf.gil_in_interp, 1);
 	CHECK_EQ_U64(l.bpf.rt_interp_head, 616);
 	CHECK_EQ_U64(l.bpf.interp_threads, 7360);
 	CHECK_EQ_U64(l.bpf.ts_frame, 72);
