@@ -85,6 +85,8 @@ static int complete_gap(struct analysis *a, struct blame *bl, const struct analy
 	g->seq = ++p->seq;
 	causes__count(&p->kind_fn, g);
 	causes__gap_kinds(g);
+	if (!err)
+		err = recover__gap(&p->recover, g);
 	g->cause_ns = g->nroots ? g->roots[0].ns : 0;
 	a->gap_ns += g->end_ns - g->start_ns;
 	if (!err)
@@ -511,6 +513,15 @@ int analysis__finish(struct analysis *a, char *err, size_t errlen)
 	free(a->causes);
 	if (causes__rank(&p->kind_fn, a->gap_ns, &a->causes, &a->ncauses))
 		goto oom;
+	recover__causes(&p->recover, a->causes, a->ncauses);
+	free(a->hops);
+	if (recover__hops(&p->recover, &a->hops, &a->nhops))
+		goto oom;
+	a->run_ns = 0;
+	for (size_t d = 0; d < a->ndevices; d++)
+		a->run_ns += a->devices[d].busy_ns + a->devices[d].idle_ns;
+	if (!a->run_ns)
+		a->run_ns = a->duration_ns;
 	if (launch_counter__totals(p->launches, analysis_priv__probe_name, p, &a->launches))
 		goto oom;
 	a->stacks = *unwinder__counts(p->uw);
@@ -589,6 +600,7 @@ void analysis__free(struct analysis *a)
 			gap__free_parts(VEC_AT(&p->pending, struct gap, i));
 		vec__free(&p->pending);
 		causes__free(&p->kind_fn);
+		recover__free(&p->recover);
 		for (size_t g = 0; g < p->gaps.n; g++)
 			gap__free_parts(VEC_AT(&p->gaps, struct gap, g));
 		vec__free(&p->gaps);
@@ -599,6 +611,7 @@ void analysis__free(struct analysis *a)
 	free(a->devices);
 	free(a->agree);
 	free(a->causes);
+	free(a->hops);
 	folded__free(a->under.stacks);
 	launch_totals__free(&a->launches);
 	if (p) {

@@ -7,6 +7,7 @@
 #define GAPSCOPE_ANALYSIS_PRIV_H
 
 #include "analysis.h"
+#include "recover.h"
 #include "strtab.h"
 
 /* A gap is analysed once the trace has gone this far past its end (intervals that end later
@@ -28,10 +29,11 @@ struct analysis_priv {
 	struct stacktab *stacks;
 	struct trace_reader *tr;
 	struct ordered_reader *rd;
-	struct vec pending; /* struct gap: closed, waiting for GAP_MARGIN_NS */
-	__u64 next_due;	    /* when the first pending gap is due, UINT64_MAX: none */
-	struct vec gaps;    /* struct gap: analysed */
-	struct vec kind_fn; /* causes.h: root causes over all gaps */
+	struct vec pending;	/* struct gap: closed, waiting for GAP_MARGIN_NS */
+	__u64 next_due;		/* when the first pending gap is due, UINT64_MAX: none */
+	struct vec gaps;	/* struct gap: analysed */
+	struct vec kind_fn;	/* causes.h: root causes over all gaps */
+	struct recover recover; /* recover.h: what removing each cause or hop gives back */
 	__u32 seq;
 	struct threads *th;
 	struct names *nm;

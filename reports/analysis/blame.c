@@ -187,6 +187,39 @@ static int root__add_part(struct gap_root *r, const char *leaf, const char *line
 	return 0;
 }
 
+/* A piece of the closer's timeline opens: the roots found until the next are under it. */
+static int seg__open(struct blame *b, __u64 s, __u64 e, enum seg_how how, __u64 futex)
+{
+	struct gap_seg *g = vec__push(&b->segs, sizeof(*g));
+
+	if (!g)
+		return -ENOMEM;
+	*g = (struct gap_seg){
+		.start = s, .end = e, .how = how, .futex = futex, .first = b->seg_parts.n
+	};
+	b->seg = b->segs.n;
+	return 0;
+}
+
+/* ns of root (its order) under the open piece. */
+static int seg__add(struct blame *b, __u32 root, __u64 ns)
+{
+	struct gap_seg *g = VEC_AT(&b->segs, struct gap_seg, b->seg - 1);
+	struct gap_seg_part *p =
+		g->nparts ? VEC_AT(&b->seg_parts, struct gap_seg_part, b->seg_parts.n - 1) : NULL;
+
+	if (p && p->root == root) {
+		p->ns += ns;
+		return 0;
+	}
+	if (!(p = vec__push(&b->seg_parts, sizeof(*p))))
+		return -ENOMEM;
+	p->root = root;
+	p->ns = ns;
+	g->nparts++;
+	return 0;
+}
+
 /* The path as it stands (the root is the top link) explains ns; its folded stack too. */
 static int add_root(struct blame *b, __u64 ns, const char *const *extra, __u32 nextra)
 {
@@ -215,6 +248,7 @@ static int add_root(struct blame *b, __u64 ns, const char *const *extra, __u32 n
 		if (!r || !(r->links = calloc(b->depth, sizeof(*r->links))))
 			return -ENOMEM;
 		r->nlinks = b->depth;
+		r->order = b->roots.n - 1;
 		for (__u32 k = 0; k < b->depth; k++) {
 			const struct path_link *p = &b->path[k];
 			const char **fr = p->nfolded ? malloc(p->nfolded * sizeof(*fr)) : NULL;
@@ -230,6 +264,8 @@ static int add_root(struct blame *b, __u64 ns, const char *const *extra, __u32 n
 	}
 	r->ns += ns;
 	if ((leaf || line) && root__add_part(r, leaf, line, ns))
+		return -ENOMEM;
+	if (b->seg && seg__add(b, r->order, ns))
 		return -ENOMEM;
 
 	/* Folded: closer;frames;[lock X];--;[held by Y];Y's frames;...;extra (leaf) */
@@ -627,11 +663,16 @@ static __u64 call_edge(const struct thread *th, __u64 t, __u64 z)
 /* What th did over [a, z): pieces by off-CPU intervals and calls, each to its root. */
 int blame__explain(struct blame *b, const struct thread *th, __u64 a, __u64 z)
 {
+	/* The closer's own pieces, each with what it waited for, for the replay (recover.h). */
+	bool top = b->seg_top && b->depth == 0;
 	size_t i;
 	__u64 t;
 	int err = 0;
 
+	b->seg_top = false;
 	if (th->born_ns > a && th->born_ns < z) {
+		if (top && (err = seg__open(b, a, th->born_ns, SEG_WAIT, 0)))
+			return err;
 		err = blame__before_birth(b, th, a, th->born_ns);
 		if (err)
 			return err;
@@ -646,6 +687,9 @@ int blame__explain(struct blame *b, const struct thread *th, __u64 a, __u64 z)
 
 		if (n && b->task_hops < BLAME_MAX_TASK_HOPS) {
 			b->task_hops++;
+			/* One piece: what the task waited for and its poll, not told apart. */
+			if (top && (err = seg__open(b, a, z, SEG_WAIT, 0)))
+				return err;
 			return blame__task_hop(b, th, seg, n, z);
 		}
 		b->task_hops_cut += n != 0;
@@ -654,6 +698,7 @@ int blame__explain(struct blame *b, const struct thread *th, __u64 a, __u64 z)
 		const struct th_off *o = i < th->off.n ? VEC_AT(&th->off, struct th_off, i) : NULL;
 		__u64 e = z;
 		const struct th_call *c;
+		bool runnable;
 
 		if (o && o->end <= t) {
 			i++;
@@ -662,6 +707,8 @@ int blame__explain(struct blame *b, const struct thread *th, __u64 a, __u64 z)
 		if (th->exit_ns && t >= th->exit_ns) {
 			const char *x = "[exited]";
 
+			if (top && (err = seg__open(b, t, z, SEG_OWN, 0)))
+				return err;
 			return blame__root(b, th, TS_BLOCKED, BK_OTHER, "exited", NULL, STACK_NONE,
 					   z - t, &x, 1);
 		}
@@ -678,9 +725,35 @@ int blame__explain(struct blame *b, const struct thread *th, __u64 a, __u64 z)
 			if (ce > t && ce < e)
 				e = ce;
 		}
+		runnable = o && o->start <= t && (!o->blocked || (o->wake && t >= o->wake));
+		/* Blocked until woken is a wait for something outside; the rest is its own time. */
+		if (top) {
+			bool wait = !c && o && o->start <= t && !runnable;
+			const struct th_futex *f = wait ? thread__futex_at(th, t) : NULL;
+
+			/* A wait is for what another thread makes (a lock, a condition, a pipe's
+			 * writer): it ends when that one is done. A sleep, a file's I/O, a fault
+			 * or a kernel lock met by chance last as long as they last, from whenever
+			 * they began: its own time. */
+			if (wait && !f) {
+				enum blame_kind k = syscall__kind(b->arch, o->syscall);
+
+				wait = k == BK_COND ||
+				       (k == BK_IO && o->waker && o->waker != th->tid &&
+					threads__find(b->th, o->waker));
+			}
+
+			err = seg__open(b, t, e,
+					wait ? SEG_WAIT :
+					(c && c->kind == TC_CUDA && runnable) || (!c && runnable) ?
+					       SEG_RUNNABLE :
+					       SEG_OWN,
+					f ? f->uaddr : 0);
+			if (err)
+				return err;
+		}
 		/* In a CUDA call but runnable, not running: waiting for a CPU, not for the GPU. */
-		if (c && c->kind == TC_CUDA && o && o->start <= t &&
-		    (!o->blocked || (o->wake && t >= o->wake)))
+		if (c && c->kind == TC_CUDA && runnable)
 			err = off_cpu(b, th, o, t, e);
 		else if (c)
 			err = in_call(b, th, c, t, e);
@@ -707,6 +780,21 @@ static int cmp_stack(const void *x, const void *y)
 	return a->ns > c->ns ? -1 : a->ns < c->ns;
 }
 
+/* The pieces' roots by their place among the ranked roots. */
+static int segs__rank(struct gap *g)
+{
+	__u32 *at = g->nroots ? malloc(g->nroots * sizeof(*at)) : NULL;
+
+	if (g->nroots && !at)
+		return -ENOMEM;
+	for (__u32 r = 0; r < g->nroots; r++)
+		at[g->roots[r].order] = r;
+	for (__u32 i = 0; i < g->nseg_parts; i++)
+		g->seg_parts[i].root = at[g->seg_parts[i].root];
+	free(at);
+	return 0;
+}
+
 int blame__gap(struct blame *b, struct gap *g)
 {
 	const struct thread *closer = threads__find(b->th, g->closer_tid);
@@ -714,6 +802,10 @@ int blame__gap(struct blame *b, struct gap *g)
 
 	b->roots = (struct vec){};
 	b->stacks = (struct vec){};
+	b->segs = (struct vec){};
+	b->seg_parts = (struct vec){};
+	b->seg = 0;
+	b->seg_top = true;
 	b->depth = 0;
 	b->task_hops = 0;
 	b->outside_ns = 0;
@@ -732,8 +824,14 @@ int blame__gap(struct blame *b, struct gap *g)
 	g->nroots = b->roots.n;
 	g->stacks = b->stacks.data;
 	g->nstacks = b->stacks.n;
+	g->segs = b->segs.data;
+	g->nsegs = b->segs.n;
+	g->seg_parts = b->seg_parts.data;
+	g->nseg_parts = b->seg_parts.n;
+	b->seg = 0;
 	if (g->nroots > 1)
 		qsort(g->roots, g->nroots, sizeof(*g->roots), cmp_root);
+	err = err ? err : segs__rank(g);
 	if (g->nstacks > 1)
 		qsort(g->stacks, g->nstacks, sizeof(*g->stacks), cmp_stack);
 	if (g->nroots) {

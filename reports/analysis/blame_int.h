@@ -43,6 +43,11 @@ struct blame {
 	struct cgroups *cg; /* CPU quotas, NULL: none */
 	__u32 keyed;	    /* distinct names keyed by a pid or an address (BLAME_KEYED_MAX) */
 	__u64 keyed_evicted;
+	/* The closer's timeline in pieces (gap.h's struct gap_seg), and the roots found under
+	 * the piece being explained (seg: its index + 1, 0: none open). */
+	struct vec segs, seg_parts;
+	__u32 seg;
+	bool seg_top; /* the next explain at depth 0 is the closer's own: cut it in pieces */
 };
 
 /* A name keyed by a pid or an address: fallback once BLAME_KEYED_MAX are made (counted). */

@@ -28,6 +28,12 @@ void gap__free_walk(struct gap *g)
 	free(g->stacks);
 	g->stacks = NULL;
 	g->nstacks = 0;
+	free(g->segs);
+	g->segs = NULL;
+	g->nsegs = 0;
+	free(g->seg_parts);
+	g->seg_parts = NULL;
+	g->nseg_parts = 0;
 }
 
 void gap__free_parts(struct gap *g)
@@ -41,6 +47,9 @@ void gap__free_parts(struct gap *g)
 	free(g->kinds);
 	g->kinds = NULL;
 	g->nkinds = 0;
+	free(g->hops);
+	g->hops = NULL;
+	g->nhops = 0;
 }
 
 /* ---- the chain as text ------------------------------------------------------------------ */

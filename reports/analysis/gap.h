@@ -63,6 +63,9 @@ struct chain_link {
 	__u64 task;	      /* a task hop (reports/analysis/tasks.h): the task, else 0 */
 	const char **frames;  /* leaf first, as summary.json lists them */
 	__u32 nframes;
+	/* On a gap's chain: the gap time that removing this hop would give back, the model's
+	 * figure and its upper bound (reports/analysis/recover.h). */
+	__u64 recoverable_ns, recoverable_hi_ns;
 };
 
 /* What a root's time was in, below the function that names it (reports/analysis/actionable.h). */
@@ -72,6 +75,8 @@ struct root_part {
 	__u64 ns;
 };
 
+struct hop;
+
 /* A root cause inside one gap, and the path to it. */
 struct gap_root {
 	struct chain_link *links; /* links[0] = the closer, links[n - 1] = the root */
@@ -79,6 +84,31 @@ struct gap_root {
 	__u64 ns;
 	struct root_part *parts; /* on-CPU roots: by leaf and line */
 	__u32 nparts, capparts;
+	__u32 order; /* its place as the walk found it, before the roots were ranked */
+};
+
+/*
+ * A piece of the closer's own timeline in a gap, as the walk cut it: blocked until something
+ * outside it was ready (a wait: a lock, a condition, I/O, a sleep), else its own work (on CPU,
+ * in a call) or its wait for a CPU. The roots found under it, with their time in it, are seg_parts
+ * [first, first + nparts). What reports/analysis/recover.c replays with a cause taken out.
+ */
+enum seg_how {
+	SEG_OWN,      /* on CPU, in a call */
+	SEG_RUNNABLE, /* waiting for a CPU (woken, or preempted) */
+	SEG_WAIT,     /* blocked until woken */
+};
+
+struct gap_seg {
+	__u64 start, end;
+	enum seg_how how;
+	__u64 futex; /* a wait on a futex word: which (waits on one word in a row are one wait) */
+	__u32 first, nparts;
+};
+
+struct gap_seg_part {
+	__u32 root; /* index into the gap's roots, as ranked */
+	__u64 ns;
 };
 
 /* A folded stack of a gap: frames root first (the closer's name is the first), ns inside it. */
@@ -108,8 +138,14 @@ struct gap {
 	__u64 cause_ns;	     /* what roots[0] explains */
 	struct cause *kinds; /* its root causes by kind and function, largest first */
 	__u32 nkinds;
+	struct hop *hops; /* the hops its paths pass through, as they came (recover.h) */
+	__u32 nhops;
 	struct gap_stack *stacks; /* for gaps/NNNN.folded; NULL after on_gap */
 	__u32 nstacks;
+	struct gap_seg *segs; /* the closer's timeline over the gap; NULL after on_gap */
+	__u32 nsegs;
+	struct gap_seg_part *seg_parts;
+	__u32 nseg_parts;
 	__u64 unexplained_ns; /* gap time no thread's timeline covered */
 	/* Gap time a thread on a chain was runnable while a process outside the target ran:
 	 * the machine's load, not the program's doing. */
@@ -137,6 +173,21 @@ struct cause {
 	double share; /* of all gap time (of the gap's, for a gap's kinds) */
 	struct cause_part leaves[CAUSE_PARTS], lines[CAUSE_PARTS];
 	__u32 nleaves, nlines;
+	/* The gap time that removing it would give back over all gaps (reports/analysis/
+	 * recover.h): the model's figure, and the range [lo, hi] it lies in. */
+	__u64 recoverable_ns, recoverable_lo_ns, recoverable_hi_ns;
+};
+
+/*
+ * A hop that chains pass through (a lock held across the work, a condition a thread signals,
+ * the I/O another process finishes), named by its kind and lock or function: the gap time that
+ * removing it would give back over all gaps, as for a cause.
+ */
+struct hop {
+	enum blame_kind kind;
+	const char *name;
+	__u64 ns; /* gap time through it */
+	__u64 recoverable_ns, recoverable_lo_ns, recoverable_hi_ns;
 };
 
 /*
@@ -315,6 +366,9 @@ struct analysis {
 	__u64 woken_outside_ns;	    /* summed over the gaps */
 	struct cause *causes;	    /* every (kind, function), largest first: shares sum to 1 */
 	size_t ncauses;
+	struct hop *hops; /* every hop, most recoverable first */
+	size_t nhops;
+	__u64 run_ns; /* the devices' run times summed: what recoverable time is a share of */
 	struct loss_counts loss; /* losses.h */
 	struct handle_stats handles;
 	struct table_counts tables; /* threads.h's tables, what they let go of */

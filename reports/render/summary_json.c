@@ -20,6 +20,15 @@ static void json_frames(struct jsonw *w, const char *key, const char *const *fra
 	jsonw__close(w);
 }
 
+/* What removing a cause or hop would give back, as a range [lo, hi] (recover.h). */
+static void json_range(struct jsonw *w, __u64 lo, __u64 hi)
+{
+	jsonw__open(w, "recoverable_range_ns", '[');
+	jsonw__u64(w, NULL, lo);
+	jsonw__u64(w, NULL, hi);
+	jsonw__close(w);
+}
+
 static void json_link(struct jsonw *w, const struct chain_link *l)
 {
 	jsonw__open(w, NULL, '{');
@@ -35,6 +44,8 @@ static void json_link(struct jsonw *w, const struct chain_link *l)
 	if (l->detail)
 		jsonw__str(w, "detail", l->detail);
 	json_frames(w, "frames", l->frames, l->nframes);
+	jsonw__u64(w, "recoverable_ns", l->recoverable_ns);
+	json_range(w, l->recoverable_ns, l->recoverable_hi_ns);
 	jsonw__close(w);
 }
 
@@ -52,6 +63,19 @@ static void json_parts(struct jsonw *w, const char *key, const struct cause_part
 	jsonw__close(w);
 }
 
+/* A hop chains pass through, and what removing it would give back (recover.h). */
+static void json_hop(struct jsonw *w, const struct hop *h)
+{
+	jsonw__open(w, NULL, '{');
+	jsonw__str(w, "kind", blame_kind__name(h->kind));
+	jsonw__str(w, "name", h->name);
+	jsonw__u64(w, "ns", h->ns);
+	jsonw__u64(w, "recoverable_ns", h->recoverable_ns);
+	json_range(w, h->recoverable_lo_ns, h->recoverable_hi_ns);
+	jsonw__close(w);
+}
+
+/* A cause row, with what removing it would give back. */
 static void json_cause(struct jsonw *w, const struct cause *c)
 {
 	jsonw__open(w, NULL, '{');
@@ -59,6 +83,8 @@ static void json_cause(struct jsonw *w, const struct cause *c)
 	jsonw__str(w, "function", c->function);
 	jsonw__u64(w, "ns", c->ns);
 	jsonw__fmt(w, "share", "%.4f", c->share);
+	jsonw__u64(w, "recoverable_ns", c->recoverable_ns);
+	json_range(w, c->recoverable_lo_ns, c->recoverable_hi_ns);
 	if (c->nleaves)
 		json_parts(w, "leaves", c->leaves, c->nleaves);
 	if (c->nlines)
@@ -241,6 +267,10 @@ static void json_gap(struct jsonw *w, const struct gap *g)
 	jsonw__open(w, "roots", '[');
 	for (__u32 k = 0; k < g->nkinds; k++)
 		json_cause(w, &g->kinds[k]);
+	jsonw__close(w);
+	jsonw__open(w, "hops", '[');
+	for (__u32 k = 0; k < g->nhops; k++)
+		json_hop(w, &g->hops[k]);
 	jsonw__close(w);
 	snprintf(path, sizeof(path), "gaps/%04u.folded", g->id);
 	jsonw__str(w, "folded", path);
@@ -469,6 +499,12 @@ static int write_json(const struct analysis *a, const char *program, FILE *out)
 	jsonw__open(&w, "causes", '[');
 	for (size_t i = 0; i < a->ncauses; i++)
 		json_cause(&w, &a->causes[i]);
+	jsonw__close(&w);
+	jsonw__newline(&w);
+	jsonw__u64(&w, "run_ns", a->run_ns);
+	jsonw__open(&w, "hops", '[');
+	for (size_t i = 0; i < a->nhops; i++)
+		json_hop(&w, &a->hops[i]);
 	jsonw__close(&w);
 	jsonw__close(&w);
 	fputc('\n', out);

@@ -41,6 +41,23 @@ static void print_parts(FILE *out, const char *what, const struct cause_part *p,
 	fputc('\n', out);
 }
 
+/*
+ * What removing a cause would give back (recover.h): "fix: ≈N ms of GPU idle, M% of the run",
+ * of the devices' run times summed, and where the cause's full time says more, that bound.
+ */
+static void print_fix(FILE *out, const struct analysis *a, __u64 lo, __u64 hi)
+{
+	fprintf(out, "%24sfix: ≈", "");
+	dur__print(out, lo);
+	fprintf(out, " of GPU idle, %.1f%% of the run", a->run_ns ? 100.0 * lo / a->run_ns : 0.0);
+	if (hi > lo + lo / 10 + a->min_gap_ns) {
+		fputs(" (at most ", out);
+		dur__print(out, hi);
+		fputc(')', out);
+	}
+	fputc('\n', out);
+}
+
 static int cmp_dur(const void *x, const void *y)
 {
 	const struct gap *a = *(const struct gap *const *)x, *b = *(const struct gap *const *)y;
@@ -378,6 +395,7 @@ static void print_causes(FILE *out, const struct analysis *a)
 		fputc('\n', out);
 		print_parts(out, "lines", c->lines, c->nlines, NULL);
 		print_parts(out, "leaves", c->leaves, c->nleaves, c->function);
+		print_fix(out, a, c->recoverable_ns, c->recoverable_hi_ns);
 	}
 	if (a->ncauses > CAUSES_LISTED) {
 		char more[64];
