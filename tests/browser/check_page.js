@@ -121,7 +121,8 @@ async function checkSvg(browser, url, frame, requests) {
 			fail('the page shows no gaps');
 
 		// The causes table: one row per cause of summary.json, in its order, each with its
-		// name, its share and its breakdown; no row with time not its own (the shares add up).
+		// name, its share, its breakdown and what fixing it would buy; no row with time not
+		// its own (the shares add up).
 		const table = await page.evaluate(() => {
 			const S = JSON.parse(document.getElementById('gs-summary').textContent);
 			const rows = [...document.querySelectorAll('#causes tbody tr[data-kind]:not([data-kind="none"])')].map((tr) => ({
@@ -130,8 +131,10 @@ async function checkSvg(browser, url, frame, requests) {
 				share: tr.querySelector('.share span').textContent,
 				leaves: [...tr.querySelectorAll('.parts.leaves code')].map((c) => c.textContent),
 				lines: [...tr.querySelectorAll('.parts.lines code')].map((c) => c.textContent),
+				fixNs: tr.querySelector('.fix').dataset.ns,
+				fix: tr.querySelector('.fix').textContent,
 			}));
-			return { causes: S.causes || [], rows };
+			return { causes: S.causes || [], rows, run: S.run_ns };
 		});
 		console.log(`causes table: ${table.rows.length} rows; first: ` +
 			table.rows.slice(0, 3).map((r) => `${r.kind} ${r.fn} ${r.share}` +
@@ -148,6 +151,11 @@ async function checkSvg(browser, url, frame, requests) {
 			if (r.kind !== c.kind || r.fn !== fn || r.share !== pct)
 				fail(`causes row ${i + 1}: ${r.kind} ${r.fn} ${r.share}, summary.json ` +
 					`${c.kind} ${c.function} ${pct}`);
+			// what fixing it would buy: its recoverable time and share of the run
+			const fixPct = (100 * (table.run ? c.recoverable_ns / table.run : 0)).toFixed(1) + '%';
+			if (r.fixNs !== String(c.recoverable_ns) || !r.fix.endsWith(' ' + fixPct))
+				fail(`causes row ${i + 1}: fix ${r.fixNs} "${r.fix}", summary.json ` +
+					`${c.recoverable_ns} ns, ${fixPct} of the run`);
 			if (leaves.length > 1 && r.leaves.join('\n') !== leaves.join('\n'))
 				fail(`causes row ${i + 1}: leaves ${r.leaves}, summary.json ${leaves}`);
 			if (lines.length > 1 && r.lines.join('\n') !== lines.join('\n'))

@@ -348,18 +348,32 @@ static int gen_report(const char *dir, bool hour, bool empty)
 		fputs("],\n\"gaps\":[\n", s);
 		for (size_t i = 0; i < ng; i++)
 			gap__json(s, &gaps[i], i + 1 == ng);
+		/* What fixing each would buy: the trim most of its time, the lock all of it, the
+		 * on-CPU work nothing (another wait bounds it), as recover.c gives them. */
 		if (!ng)
-			fputs("],\n\"causes\":[]}\n", s);
+			fprintf(s, "],\n\"causes\":[],\n\"run_ns\":%llu,\"hops\":[]}\n",
+				(unsigned long long)(2 * duration));
 		else
 			fprintf(s,
 				"],\n\"causes\":[{\"kind\":\"malloc_trim\",\"function\":"
-				"\"malloc_trim\",\"ns\":%llu,\"share\":0.873},{\"kind\":\"lock\","
-				"\"function\":\"tracker_mark_busy\",\"ns\":%llu,\"share\":0.027},"
+				"\"malloc_trim\",\"ns\":%llu,\"share\":0.873,\"recoverable_ns\":%llu,"
+				"\"recoverable_range_ns\":[%llu,%llu]},{\"kind\":\"lock\","
+				"\"function\":\"tracker_mark_busy\",\"ns\":%llu,\"share\":0.027,"
+				"\"recoverable_ns\":%llu,\"recoverable_range_ns\":[%llu,%llu]},"
 				"{\"kind\":\"on_cpu\",\"function\":\"prove_start\",\"ns\":%llu,"
-				"\"share\":0.1}]}\n",
+				"\"share\":0.1,\"recoverable_ns\":0,\"recoverable_range_ns\":[0,%llu]}],"
+				"\n\"run_ns\":%llu,\"hops\":[]}\n",
+				(unsigned long long)(gap_ns * 873 / 1000),
+				(unsigned long long)(gap_ns * 800 / 1000),
+				(unsigned long long)(gap_ns * 800 / 1000),
 				(unsigned long long)(gap_ns * 873 / 1000),
 				(unsigned long long)(gap_ns * 27 / 1000),
-				(unsigned long long)(gap_ns / 10));
+				(unsigned long long)(gap_ns * 27 / 1000),
+				(unsigned long long)(gap_ns * 27 / 1000),
+				(unsigned long long)(gap_ns * 27 / 1000),
+				(unsigned long long)(gap_ns / 10),
+				(unsigned long long)(gap_ns / 10),
+				(unsigned long long)(2 * duration));
 		if (fclose(s))
 			die("summary");
 		out = open_out(dir, "summary.json");

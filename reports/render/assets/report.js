@@ -211,6 +211,17 @@
 			})))];
 	}
 
+	// What removing a cause would give back (summary.json's recoverable_ns, the README's "What
+	// fixing it would buy"): GPU idle time and its share of the devices' run time, as
+	// summary.txt's fix line says it; the range where the cause's full time says more.
+	function fixCell(c) {
+		var ns = c.recoverable_ns || 0, r = c.recoverable_range_ns || [ns, ns];
+		var text = '\u2248' + fmtNs(ns) + ' \u00b7 ' + pct(S.run_ns ? ns / S.run_ns : 0);
+		return el('td', { class: 'num fix', 'data-ns': String(ns), text: text,
+			title: 'GPU idle time that would not have happened without it: ' + fmtNs(r[0]) +
+				' to ' + fmtNs(r[1]) + ' (all of its time on the chains)' });
+	}
+
 	// A row per root cause (summary.json's causes: a kind and a function); its gaps are those
 	// whose main cause it is, so that every gap is counted once. Gaps without a chain get a row of their own.
 	function causesTable() {
@@ -230,21 +241,22 @@
 				el('td', { class: 'share' }, [el('div', { class: 'meter' }, [
 					el('i', { style: 'width:' + Math.min(100, 100 * (c.share || 0)) + '%' })]),
 					el('span', { text: pct(c.share || 0) })]),
+				fixCell(c),
 				el('td', { class: 'num', text: String(n) }),
 			]);
 		});
 		if (counted < GAPS.length)
 			rows.push(el('tr', { 'data-kind': 'none' }, [el('td'),
 				el('td', { text: 'no chain (the thread that ended the gap was not seen)' }),
-				el('td'), el('td'),
+				el('td'), el('td'), el('td'),
 				el('td', { class: 'num', text: String(GAPS.length - counted) })]));
 		return el('section', { class: 'card causes' }, [
 			el('h2', { text: 'Causes, ranked by gap time' }),
 			el('table', { id: 'causes' }, [
 				el('thead', {}, [el('tr', {}, ['#', 'Root cause', 'Gap time', 'Share',
-					'Gaps'].map(function (h) { return el('th', { text: h }); }))]),
+					'Fix', 'Gaps'].map(function (h) { return el('th', { text: h }); }))]),
 				el('tbody', {}, rows.length ? rows : [el('tr', {}, [el('td',
-					{ colspan: '5', text: 'No gaps, no causes.' })])]),
+					{ colspan: '6', text: 'No gaps, no causes.' })])]),
 			]),
 		]);
 	}
