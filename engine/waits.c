@@ -8,7 +8,7 @@
  * So the gap before each launch is about Y, of which the report blames about X on the trim
  * (via the tracker lock) and Y - X on the producer. Shares mislead here: the twin without the
  * trim under the lock (--without trim) still waits Y for the batch and recovers about nothing;
- * the twin with a fast producer (--without slow-producer, Y / 10) recovers about Y - X and is
+ * the twin with a fast producer (--without slow-producer, Y / 40) recovers about Y - X and is
  * then bounded by the trim. Y is the batch's field products (sizing.produce_ops). X is the
  * trim's consolidation of the small chunks that an assembler thread leaves free between live
  * records after every trim (sizing.rec_chunks): malloc_trim(0) merges every free chunk of the

@@ -37,7 +37,7 @@ static const char doc[] =
 	"oversubscribed, parallel-waits.  parallel-waits' twins, each with one of its\n"
 	"two waits' causes taken away: --without trim (the recorder trims after\n"
 	"releasing the tracker lock), --without slow-producer (the producer's batch\n"
-	"takes a tenth of the time).\n"
+	"takes a fortieth of the time).\n"
 	"Exit status: 0 success, 1 runtime or verification failure, 2 bad arguments.";
 
 enum {
