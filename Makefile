@@ -132,6 +132,7 @@ bench: deps
 	$(Q)tests/bench/run.sh $(BUILD)
 	$(Q)tests/bench/launch_cost.sh $(BUILD)
 	$(Q)tests/bench/pyframes_cost.sh $(BUILD)
+	$(Q)tests/bench/fault_cost.sh $(BUILD)
 	$(Q)tests/bench/flight_soak.sh $(BUILD)
 	$(Q)tests/bench/rss_libs.sh $(BUILD)
 	$(Q)tests/bench/rss_bigsyms.sh $(BUILD)

@@ -174,6 +174,50 @@ static __always_inline __u16 throttle_flags(struct task_struct *p)
 	return f;
 }
 
+/*
+ * A thread's last file fault, while it lasts: filemap_fault's tracepoint fires before it looks
+ * the page up and, for a page not cached, sleeps on its read; the switch-out that follows takes
+ * it (and deletes it). LRU: a thread whose faults never sleep leaves its entry behind.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct fault_last);
+} fault_lasts SEC(".maps");
+
+/*
+ * A file fault older than this at the switch-out is not the one it sleeps in: between the
+ * tracepoint and the sleep a fault allocates the page and starts its read (microseconds; more
+ * where it was preempted meanwhile).
+ */
+#define FAULT_RECENT_NS	     (20ull * 1000 * 1000)
+#define TASK_UNINTERRUPTIBLE 0x2
+
+/*
+ * filemap:mm_filemap_fault (Linux 6.11+): a fault of a file mapping that the page tables could
+ * not serve from the page cache's mapped pages, the file and the page's index. It fires for the
+ * faults of every process: the recorded ones are kept, the others leave at the first lookup.
+ * Where the kernel lacks it, the recorder leaves it out (a failed attach, counted).
+ */
+SEC("tp_btf/mm_filemap_fault")
+int BPF_PROG(filemap_fault, struct address_space *mapping, unsigned long index)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct fault_last f = {};
+	__u32 tid = (__u32)id;
+
+	if (!is_target(id >> 32))
+		return 0;
+	f.ino = BPF_CORE_READ(mapping, host, i_ino);
+	f.dev = BPF_CORE_READ(mapping, host, i_sb, s_dev);
+	f.index = index;
+	f.ts = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&fault_lasts, &tid, &f, BPF_ANY))
+		count_loss(GS_LOSS_MAP);
+	return 0;
+}
+
 /* When sched_switch went live (the loader's, after attaching; 0 until then). */
 __u64 sched_live_ns;
 
@@ -248,10 +292,31 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 			 */
 			struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
 
+			struct fault_last *f = bpf_map_lookup_elem(&fault_lasts, &prev_tid);
+
 			if (regs) {
 				s.syscall = (__s32)SYSCALL_NR(regs);
 				s.flags = fd_kind(prev, s.syscall, regs) << OFFCPU_FD_SHIFT;
 			}
+			/*
+			 * Outside a system call, in an uninterruptible sleep (killable or not): a
+			 * fault's (I/O, the mmap lock), not a stop's or a signal's.
+			 */
+			bool faulting = s.syscall < 0 && (prev_state & OFFCPU_TASK_UNINTERRUPTIBLE);
+
+			if (f) {
+				/* The file and page it sleeps on, where the fault began just now. */
+				if (faulting && now - f->ts < FAULT_RECENT_NS)
+					s.fault = *f;
+				bpf_map_delete_elem(&fault_lasts, &prev_tid);
+			}
+			/*
+			 * No system call's return will take its user stack, and it is still
+			 * current here: taken now, at the instruction that touched the memory.
+			 * Whether the sleep is long is not known yet.
+			 */
+			if (faulting)
+				snap_take(GS_EV_OFFCPU, now, now, OFFCPU_NO_SYSCALL, 0);
 		} else {
 			/*
 			 * Runnable: what takes its place (idle is pid 0: nothing did, the CPU had
@@ -294,7 +359,10 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 		return 0;
 	}
 	__u64 dur = now - s->ts;
-	bool stack = s->state == OFFCPU_BLOCKED && dur >= stack_min_ns;
+	/* Every fault's sleep (outside a system call, uninterruptible) says where it slept. */
+	bool stack = s->state == OFFCPU_BLOCKED &&
+		     (dur >= stack_min_ns ||
+		      (s->syscall < 0 && (s->prev_state & OFFCPU_TASK_UNINTERRUPTIBLE)));
 	bool in_futex = s->state == OFFCPU_BLOCKED && bpf_map_lookup_elem(&waits, &next_tid);
 	struct offcpu_event *ev;
 

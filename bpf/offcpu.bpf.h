@@ -22,6 +22,15 @@
 #include "gapscope.bpf.h"
 #include "offcpu.h"
 
+/* A thread's last file fault (filemap:mm_filemap_fault), offcpu.bpf.c's filemap_fault. */
+struct fault_last {
+	__u64 ino;
+	__u64 index;
+	__u64 ts;
+	__u32 dev;
+	__u32 pad;
+};
+
 struct off_state {
 	__u64 ts;
 	__u32 state;
@@ -35,6 +44,7 @@ struct off_state {
 	char next_comm[GS_COMM_LEN];
 	__u32 nr_cpus_allowed;
 	__u64 cpus_allowed;
+	struct fault_last fault; /* blocked in the fault path: its file fault, ts 0 none */
 };
 
 struct wake_state {
@@ -116,6 +126,11 @@ static __always_inline void offcpu_fill(struct offcpu_event *ev, const struct of
 	ev->last_tid = 0;
 	ev->last_tgid = 0;
 	__builtin_memset(ev->last_comm, 0, sizeof(ev->last_comm));
+	ev->fault_ino = s->fault.ino;
+	ev->fault_index = s->fault.index;
+	ev->fault_ts = s->fault.ts;
+	ev->fault_dev = s->fault.dev;
+	ev->fault_pad = 0;
 }
 
 /*

@@ -5,11 +5,13 @@
 
 #include "gapscope.h"
 
-#define OFFCPU_PREEMPTED	  1 /* switched out while runnable (preempted or yielded) */
-#define OFFCPU_BLOCKED		  2 /* switched out asleep: prev_state != TASK_RUNNING */
+#define OFFCPU_PREEMPTED	    1 /* switched out while runnable (preempted or yielded) */
+#define OFFCPU_BLOCKED		    2 /* switched out asleep: prev_state != TASK_RUNNING */
 /* prev_state's bit for a sleep that a signal ends (poll, a futex), as the kernel's
  * TASK_INTERRUPTIBLE; without it (TASK_UNINTERRUPTIBLE) a kernel lock's or an I/O's wait. */
-#define OFFCPU_TASK_INTERRUPTIBLE 0x1
+#define OFFCPU_TASK_INTERRUPTIBLE   0x1
+/* Its bit for a sleep only the wakeup ends (TASK_KILLABLE has it too): a fault's, an I/O's. */
+#define OFFCPU_TASK_UNINTERRUPTIBLE 0x2
 
 struct offcpu_event {
 	struct gs_hdr h;  /* ts = switched out; cpu = where it ran before */
@@ -47,10 +49,22 @@ struct offcpu_event {
 	__u32 last_tid;
 	__u32 last_tgid;
 	char last_comm[GS_COMM_LEN];
+	/*
+	 * Appended in version 7. A blocked interval outside a system call (the page-fault path):
+	 * the thread's last file fault before it switched out (filemap:mm_filemap_fault), the
+	 * file's inode and device (kernel dev_t) and the page's index in it, and when;
+	 * fault_ts 0: none seen (no file fault, the tracepoint missing, an older trace).
+	 */
+	__u64 fault_ino;
+	__u64 fault_index;
+	__u64 fault_ts;
+	__u32 fault_dev;
+	__u32 fault_pad;
 };
 
-/* The size of an off-CPU event before version 6 (no next task). */
+/* The size of an off-CPU event before version 6 (no next task), and before 7 (no fault). */
 #define OFFCPU_EVENT_V5_SIZE offsetof(struct offcpu_event, next_tid)
+#define OFFCPU_EVENT_V6_SIZE offsetof(struct offcpu_event, fault_ino)
 
 /*
  * gs_hdr flags of an off-CPU event, bits 12-14 (version 6): a runnable switch-out records what
@@ -106,7 +120,13 @@ static inline int offcpu_syscall(const struct offcpu_event *e, __u32 trace_versi
 /* Whether the event says what ran next (a version 6 record of a runnable switch-out). */
 static inline bool offcpu_next(const struct offcpu_event *e, size_t fixed_size)
 {
-	return fixed_size >= sizeof(*e) && (e->h.flags & OFFCPU_F_NEXT);
+	return fixed_size >= OFFCPU_EVENT_V6_SIZE && (e->h.flags & OFFCPU_F_NEXT);
+}
+
+/* Whether the event names the file fault it blocked in (a version 7 record that saw one). */
+static inline bool offcpu_fault(const struct offcpu_event *e, size_t fixed_size)
+{
+	return fixed_size >= sizeof(*e) && e->fault_ts;
 }
 #endif
 

@@ -406,7 +406,8 @@ static int attach(struct recording *r)
 	cgroup__sample(r->cg, out);
 	uprobes__watch(&r->up);
 	/* Tracepoints: for every process, filtered in BPF (they cost others no trap). */
-	err = bpf_setup__attach_tracepoints(r->skel, &r->links, out, r->t.gpid, -1);
+	err = bpf_setup__attach_tracepoints(r->skel, &r->links, out, r->t.gpid, -1,
+					    &r->up.attach_failed);
 	/* The tick sampler finds the tick by its kernel symbols; the timer needs none. */
 	ksyms = o->sampler == GS_SAMPLER_TIMER ? NULL : consumer__ksyms(&r->c);
 	if (err || (err = sampler__attach(&r->sampler, r->skel, &r->links, out, ksyms, o->sampler,

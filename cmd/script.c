@@ -354,6 +354,18 @@ static void print_offcpu(const struct script *s, const struct offcpu_event *e)
 			fprintf(s->out, " throttled=%s",
 				h->flags & OFFCPU_F_THROTTLED ? "yes" : "no");
 	}
+	if (offcpu_fault(e, gs_fixed_size(h))) {
+		/* The file fault it slept after: the file where its mapping is known, the page. */
+		const struct ctx_map *m = ctx__map_ino(s->ctx, h->tgid, e->fault_ino);
+
+		fputs(" fault=", s->out);
+		if (m && m->path)
+			put(s->out, m->path, strlen(m->path));
+		else
+			fprintf(s->out, "inode:%llu", (unsigned long long)e->fault_ino);
+		fprintf(s->out, "+0x%llx", (unsigned long long)e->fault_index << 12);
+		print_dur(s->out, "before", h->ts > e->fault_ts ? h->ts - e->fault_ts : 0);
+	}
 	fprintf(s->out, " cpu=%u->%u\n", h->cpu, e->on_cpu);
 	print_stacks(s, h, 0);
 }

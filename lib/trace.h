@@ -38,9 +38,11 @@
  * pycode loss counters; a reader of an older file finds none of them. 6: off-CPU events of
  * runnable threads say what ran next and whether a CPU quota throttled them (offcpu.h,
  * appended fields and flags); the target's cgroup with its quota (GS_REC_CGROUP) and that
- * cgroup's cpu.stat (GS_REC_CPUSTAT); a reader of an older file finds none of them.
+ * cgroup's cpu.stat (GS_REC_CPUSTAT); a reader of an older file finds none of them. 7: off-CPU
+ * events of a sleep in the fault path name the file fault it slept in (offcpu.h, appended
+ * fields); an older record ends before them.
  */
-#define TRACE_VERSION	   6
+#define TRACE_VERSION	   7
 #define TRACE_VERSION_MIN  1	       /* the oldest a reader reads (offcpu.h: offcpu_syscall) */
 #define TRACE_CHUNK_MAGIC  0x4b434753u /* "SGCK" little endian */
 #define TRACE_CHUNK_TARGET (256 << 10) /* a chunk is written at this size */

@@ -72,6 +72,17 @@ void bpf_setup__mount_tracefs(bool verbose)
 		fprintf(stderr, "gapscope: cannot mount tracefs: %s\n", strerror(errno));
 }
 
+/*
+ * Whether the kernel has filemap:mm_filemap_fault (Linux 6.11+): from tracefs, cheaper than a
+ * second parse of the kernel's BTF. Without it the program is not loaded (its tp_btf target
+ * would fail the whole object's load): a failed attach, counted, and the recording goes on.
+ */
+static bool filemap_fault_present(void)
+{
+	return !access("/sys/kernel/tracing/events/filemap/mm_filemap_fault", F_OK) ||
+	       !access("/sys/kernel/debug/tracing/events/filemap/mm_filemap_fault", F_OK);
+}
+
 static int print_verbose(enum libbpf_print_level level, const char *fmt, va_list args)
 {
 	return vfprintf(stderr, fmt, args);
@@ -117,6 +128,12 @@ static void configure(struct record_bpf *skel, const struct record_opts *o, bool
 	if (o->sampler == GS_SAMPLER_TIMER) {
 		bpf_program__set_autoload(skel->progs.tick_sample, false);
 		bpf_program__set_autoload(skel->progs.tick_taken, false);
+	}
+	if (!filemap_fault_present() || getenv("GAPSCOPE_NO_FILEMAP_FAULT")) {
+		if (o->verbose)
+			fprintf(stderr, "gapscope: no filemap:mm_filemap_fault tracepoint: faults "
+					"name no file\n");
+		bpf_program__set_autoload(skel->progs.filemap_fault, false);
 	}
 	if (!o->lock_holds) {
 		bpf_program__set_autoload(skel->progs.lock_entry, false);
@@ -199,10 +216,12 @@ bool bpf_setup__watching(struct record_bpf *skel, pid_t tgid)
 }
 
 int bpf_setup__attach_tracepoints(struct record_bpf *skel, struct links *links, struct trace_out *o,
-				  pid_t tgid, int pid)
+				  pid_t tgid, int pid, __u64 *failed)
 {
 	struct bpf_program *prog;
 
+	if (bpf_program__fd(skel->progs.filemap_fault) < 0)
+		(*failed)++; /* left out at the load: the kernel lacks it */
 	/* Each link joins the others, so that they are let go of in parallel at the end: each
 	 * waits for a grace period when destroyed (links__detach_all). */
 	bpf_object__for_each_program(prog, skel->obj)
@@ -221,6 +240,10 @@ int bpf_setup__attach_tracepoints(struct record_bpf *skel, struct links *links, 
 		if (prog == skel->progs.cu_thread_exit && l) {
 			skel->links.cu_thread_exit = l;
 			meta__kernel_probe(o, tgid, pid, sec);
+			continue;
+		}
+		if (!l && prog == skel->progs.filemap_fault) {
+			(*failed)++; /* optional: faults then name no file */
 			continue;
 		}
 		err = l ? links__add(links, l) : -errno;

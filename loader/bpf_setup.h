@@ -40,10 +40,11 @@ void bpf_setup__unwatch_tgid(struct record_bpf *skel, pid_t tgid);
 bool bpf_setup__watching(struct record_bpf *skel, pid_t tgid);
 /*
  * Attaches every loaded tracepoint program (not the uprobes and the sampler, attached per file
- * and per CPU) and records each as a GS_REC_PROBE. 0 or -errno, said why.
+ * and per CPU) and records each as a GS_REC_PROBE. 0 or -errno, said why; an optional one the
+ * kernel lacks (filemap:mm_filemap_fault) adds to *FAILED instead.
  */
 int bpf_setup__attach_tracepoints(struct record_bpf *skel, struct links *links, struct trace_out *o,
-				  pid_t tgid, int pid);
+				  pid_t tgid, int pid, __u64 *failed);
 /*
  * Once the CUDA probes are off: the launch counts still in threads' caches (bpf/launches.bpf.h,
  * cu_thread) into cu_launch_counts, then the fold at thread exit let go of. 0 or -errno.

@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 
 #include "escape.h"
+#include "offcpu.h"
 #include "proc.h"
 #include "sigfwd.h"
 #include "record.skel.h"
@@ -221,6 +222,12 @@ static int on_event(void *ctx, void *data, size_t size)
 	case GS_EV_MMAP:
 		if (h->size >= sizeof(struct mmap_event))
 			on_mmap(c, data);
+		break;
+	case GS_EV_OFFCPU:
+		if (offcpu_fault(data, h->size) && ((struct offcpu_event *)data)->fault_ino)
+			map_records__file_fault(c->maps, c->out,
+						pidns__local(c->out->ns, h->tgid, true),
+						((struct offcpu_event *)data)->fault_ino);
 		break;
 	case GS_EV_EXEC:
 		if (c->maps->py)

@@ -87,6 +87,24 @@ void map_records__scan(struct map_records *m, struct trace_out *o, pid_t tgid)
 	procmaps__close(&it);
 }
 
+void map_records__file_fault(struct map_records *m, struct trace_out *o, pid_t tgid, __u64 ino)
+{
+	struct map_seen s = { .tgid = tgid, .ino = ino };
+
+	if (tgid <= 0 || !ino)
+		return;
+	for (size_t i = 0; i < m->n; i++)
+		if (m->v[i].tgid == (__u32)tgid && m->v[i].ino == ino)
+			return;
+	for (size_t i = 0; i < m->nfaulted; i++)
+		if (m->faulted[i].tgid == (__u32)tgid && m->faulted[i].ino == ino)
+			return;
+	if (!array__grow((void **)&m->faulted, &m->capfaulted, sizeof(*m->faulted), m->nfaulted + 1,
+			 16))
+		m->faulted[m->nfaulted++] = s;
+	map_records__scan(m, o, tgid);
+}
+
 size_t map_records__tgids(const struct map_records *m, pid_t *out, size_t max)
 {
 	size_t n = 0;
@@ -105,5 +123,6 @@ size_t map_records__tgids(const struct map_records *m, pid_t *out, size_t max)
 void map_records__free(struct map_records *m)
 {
 	free(m->v);
+	free(m->faulted);
 	*m = (struct map_records){};
 }

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <sys/types.h>
+#include <linux/types.h>
 
 struct archive;
 struct map_seen;
@@ -21,10 +22,20 @@ struct map_records {
 	size_t n, cap;
 	struct archive *archive; /* --archive: the files of executable mappings (archive.h) */
 	struct pycode *py;	 /* Python interpreters looked for in them (pycode.h), or NULL */
+	/* Files a fault named that no mapping recorded held: looked for once (tgid, inode). */
+	struct map_seen *faulted;
+	size_t nfaulted, capfaulted;
 };
 
 /* Writes a GS_REC_MAP (with its build-id) for each mapping of TGID not written before. */
 void map_records__scan(struct map_records *m, struct trace_out *o, pid_t tgid);
+/*
+ * A thread of TGID slept in a fault of the file INO (an off-CPU event's): a data file mapped
+ * after the last scan is no executable's mmap event, so its mapping is looked for now, once a
+ * file, and written as the others are (a reader takes them in as it reads them, before it
+ * blames the event's time).
+ */
+void map_records__file_fault(struct map_records *m, struct trace_out *o, pid_t tgid, __u64 ino);
 /* The processes with mappings recorded, each once, up to max of them; the count. */
 size_t map_records__tgids(const struct map_records *m, pid_t *out, size_t max);
 void map_records__free(struct map_records *m);

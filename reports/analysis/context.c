@@ -348,6 +348,11 @@ const struct ctx_map *ctx__map(struct gs_ctx *ctx, __u32 tgid, __u64 addr)
 	return addrmaps__find(ctx->maps, tgid, addr);
 }
 
+const struct ctx_map *ctx__map_ino(struct gs_ctx *ctx, __u32 tgid, __u64 ino)
+{
+	return addrmaps__find_ino(ctx->maps, tgid, ino);
+}
+
 /* ---- kernel symbols ---------------------------------------------------------------------------- */
 
 static void note_ksym(struct gs_ctx *ctx, const struct gs_rec_ksym *k)

@@ -87,6 +87,8 @@ bool ctx__handle_names_trusted(const struct gs_ctx *ctx, __u32 fn);
 
 /* The mapping of tgid that holds addr (the latest one recorded there), NULL if none. */
 const struct ctx_map *ctx__map(struct gs_ctx *ctx, __u32 tgid, __u64 addr);
+/* A mapping of tgid of the file with inode ino (a fault's file), NULL if none. */
+const struct ctx_map *ctx__map_ino(struct gs_ctx *ctx, __u32 tgid, __u64 ino);
 
 /*
  * The name a JIT gave the code of tgid at addr in its perf map (GS_REC_PERF_MAP, perfmap.h),

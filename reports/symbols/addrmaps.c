@@ -114,3 +114,17 @@ const struct ctx_map *addrmaps__find(const struct addrmaps *a, __u32 tgid, __u64
 	m = i < pm->n ? VEC_AT(pm, struct ctx_map, i) : NULL;
 	return m && m->start <= addr ? m : NULL;
 }
+
+const struct ctx_map *addrmaps__find_ino(const struct addrmaps *a, __u32 tgid, __u64 ino)
+{
+	long p = idmap__get(&a->ids, tgid);
+	const struct vec *pm;
+
+	if (p < 0 || !ino)
+		return NULL;
+	pm = VEC_AT(&a->procs, struct vec, p);
+	for (size_t i = 0; i < pm->n; i++)
+		if (VEC_AT(pm, struct ctx_map, i)->ino == ino)
+			return VEC_AT(pm, struct ctx_map, i);
+	return NULL;
+}

@@ -30,4 +30,8 @@ int addrmaps__add(struct addrmaps *a, __u32 tgid, const struct ctx_map *m);
 /* The mapping of tgid holding addr, NULL if none; valid until the next add. */
 const struct ctx_map *addrmaps__find(const struct addrmaps *a, __u32 tgid, __u64 addr);
 
+/* A mapping of tgid of the file with inode ino (the first), NULL if none; valid until the next
+ * add. */
+const struct ctx_map *addrmaps__find_ino(const struct addrmaps *a, __u32 tgid, __u64 ino);
+
 #endif
