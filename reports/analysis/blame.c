@@ -9,6 +9,7 @@
 #include "actionable.h"
 #include "blame.h"
 #include "blame_int.h"
+#include "causes.h"
 #include "cgroups.h"
 #include "idlesplit.h"
 #include "kinds.h"
@@ -225,11 +226,13 @@ static int add_root(struct blame *b, __u64 ns, const char *const *extra, __u32 n
 {
 	const char *frames[MAX_FOLDED];
 	const char *leaf = b->root_leaf, *line = b->root_line;
+	struct fault_span span = b->root_span;
 	struct gap_root *r = NULL;
 	struct gap_stack *s;
 	__u32 n = 0;
 
 	b->root_leaf = b->root_line = NULL;
+	b->root_span = (struct fault_span){};
 	if (!ns)
 		return 0;
 	for (size_t i = 0; i < b->roots.n && !r; i++) {
@@ -263,6 +266,7 @@ static int add_root(struct blame *b, __u64 ns, const char *const *extra, __u32 n
 		}
 	}
 	r->ns += ns;
+	fault_span__add(&r->span, &span);
 	if ((leaf || line) && root__add_part(r, leaf, line, ns))
 		return -ENOMEM;
 	if (b->seg && seg__add(b, r->order, ns))
@@ -553,11 +557,98 @@ static int child_wait(struct blame *b, const struct thread *th, const struct th_
 			   o->stack, e - s, x, n);
 }
 
+/* Whether a kernel frame's name (which may end "_[k]") is fn. */
+static bool kname_is(const char *name, const char *fn)
+{
+	size_t n = strlen(fn);
+
+	return !strncmp(name, fn, n) && (!name[n] || !strcmp(name + n, "_[k]"));
+}
+
+enum fault_type { FAULT_NONE, FAULT_MAJOR, FAULT_SWAP, FAULT_MMAP_LOCK, FAULT_MINOR };
+
+/*
+ * What a sleep outside a system call was, from its kernel stack K[0..n) (leaf first): in the
+ * page-fault path (the exception's entry, handle_mm_fault), a file's page it waited for
+ * (filemap_fault: the read, or the lock of a page another fault reads) or a swapped-out one
+ * (do_swap_page) is a major fault; waiting for the mmap lock before the fault could look at
+ * the mapping (lock_mm_and_find_vma) or anything else there a minor one. A stack elsewhere: no
+ * fault. Without a kernel stack (a trace before version 7 keeps none under 100 us; or the
+ * switch lost it), a file fault just before the sleep says major; else an uninterruptible sleep
+ * outside a system call is a fault's, major where no recorded thread woke it (the disk's
+ * completion interrupt did, whatever it stopped), minor where one did (a lock's release).
+ */
+static enum fault_type fault_type(const char *const *k, __u32 n, const struct th_off *o,
+				  bool woken_by_recorded)
+{
+	bool in_fault = false, filemap = false, swap = false, lock = false;
+
+	if (!n && o->fault_ino)
+		return FAULT_MAJOR;
+	if (!n)
+		return !o->uninterruptible ? FAULT_NONE :
+		       woken_by_recorded   ? FAULT_MINOR :
+					     FAULT_MAJOR;
+	for (__u32 i = 0; i < n; i++) {
+		if (kname_is(k[i], "asm_exc_page_fault") || kname_is(k[i], "exc_page_fault") ||
+		    kname_is(k[i], "do_user_addr_fault") || kname_is(k[i], "handle_mm_fault") ||
+		    kname_is(k[i], "do_page_fault") || kname_is(k[i], "do_mem_abort"))
+			in_fault = true;
+		else if (kname_is(k[i], "filemap_fault"))
+			filemap = true;
+		else if (kname_is(k[i], "do_swap_page"))
+			swap = true;
+		else if (kname_is(k[i], "lock_mm_and_find_vma"))
+			lock = true;
+	}
+	if (!in_fault)
+		return FAULT_NONE;
+	return filemap ? FAULT_MAJOR : swap ? FAULT_SWAP : lock ? FAULT_MMAP_LOCK : FAULT_MINOR;
+}
+
+/*
+ * The row of a fault: "major, FILE" (the file the page is of, where its mapping is recorded),
+ * "major, swap", "minor, mmap_lock", "minor". Its user frame (the code that touched the memory:
+ * the stack taken as it switched out) is the row's leaf and line, the page's file offset its
+ * span. A major fault's wakeup is the disk's completion, whatever task its interrupt stopped:
+ * not followed. A minor one's waker (the mmap lock's holder) is, as any waker's.
+ */
+static const char *fault_row(struct blame *b, const struct thread *th, const struct th_off *o,
+			     enum fault_type ft)
+{
+	struct stack_view v = stacktab__get(threads__stacks(b->th), o->stack);
+	struct actionable act;
+	const char *file;
+
+	if (o->stack != STACK_NONE &&
+	    stack__actionable(b->nm, b->strs, v.tgid, v.user, v.nu, &act)) {
+		b->root_leaf = act.name;
+		b->root_line = act.line;
+	}
+	switch (ft) {
+	case FAULT_MAJOR:
+		if (!o->fault_ino)
+			return "major";
+		b->root_span = (struct fault_span){ o->fault_index << 12, o->fault_index << 12, 1 };
+		file = names__file(b->nm, th->tgid, o->fault_ino);
+		return file ? strtab__internf(b->strs, "major, %s", file) :
+			      strtab__internf(b->strs, "major, inode %llu",
+					      (unsigned long long)o->fault_ino);
+	case FAULT_SWAP:
+		return "major, swap";
+	case FAULT_MMAP_LOCK:
+		return "minor, mmap_lock";
+	default:
+		return "minor";
+	}
+}
+
 static int off_cpu(struct blame *b, const struct thread *th, const struct th_off *o, __u64 s,
 		   __u64 e)
 {
 	const struct th_futex *f;
 	enum blame_kind k;
+	enum fault_type ft;
 	const char *x[MAX_FRAMES], *sn;
 	__u32 n, i;
 
@@ -576,11 +667,21 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 		return follow(b, th, BK_COND, "futex", o->waker, o->waker_comm, false, o->stack, s,
 			      e);
 	n = kstack_names(b, o->stack, x, MAX_FRAMES - 1);
+	ft = o->syscall != OFFCPU_NO_SYSCALL ?
+		     FAULT_NONE :
+		     fault_type(x, n, o, o->waker && threads__find(b->th, o->waker));
 	for (i = 0; i < n / 2; i++) {
 		const char *t = x[i];
 
 		x[i] = x[n - 1 - i];
 		x[n - 1 - i] = t;
+	}
+	if (ft == FAULT_MAJOR || ft == FAULT_SWAP) {
+		const char *fn = fault_row(b, th, o, ft);
+
+		x[n++] = strtab__internf(b->strs, "[fault %s]", fn);
+		return blame__root(b, th, TS_BLOCKED, BK_FAULT, fn, "woken by I/O completion",
+				   o->stack, e - s, x, n);
 	}
 	sn = syscall__name(b->arch, o->syscall);
 	if (sn && !strcmp(sn, "ioctl")) { /* into the GPU driver when its stack says so */
@@ -588,9 +689,12 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 			if (!strncmp(x[i], "nv", 2) || !strncmp(x[i], "uvm", 3))
 				k = BK_CUDA;
 	}
+	if (ft != FAULT_NONE)
+		k = BK_FAULT;
 	{
 		const char *fd = offcpu__fd_name(o->fd_flags);
-		const char *fn = sn ? sn :
+		const char *fn = ft != FAULT_NONE ? fault_row(b, th, o, ft) :
+				 sn		  ? sn :
 				 o->syscall >= 0 ?
 				      strtab__internf(b->strs, "syscall %d", o->syscall) :
 				 o->syscall == OFFCPU_SYSCALL_UNKNOWN ? "syscall unknown" :
@@ -610,6 +714,9 @@ static int off_cpu(struct blame *b, const struct thread *th, const struct th_off
 		    b->depth + 1 < b->max_hops) {
 			int err;
 
+			/* A fault's leaf and page are its own root's, not the waker's. */
+			b->root_leaf = b->root_line = NULL;
+			b->root_span = (struct fault_span){};
 			blame__push_link(
 				b, th, TS_BLOCKED, k, NULL, fn,
 				w->tgid == th->tgid ?

@@ -40,8 +40,9 @@ struct blame {
 	enum gs_arch arch;   /* the trace's machine: its system call numbers */
 	/* The next root's breakdown (blame__root_cpu), taken and cleared by the root. */
 	const char *root_leaf, *root_line;
-	struct cgroups *cg; /* CPU quotas, NULL: none */
-	__u32 keyed;	    /* distinct names keyed by a pid or an address (BLAME_KEYED_MAX) */
+	struct fault_span root_span; /* a fault root's page, n 0: none */
+	struct cgroups *cg;	     /* CPU quotas, NULL: none */
+	__u32 keyed; /* distinct names keyed by a pid or an address (BLAME_KEYED_MAX) */
 	__u64 keyed_evicted;
 	/* The closer's timeline in pieces (gap.h's struct gap_seg), and the roots found under
 	 * the piece being explained (seg: its index + 1, 0: none open). */

@@ -12,6 +12,7 @@ struct kind_fn {
 	const char *comm; /* the thread of its largest root */
 	__u64 ns, comm_ns;
 	struct vec leaves, lines; /* struct cause_part, ns summed */
+	struct fault_span span;
 };
 
 static const char *root_fn(const struct gap_root *root)
@@ -19,6 +20,17 @@ static const char *root_fn(const struct gap_root *root)
 	const struct chain_link *l = &root->links[root->nlinks - 1];
 
 	return l->lock ? l->lock : l->function;
+}
+
+void fault_span__add(struct fault_span *to, const struct fault_span *s)
+{
+	if (!s->n)
+		return;
+	if (!to->n || s->lo < to->lo)
+		to->lo = s->lo;
+	if (!to->n || s->hi > to->hi)
+		to->hi = s->hi;
+	to->n += s->n;
 }
 
 static void part__add(struct vec *v, const char *name, __u64 ns)
@@ -97,6 +109,7 @@ void causes__count(struct vec *kind_fn, const struct gap *g)
 			e->comm_ns = root->ns;
 		}
 		parts__add(&e->leaves, &e->lines, root);
+		fault_span__add(&e->span, &root->span);
 	}
 }
 
@@ -160,6 +173,7 @@ int causes__rank(const struct vec *kind_fn, __u64 gap_ns, struct cause **out, si
 		c->share = gap_ns ? (double)e->ns / gap_ns : 0;
 		c->nleaves = parts__top(&e->leaves, e->ns, c->leaves);
 		c->nlines = parts__top(&e->lines, e->ns, c->lines);
+		c->span = e->span;
 		(*n)++;
 	}
 	causes__sort(all, *n);
@@ -196,6 +210,7 @@ void causes__gap_kinds(struct gap *g)
 		}
 		g->kinds[k].ns += g->roots[r].ns;
 		parts__add(&leaves[k], &lines[k], &g->roots[r]);
+		fault_span__add(&g->kinds[k].span, &g->roots[r].span);
 	}
 	for (__u32 k = 0; k < g->nkinds; k++) {
 		g->kinds[k].share = (double)g->kinds[k].ns / (g->end_ns - g->start_ns);

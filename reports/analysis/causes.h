@@ -13,6 +13,8 @@
 #include "strtab.h"
 #include "vec.h"
 
+/* Widens TO by S (the union of their offsets; faults counted). */
+void fault_span__add(struct fault_span *to, const struct fault_span *s);
 /* Adds G's roots to KIND_FN (a vector of this file's own entries, zeroed to start). */
 void causes__count(struct vec *kind_fn, const struct gap *g);
 /* The rows from KIND_FN (allocated, *n of them), largest first, with their share of gap_ns:

@@ -60,6 +60,33 @@ static void put(FILE *out, const char *s)
 	esc__put_text(out, s, SIZE_MAX);
 }
 
+const char *fault__short(const char *function, char *buf, size_t size)
+{
+	const char *comma = function ? strstr(function, ", /") : NULL;
+	const char *base = comma ? strrchr(comma, '/') : NULL;
+
+	if (!base)
+		snprintf(buf, size, "%s", function ? function : "");
+	else
+		snprintf(buf, size, "%.*s, %s", (int)(comma - function), function, base + 1);
+	return buf;
+}
+
+const char *cause__fault_text(const struct cause *c, char *buf, size_t size)
+{
+	const char *who = c->nlines ? c->lines[0].name : c->nleaves ? c->leaves[0].name : NULL;
+	size_t n;
+
+	fault__short(c->function, buf, size);
+	n = strlen(buf);
+	if (c->span.n && n < size)
+		n += snprintf(buf + n, size - n, " 0x%llx-0x%llx", (unsigned long long)c->span.lo,
+			      (unsigned long long)c->span.hi + 0xfff);
+	if (who && n < size)
+		snprintf(buf + n, size - n, " (%s)", who);
+	return buf;
+}
+
 /* One link as "lock tracker_lock held by finalizer-2", "malloc_trim 208 ms", ... */
 static void print_link(FILE *out, const struct chain_link *l, bool last)
 {
@@ -84,6 +111,15 @@ static void print_link(FILE *out, const struct chain_link *l, bool last)
 			fputs(" (", out);
 			put(out, l->detail);
 			fputc(')', out);
+		}
+	} else if (l->kind == BK_FAULT && l->function) {
+		char f[SHORTNAME_MAX];
+
+		fputs("fault ", out); /* "fault major, dataset.bin" */
+		put(out, fault__short(l->function, f, sizeof(f)));
+		if (l->detail) {
+			fputc(' ', out);
+			put(out, l->detail);
 		}
 	} else if (l->kind == BK_THROTTLED && l->function) {
 		fputs("throttled, ", out); /* the cgroup's path whole: no shortening */

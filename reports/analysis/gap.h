@@ -42,6 +42,7 @@ enum blame_kind {
 	BK_THROTTLED, /* runnable, stopped by a CPU quota: function names the cgroup */
 	BK_RUNNABLE,  /* runnable, not preempted: the CPU idle, or what ran not recorded */
 	BK_CHILD,     /* in wait4/waitid: function names the child, detail its pid */
+	BK_FAULT,     /* asleep in a page fault: function "major, FILE", "minor, mmap_lock" */
 	BK_MAX
 };
 
@@ -68,6 +69,15 @@ struct chain_link {
 	__u64 recoverable_ns, recoverable_hi_ns;
 };
 
+/*
+ * A fault root's pages: the file offsets its faults touched, [lo, hi] (the page of each; 4 KiB
+ * pages), n faults named; n 0: none known.
+ */
+struct fault_span {
+	__u64 lo, hi;
+	__u64 n;
+};
+
 /* What a root's time was in, below the function that names it (reports/analysis/actionable.h). */
 struct root_part {
 	const char *leaf; /* the innermost frame's function, or "LIB (stripped)"; NULL unknown */
@@ -82,9 +92,10 @@ struct gap_root {
 	struct chain_link *links; /* links[0] = the closer, links[n - 1] = the root */
 	__u32 nlinks;
 	__u64 ns;
-	struct root_part *parts; /* on-CPU roots: by leaf and line */
+	struct root_part *parts; /* on-CPU and fault roots: by leaf and line */
 	__u32 nparts, capparts;
 	__u32 order; /* its place as the walk found it, before the roots were ranked */
+	struct fault_span span; /* a fault root's file offsets */
 };
 
 /*
@@ -176,6 +187,7 @@ struct cause {
 	/* The gap time that removing it would give back over all gaps (reports/analysis/
 	 * recover.h): the model's figure, and the range [lo, hi] it lies in. */
 	__u64 recoverable_ns, recoverable_lo_ns, recoverable_hi_ns;
+	struct fault_span span; /* fault: the file offsets its faults touched */
 };
 
 /*
@@ -200,6 +212,18 @@ struct hop {
 void gap__chain_print(const struct gap *g, FILE *out);
 /* The same line in BUF, without its newline (cut to SIZE); its length. */
 size_t gap__chain_text(const struct gap *g, char *buf, size_t size);
+
+/*
+ * A fault row's function in few words: the file by its name alone ("major, dataset.bin" for
+ * "major, /data/dataset.bin"), into BUF; other functions as they are. Returns BUF.
+ */
+const char *fault__short(const char *function, char *buf, size_t size);
+/*
+ * A fault cause as one line's words, into BUF: "major, dataset.bin 0x1a000-0x3f000
+ * (gather_rows)": the file's offsets its faults touched, the code that touched them (its top
+ * line, else its top frame). Returns BUF.
+ */
+const char *cause__fault_text(const struct cause *c, char *buf, size_t size);
 
 /* What summary.json does not list: the walk's roots and the folded stacks (after on_gap). */
 void gap__free_walk(struct gap *g);

@@ -16,6 +16,7 @@ const char *blame_kind__name(enum blame_kind k)
 		[BK_SLEEP] = "sleep",	      [BK_PROBE] = "malloc_trim",   [BK_CUDA] = "cuda",
 		[BK_ON_CPU] = "on_cpu",	      [BK_PREEMPTED] = "preempted", [BK_OTHER] = "other",
 		[BK_THROTTLED] = "throttled", [BK_RUNNABLE] = "runnable",   [BK_CHILD] = "child",
+		[BK_FAULT] = "fault",
 	};
 
 	return k < BK_MAX ? names[k] : "other";

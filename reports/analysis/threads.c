@@ -409,6 +409,7 @@ int threads__add_offcpu(struct threads *t, const struct gs_hdr *h, __u32 trace_v
 	if (o->blocked && e->wake_ts > o->start && e->wake_ts < o->end)
 		o->wake = e->wake_ts;
 	o->in_futex = !!(h->flags & GS_F_IN_FUTEX);
+	o->uninterruptible = o->blocked && (e->prev_state & OFFCPU_TASK_UNINTERRUPTIBLE);
 	o->syscall = o->blocked ? offcpu_syscall(e, trace_version) : OFFCPU_NO_SYSCALL;
 	o->cpu = h->cpu;
 	o->fd_flags = h->flags & OFFCPU_FD_MASK;
@@ -420,6 +421,10 @@ int threads__add_offcpu(struct threads *t, const struct gs_hdr *h, __u32 trace_v
 								       strtab__intern(t->strs, "?");
 	}
 	o->stack = h->kstack_n || h->ustack_n ? stacktab__add(t->stacks, h) : STACK_NONE;
+	if (o->blocked && offcpu_fault(e, gs_fixed_size(h))) {
+		o->fault_ino = e->fault_ino;
+		o->fault_index = e->fault_index;
+	}
 	if (!o->blocked && offcpu_next(e, gs_fixed_size(h))) {
 		o->next_known = 1;
 		o->throttled = !!(h->flags & OFFCPU_F_THROTTLED);

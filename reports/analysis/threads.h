@@ -32,7 +32,8 @@ struct th_off {
 	__u64 wake;    /* blocked: when it was woken (runnable from then on), 0 unknown */
 	__u8 blocked;
 	__u8 in_futex;
-	__u16 fd_flags; /* offcpu.h: OFFCPU_FD_* of the wait's file */
+	__u8 uninterruptible; /* blocked in TASK_UNINTERRUPTIBLE (killable or not): I/O, a fault */
+	__u16 fd_flags;	      /* offcpu.h: OFFCPU_FD_* of the wait's file */
 	__u32 waker_tgid;
 	const char *waker_comm;
 	__u32 stack; /* stacktab: its kernel stack, and user stack where a snapshot gave one */
@@ -52,6 +53,9 @@ struct th_off {
 	__u32 last_tid; /* what ran longest on its CPU meanwhile (offcpu.h), 0: not seen */
 	__u32 last_tgid;
 	const char *last_comm;
+	/* Blocked, from a version 7 trace: the file fault it slept after (fault_ino 0: none). */
+	__u64 fault_ino;
+	__u64 fault_index; /* the page's index in the file */
 };
 
 struct th_futex {

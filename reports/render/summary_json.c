@@ -89,6 +89,13 @@ static void json_cause(struct jsonw *w, const struct cause *c)
 		json_parts(w, "leaves", c->leaves, c->nleaves);
 	if (c->nlines)
 		json_parts(w, "lines", c->lines, c->nlines);
+	if (c->span.n) { /* a fault's pages: the file offsets they start at, and how many */
+		jsonw__open(w, "pages", '{');
+		jsonw__u64(w, "first_offset", c->span.lo);
+		jsonw__u64(w, "last_offset", c->span.hi);
+		jsonw__u64(w, "faults", c->span.n);
+		jsonw__close(w);
+	}
 	jsonw__close(w);
 }
 

@@ -378,6 +378,7 @@ static void print_causes(FILE *out, const struct analysis *a)
 	for (size_t i = 0; i < a->ncauses && i < CAUSES_LISTED; i++) {
 		char fn[SHORTNAME_MAX], text[ESC_TEXT_MAX];
 		const struct cause *c = &a->causes[i];
+		const char *shown = fn;
 
 		/* Without a function, the thread most of it was in. A preemption names who
 		 * preempted: "by synth-1", never a bare name that reads as the victim. */
@@ -385,14 +386,17 @@ static void print_causes(FILE *out, const struct analysis *a)
 			snprintf(fn, sizeof(fn), "(no function) in %s", c->comm ? c->comm : "?");
 		else if (c->kind == BK_PREEMPTED)
 			snprintf(fn, sizeof(fn), "by %s", c->function);
+		/* A fault's row says it all in one line: file, offsets, the code. */
+		if (c->kind == BK_FAULT && c->function)
+			shown = cause__fault_text(c, fn, sizeof(fn));
+		else if (c->function && c->kind != BK_PREEMPTED)
+			shown = shortname(c->function, fn, sizeof(fn));
 		fprintf(out, "  %5.1f%%  %-12s %-40s ", 100 * c->share, blame_kind__name(c->kind),
-			esc__text(text, sizeof(text),
-				  c->function && c->kind != BK_PREEMPTED ?
-					  shortname(c->function, fn, sizeof(fn)) :
-					  fn,
-				  SIZE_MAX));
+			esc__text(text, sizeof(text), shown, SIZE_MAX));
 		dur__print(out, c->ns);
 		fputc('\n', out);
+		if (c->kind == BK_FAULT)
+			continue;
 		print_parts(out, "lines", c->lines, c->nlines, NULL);
 		print_parts(out, "leaves", c->leaves, c->nleaves, c->function);
 		print_fix(out, a, c->recoverable_ns, c->recoverable_hi_ns);

@@ -31,6 +31,13 @@ struct cache_ent {
 	const char *path;   /* its path, a Python frame's source file; NULL: none known */
 };
 
+/* A file some process mapped: its inode and path (interned), for names__file. */
+struct name_file {
+	__u32 tgid;
+	__u64 ino;
+	const char *path;
+};
+
 struct names {
 	struct strtab *strs;
 	struct symbolizer *sym;
@@ -43,6 +50,8 @@ struct names {
 	struct pyframes *py;	   /* Python frames' names, not owned; NULL: none */
 	const char **own;	   /* names__set_own(): interned */
 	size_t nown;
+	struct name_file *files; /* mapped files by inode (names__file) */
+	size_t nfiles, capfiles;
 };
 
 struct names *names__new(struct strtab *strs, bool file_symbols, const char *debug_dir)
@@ -131,8 +140,40 @@ void names__free(struct names *n)
 	symbolizer__free(n->sym);
 	free(n->ksyms);
 	free(n->own);
+	free(n->files);
 	free(n->cache);
 	free(n);
+}
+
+/* A mapped file's path by its inode, once a process and inode (the latest path wins). */
+static void add_file(struct names *n, __u32 tgid, __u64 ino, const char *path)
+{
+	const char *p = strtab__intern(n->strs, path);
+
+	if (!p)
+		return;
+	for (size_t i = 0; i < n->nfiles; i++)
+		if (n->files[i].tgid == tgid && n->files[i].ino == ino) {
+			n->files[i].path = p;
+			return;
+		}
+	if (array__grow((void **)&n->files, &n->capfiles, sizeof(*n->files), n->nfiles + 1, 64))
+		return;
+	n->files[n->nfiles++] = (struct name_file){ tgid, ino, p };
+}
+
+const char *names__file(const struct names *n, __u32 tgid, __u64 ino)
+{
+	const char *any = NULL;
+
+	for (size_t i = 0; ino && i < n->nfiles; i++) {
+		if (n->files[i].ino != ino)
+			continue;
+		if (n->files[i].tgid == tgid)
+			return n->files[i].path;
+		any = n->files[i].path;
+	}
+	return any;
 }
 
 void names__add_map(struct names *n, const struct gs_rec_map *m)
@@ -149,13 +190,17 @@ void names__add_map(struct names *n, const struct gs_rec_map *m)
 		.build_id_len = m->build_id_len <= sizeof(m->build_id) ? m->build_id_len : 0,
 	};
 
-	if (!n->file_symbols || fixed <= sizeof(*m))
+	if (fixed <= sizeof(*m))
 		return;
 	len = strnlen(m->path, fixed - sizeof(*m));
 	if (!len || len >= sizeof(path))
 		return;
 	memcpy(path, m->path, len);
 	path[len] = 0;
+	if (m->ino)
+		add_file(n, m->h.tgid, m->ino, path);
+	if (!n->file_symbols)
+		return;
 	symbolizer__add_map(n->sym, m->h.tgid, &sm);
 	memset(n->cache, 0, CACHE_SIZE * sizeof(*n->cache));
 }

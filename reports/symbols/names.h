@@ -36,6 +36,11 @@ struct report_archive;
 void names__set_archive(struct names *n, struct report_archive *a);
 
 void names__add_map(struct names *n, const struct gs_rec_map *m);
+/*
+ * The path of the file with inode INO that TGID mapped (another process's mapping of it where
+ * TGID's is not recorded), from the map records so far; NULL none.
+ */
+const char *names__file(const struct names *n, __u32 tgid, __u64 ino);
 /* A process that is gone: its mappings and the names cached for it (its pid may come back). */
 void names__forget(struct names *n, __u32 tgid);
 /* What the symbolizer read of files let go (symbolizer__release_pages()). */
