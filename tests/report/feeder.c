@@ -59,6 +59,11 @@
  *   heap    maps fresh memory (64 MiB, populated) and unmaps it,
  *           again and again for PERIOD ms (heap_churn)              expected: on_cpu
  *           heap_churn, its leaves the mapping and the unmapping
+ *   fault   maps FILE (made here: 64 MiB of data, on disk) and reads
+ *           PERIOD random pages of it (gather_rows), each step after
+ *           dropping its pages from the page cache: every read a
+ *           major fault that waits for the disk                     expected: fault, major,
+ *           the file named (tests/cases/report_faults.sh)
  *
  * usage: feeder LIBCUDA MODE ITER PERIOD_MS [FILE | hold | anon ...]
  */
@@ -142,6 +147,66 @@ static __attribute__((noinline)) void heap_churn(unsigned int ms)
 		}
 		munmap(p, (size_t)64 << 20);
 	} while (now_ns() < end);
+}
+
+/* fault mode: the dataset, and where gather_rows reads it. */
+#define FAULT_FILE_SIZE ((size_t)64 << 20)
+static int fault_fd = -1;
+static volatile unsigned char *fault_map;
+
+/*
+ * Writes FILE whole (every page data: a hole would read as zeros with no I/O), flushed, and maps
+ * it for random reads (no readahead: one page a fault).
+ */
+static void fault_open(const char *path)
+{
+	static unsigned char chunk[1 << 20];
+
+	fault_fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fault_fd < 0) {
+		perror("feeder: open");
+		exit(1);
+	}
+	for (size_t off = 0; off < FAULT_FILE_SIZE; off += sizeof(chunk)) {
+		memset(chunk, (int)(off >> 20) + 1, sizeof(chunk));
+		if (write(fault_fd, chunk, sizeof(chunk)) != sizeof(chunk)) {
+			perror("feeder: write");
+			exit(1);
+		}
+	}
+	if (fsync(fault_fd)) {
+		perror("feeder: fsync");
+		exit(1);
+	}
+	fault_map = mmap(NULL, FAULT_FILE_SIZE, PROT_READ, MAP_SHARED, fault_fd, 0);
+	if (fault_map == MAP_FAILED || madvise((void *)fault_map, FAULT_FILE_SIZE, MADV_RANDOM)) {
+		perror("feeder: mmap");
+		exit(1);
+	}
+}
+
+/*
+ * One step's rows: n random pages read through the mapping, after the file's pages were unmapped
+ * and dropped from the page cache (this file's only: clean, so the drop is sure), so that each
+ * read faults and waits for the disk.
+ */
+static __attribute__((noinline)) void gather_rows(unsigned int n)
+{
+	static uint64_t seed = 88172645463325252ull;
+	uint64_t x = 0;
+
+	if (madvise((void *)fault_map, FAULT_FILE_SIZE, MADV_DONTNEED) ||
+	    posix_fadvise(fault_fd, 0, 0, POSIX_FADV_DONTNEED)) {
+		perror("feeder: drop the file's pages");
+		exit(1);
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		seed ^= seed << 13;
+		seed ^= seed >> 7;
+		seed ^= seed << 17;
+		x += fault_map[(seed % (FAULT_FILE_SIZE / 4096)) * 4096 + (seed >> 52)];
+	}
+	sink += x;
 }
 
 /* cpu mode: us microseconds of this thread's CPU time, however long they take. */
@@ -292,7 +357,7 @@ int main(int argc, char **argv)
 
 	if (argc < 5) {
 		fprintf(stderr,
-			"usage: feeder LIBCUDA sleep|file|graph|helper|deep|cpu|busy|xla|poll|free|child|heap ITER PERIOD_MS [FILE]\n");
+			"usage: feeder LIBCUDA sleep|file|graph|helper|deep|cpu|busy|xla|poll|free|child|heap|fault ITER PERIOD_MS [FILE]\n");
 		return 2;
 	}
 	mode = argv[2];
@@ -315,6 +380,13 @@ int main(int argc, char **argv)
 			launch();
 		CU(cuStreamEndCapture, stream, &graph);
 		CU(cuGraphInstantiateWithFlags, &exec, graph, 0ull);
+	}
+	if (!strcmp(mode, "fault")) {
+		if (argc < 6) {
+			fprintf(stderr, "feeder: fault needs a FILE to make\n");
+			return 2;
+		}
+		fault_open(argv[5]);
 	}
 	if (!strcmp(mode, "file")) {
 		fd = open(argv[5], O_RDONLY);
@@ -423,6 +495,8 @@ int main(int argc, char **argv)
 			run_child(period);
 		} else if (!strcmp(mode, "heap")) {
 			heap_churn(period);
+		} else if (!strcmp(mode, "fault")) {
+			gather_rows(period);
 		} else if (!strcmp(mode, "cpu")) {
 			compute_cpu(atof(argv[4]) * 1000);
 		} else if (!strcmp(mode, "deep")) {
