@@ -13,6 +13,9 @@
 # - summary.txt's row names the file by its name, the offsets and the code on one line; the
 #   chains say the wakeup was the I/O completion.
 # - `gapscope script` prints the file and offset of fault sleeps.
+# - Without the tracepoint (GAPSCOPE_NO_FILEMAP_FAULT: a kernel before 6.11) the recording goes
+#   on, one failed attach counted; the sleeps are still faults, "major" (their kernel stacks),
+#   no file named.
 # - Where ../shared/traces/mmapfault_attach.gsc (PyTorch on an H200's machine, an older trace
 #   that kept no fault fields) is beside the clone: its top cause is fault, major, at least 40%.
 set -eu
@@ -80,6 +83,24 @@ grep -q '← fault major, dataset\.bin woken by I/O completion ' "$TMP/f.txt" ||
 n=$(grep -cE "sched:offcpu blocked .* fault=$FILE\+0x[0-9a-f]+000 " "$TMP/f.script" || true)
 echo "script: $n sleeps name the file's page"
 [ "$n" -ge 100 ] || die "script: $n fault sleeps name $FILE, expected at least 100 of 160"
+
+GAPSCOPE_NO_FILEMAP_FAULT=1 timeout 300 "$GS" record -o "$TMP/n.gsc" -- sh -c \
+	'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$CG" "$TMP/feeder" "$LIBCUDA" fault 6 8 \
+	"$FILE" >"$TMP/n.out" 2>"$TMP/n.err" || {
+	cat "$TMP/n.out" "$TMP/n.err"
+	die "record without the tracepoint"
+}
+grep -q 'attach_failed=1$' "$TMP/n.err" || die "no failed attach counted: $(tail -1 "$TMP/n.err")"
+"$GS" report "$TMP/n.gsc" -o "$TMP/n.rep" >"$TMP/n.txt" || die "report without the tracepoint"
+grep -q 'attach_failed 1,' "$TMP/n.txt" || die "the report's losses lack the failed attach"
+python3 - "$TMP/n.rep/summary.json" <<'PY' || die "faults without the tracepoint"
+import json, sys
+c = json.load(open(sys.argv[1]))["causes"][0]
+print("without the tracepoint: %s %s %.3f" % (c["kind"], c["function"], c["share"]))
+if c["kind"] != "fault" or c["function"] != "major" or c["share"] < 0.6:
+    sys.exit("FAIL: top cause %s %s %.3f, not fault major (no file)" % (c["kind"], c["function"],
+                                                                       c["share"]))
+PY
 
 TRACE=$GAPSCOPE_ROOT/../shared/traces/mmapfault_attach.gsc
 if [ -f "$TRACE" ]; then
