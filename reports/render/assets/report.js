@@ -331,7 +331,11 @@
 			'held its lock, hop by hop'],
 		['root cause', 'the chain\'s last link: what its thread was doing (a lock, a ' +
 			'condition wait, I/O, a sleep, malloc_trim, a CUDA call, CPU work, a child process ' +
-			'it waited for, or waiting for a CPU); causes are ranked by the gap time they explain'],
+			'it waited for, a page fault, or waiting for a CPU); causes are ranked by the gap ' +
+			'time they explain'],
+		['fault', 'asleep in a page fault: major where it waited for the disk (the file and ' +
+			'offsets it touched, the code that touched them), minor where it waited for the ' +
+			'mmap lock or nothing read'],
 		['preempted by X', 'runnable but not running: X held the CPU. "another process" ' +
 			'is one outside the recording'],
 		['not sampled', 'CPU time no CPU sample fell in: named from the thread\'s nearest ' +

@@ -47,6 +47,11 @@
 		return l && /^(held|woken|preempted) by /.test(l.detail || '') ? l.detail : null;
 	}
 
+	// A fault's function with its file by name alone: "major, dataset.bin".
+	function faultShort(f) {
+		return (f || '?').replace(/, \/.*\/([^/]*)$/, ', $1');
+	}
+
 	// A link in words without its thread: "blocked 545 ms on lock tracker_lock".
 	function linkBody(l) {
 		var what = {
@@ -60,6 +65,7 @@
 			on_cpu: 'in ' + (l.function || (l.frames && l.frames[0]) || 'its own code'),
 			preempted: 'waiting for a CPU',
 			child: 'waiting for child ' + (l.function || '?'),
+			fault: 'in a page fault, ' + faultShort(l.function),
 		}[l.kind] || (l.kind || '') + (l.function ? ' in ' + l.function : '');
 		var own = l.detail && !connector(l) ? ' (' + l.detail + ')' : '';
 		return (STATE[l.state] || l.state || '') + ' ' + fmtNs(l.ns || 0) + ' ' + what + own;
@@ -108,6 +114,12 @@
 			return 'CUDA call ' + (f || '?');
 		case 'child':
 			return 'waiting for child ' + (f || '?');
+		case 'fault': /* "page fault, major, dataset.bin 0x9000-0x3ffffff (gather_rows)" */
+			m = (c.lines || c.leaves || [])[0];
+			return 'page fault, ' + faultShort(f) + (c.pages ? ' 0x' +
+				c.pages.first_offset.toString(16) + '-0x' +
+				(c.pages.last_offset + 4095).toString(16) : '') +
+				(m ? ' (' + m.name + ')' : '');
 		}
 		return (f || c.kind || '?') + (c.kind && f && c.kind !== f ? ' (' + c.kind + ')' : '');
 	}
