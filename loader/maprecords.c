@@ -91,8 +91,10 @@ void map_records__file_fault(struct map_records *m, struct trace_out *o, pid_t t
 {
 	struct map_seen s = { .tgid = tgid, .ino = ino };
 
-	if (tgid <= 0 || !ino)
+	if (tgid <= 0 || !ino || (m->fault_tgid == (__u32)tgid && m->fault_ino == ino))
 		return;
+	m->fault_tgid = tgid;
+	m->fault_ino = ino;
 	for (size_t i = 0; i < m->n; i++)
 		if (m->v[i].tgid == (__u32)tgid && m->v[i].ino == ino)
 			return;

@@ -25,6 +25,8 @@ struct map_records {
 	/* Files a fault named that no mapping recorded held: looked for once (tgid, inode). */
 	struct map_seen *faulted;
 	size_t nfaulted, capfaulted;
+	__u32 fault_tgid; /* the last file a fault named, known: most faults are of the one before */
+	__u64 fault_ino;
 };
 
 /* Writes a GS_REC_MAP (with its build-id) for each mapping of TGID not written before. */
