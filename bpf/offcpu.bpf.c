@@ -187,6 +187,21 @@ struct {
 } fault_lasts SEC(".maps");
 
 /*
+ * When each thread's last fault sleep took a user stack snapshot: at most one a thread every
+ * FAULT_SNAP_GAP_NS. A fault on a fast disk sleeps ~30 us: a snapshot (16 KiB by default) at
+ * each of 20k a second would be 300 MiB/s through the ring; the report names a sleep without
+ * one by the thread's last fault that had one (reports/analysis/blame.c's fault_row).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} fault_snaps SEC(".maps");
+
+#define FAULT_SNAP_GAP_NS (1000ull * 1000)
+
+/*
  * A file fault older than this at the switch-out is not the one it sleeps in: between the
  * tracepoint and the sleep a fault allocates the page and starts its read (microseconds; more
  * where it was preempted meanwhile).
@@ -313,10 +328,20 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 			/*
 			 * No system call's return will take its user stack, and it is still
 			 * current here: taken now, at the instruction that touched the memory.
-			 * Whether the sleep is long is not known yet.
+			 * Whether the sleep is long is not known yet: one a millisecond a thread.
 			 */
-			if (faulting)
-				snap_take(GS_EV_OFFCPU, now, now, OFFCPU_NO_SYSCALL, 0);
+			if (faulting) {
+				__u64 *last = bpf_map_lookup_elem(&fault_snaps, &prev_tid);
+
+				if (!last || now - *last >= FAULT_SNAP_GAP_NS) {
+					if (last)
+						*last = now;
+					else
+						bpf_map_update_elem(&fault_snaps, &prev_tid, &now,
+								    BPF_ANY);
+					snap_take(GS_EV_OFFCPU, now, now, OFFCPU_NO_SYSCALL, 0);
+				}
+			}
 		} else {
 			/*
 			 * Runnable: what takes its place (idle is pid 0: nothing did, the CPU had

@@ -613,15 +613,46 @@ static enum fault_type fault_type(const char *const *k, __u32 n, const struct th
  * span. A major fault's wakeup is the disk's completion, whatever task its interrupt stopped:
  * not followed. A minor one's waker (the mmap lock's holder) is, as any waker's.
  */
+#define FAULT_STACK_BACK_NS (10ull * 1000 * 1000)
+
+/*
+ * The user stack a fault sleep was in: its own, or where the recorder took none (one a
+ * millisecond a thread), that of the thread's last fault sleep before it with one, of the same
+ * file, at most FAULT_STACK_BACK_NS and 64 intervals back (the same loop touching the next
+ * page). STACK_NONE: none.
+ */
+static __u32 fault_ustack(struct blame *b, const struct thread *th, const struct th_off *o)
+{
+	const struct th_off *base = th->off.n ? VEC_AT(&th->off, struct th_off, 0) : NULL;
+	size_t i;
+
+	if (o->stack != STACK_NONE && stacktab__get(threads__stacks(b->th), o->stack).nu)
+		return o->stack;
+	if (!base || o < base || o >= base + th->off.n)
+		return o->stack;
+	i = o - base;
+	for (size_t k = 0; k < 64 && i > 0; k++) {
+		const struct th_off *p = &base[--i];
+
+		if (p->end + FAULT_STACK_BACK_NS < o->start)
+			break;
+		if (p->blocked && p->uninterruptible && p->syscall == OFFCPU_NO_SYSCALL &&
+		    p->fault_ino == o->fault_ino && p->stack != STACK_NONE &&
+		    stacktab__get(threads__stacks(b->th), p->stack).nu)
+			return p->stack;
+	}
+	return o->stack;
+}
+
 static const char *fault_row(struct blame *b, const struct thread *th, const struct th_off *o,
 			     enum fault_type ft)
 {
-	struct stack_view v = stacktab__get(threads__stacks(b->th), o->stack);
+	__u32 stack = fault_ustack(b, th, o);
+	struct stack_view v = stacktab__get(threads__stacks(b->th), stack);
 	struct actionable act;
 	const char *file;
 
-	if (o->stack != STACK_NONE &&
-	    stack__actionable(b->nm, b->strs, v.tgid, v.user, v.nu, &act)) {
+	if (stack != STACK_NONE && stack__actionable(b->nm, b->strs, v.tgid, v.user, v.nu, &act)) {
 		b->root_leaf = act.name;
 		b->root_line = act.line;
 	}
