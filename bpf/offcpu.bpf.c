@@ -206,8 +206,7 @@ struct {
  * tracepoint and the sleep a fault allocates the page and starts its read (microseconds; more
  * where it was preempted meanwhile).
  */
-#define FAULT_RECENT_NS	     (20ull * 1000 * 1000)
-#define TASK_UNINTERRUPTIBLE 0x2
+#define FAULT_RECENT_NS (20ull * 1000 * 1000)
 
 /*
  * filemap:mm_filemap_fault (Linux 6.11+): a fault of a file mapping that the page tables could
@@ -301,12 +300,12 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 		if (s.state == OFFCPU_BLOCKED) {
 			/*
 			 * Why it sleeps: the system call it entered the kernel with, from the
-			 * registers saved at that entry (a load, no helper). An interrupt enters
-			 * with -1; a page fault with its error code (or -1 in some guests), which
-			 * can pass for a small syscall number: faults that sleep are rare.
+			 * registers saved at that entry (a load, no helper). An interrupt or an
+			 * exception enters with -1 (x86-64's entry code sets it once it has taken a
+			 * page fault's error code from there): a fault's sleep reads as none, here
+			 * and on the H200's machine alike.
 			 */
 			struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
-
 			struct fault_last *f = bpf_map_lookup_elem(&fault_lasts, &prev_tid);
 
 			if (regs) {

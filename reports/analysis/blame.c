@@ -606,13 +606,6 @@ static enum fault_type fault_type(const char *const *k, __u32 n, const struct th
 	return filemap ? FAULT_MAJOR : swap ? FAULT_SWAP : lock ? FAULT_MMAP_LOCK : FAULT_MINOR;
 }
 
-/*
- * The row of a fault: "major, FILE" (the file the page is of, where its mapping is recorded),
- * "major, swap", "minor, mmap_lock", "minor". Its user frame (the code that touched the memory:
- * the stack taken as it switched out) is the row's leaf and line, the page's file offset its
- * span. A major fault's wakeup is the disk's completion, whatever task its interrupt stopped:
- * not followed. A minor one's waker (the mmap lock's holder) is, as any waker's.
- */
 #define FAULT_STACK_BACK_NS (10ull * 1000 * 1000)
 
 /*
@@ -644,6 +637,13 @@ static __u32 fault_ustack(struct blame *b, const struct thread *th, const struct
 	return o->stack;
 }
 
+/*
+ * The row of a fault: "major, FILE" (the file the page is of, where its mapping is recorded),
+ * "major, swap", "minor, mmap_lock", "minor". Its user frame (the code that touched the memory:
+ * the stack taken as it switched out) is the row's leaf and line, the page's file offset its
+ * span. A major fault's wakeup is the disk's completion, whatever task its interrupt stopped:
+ * not followed. A minor one's waker (the mmap lock's holder) is, as any waker's.
+ */
 static const char *fault_row(struct blame *b, const struct thread *th, const struct th_off *o,
 			     enum fault_type ft)
 {
