@@ -36,13 +36,15 @@ rec=$!
 trap 'rc=$?; touch "$TMP/stop"; echo >&4; wait "$rec" 2>/dev/null; (exit $rc); cleanup' EXIT
 read -t 60 -r tid <&3 || { cat "$TMP/err"; die "the target did not start"; }
 # struct off_state { u64 ts; u32 state, prev_state, cpu; s32 syscall; u16 flags, pad;
-# u32 next_tid, next_tgid; char next_comm[16]; u32 nr_cpus_allowed; u64 cpus_allowed; }
-# (64 bytes): preempted on CPU 1, what ran next not recorded (flags 0).
+# u32 next_tid, next_tgid; char next_comm[16]; u32 nr_cpus_allowed; u64 cpus_allowed;
+# struct fault_last { u64 ino, index, ts; u32 dev, pad; } fault; } (96 bytes): preempted on
+# CPU 1, what ran next not recorded (flags 0), no fault.
 read -r key value start < <(python3 - "$tid" <<'PY'
 import struct, sys, time
 tid, ts = int(sys.argv[1]), time.monotonic_ns() - 1000000
 hexs = lambda b: ",".join("%02x" % x for x in b)
-print(hexs(struct.pack("<I", tid)), hexs(struct.pack("<QIIIiHHII16sIQ", ts, 1, 0, 1, -1, 0, 0, 0, 0, b"", 0, 0)), ts)
+state = struct.pack("<QIIIiHHII16sIQQQQII", ts, 1, 0, 1, -1, 0, 0, 0, 0, b"", 0, 0, 0, 0, 0, 0, 0)
+print(hexs(struct.pack("<I", tid)), hexs(state), ts)
 PY
 )
 # The recorder's own offs map (another recorder may be running): by the map ids of its fds.
