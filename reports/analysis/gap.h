@@ -94,7 +94,7 @@ struct gap_root {
 	__u64 ns;
 	struct root_part *parts; /* on-CPU and fault roots: by leaf and line */
 	__u32 nparts, capparts;
-	__u32 order; /* its place as the walk found it, before the roots were ranked */
+	__u32 order;		/* its place as the walk found it, before the roots were ranked */
 	struct fault_span span; /* a fault root's file offsets */
 };
 

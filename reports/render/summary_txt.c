@@ -395,10 +395,10 @@ static void print_causes(FILE *out, const struct analysis *a)
 			esc__text(text, sizeof(text), shown, SIZE_MAX));
 		dur__print(out, c->ns);
 		fputc('\n', out);
-		if (c->kind == BK_FAULT)
-			continue;
-		print_parts(out, "lines", c->lines, c->nlines, NULL);
-		print_parts(out, "leaves", c->leaves, c->nleaves, c->function);
+		if (c->kind != BK_FAULT) { /* a fault's code is on its row */
+			print_parts(out, "lines", c->lines, c->nlines, NULL);
+			print_parts(out, "leaves", c->leaves, c->nleaves, c->function);
+		}
 		print_fix(out, a, c->recoverable_ns, c->recoverable_hi_ns);
 	}
 	if (a->ncauses > CAUSES_LISTED) {
