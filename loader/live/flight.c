@@ -13,6 +13,7 @@
 #include <time.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -458,6 +459,8 @@ struct flight *flight__new(const struct flight_opts *o, unsigned int ringbuf_mb)
 	f->keep_ns = o->seconds * NS;
 	f->cap_bytes = (__u64)o->mem_mb << 20;
 	f->real_off = clock__real_ns() - clock__mono_ns();
+	f->t0_ns = clock__mono_ns();
+	f->bound_mb = memlimit__need_mb(ringbuf_mb, o->mem_mb);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
@@ -508,9 +511,33 @@ struct flight *flight__new(const struct flight_opts *o, unsigned int ringbuf_mb)
 		"gapscope: flight: memory: about %llu MiB in all (%d MiB, the ring buffer's "
 		"%u MiB, the ring's %u, %d for what every dump needs, %d for the live "
 		"analysis)\n",
-		memlimit__need_mb(ringbuf_mb, o->mem_mb), MEMLIMIT_FLOOR_MB, ringbuf_mb, o->mem_mb,
-		MEMLIMIT_STICKY_MB, MEMLIMIT_ANALYSIS_MB);
+		f->bound_mb, MEMLIMIT_FLOOR_MB, ringbuf_mb, o->mem_mb, MEMLIMIT_STICKY_MB,
+		MEMLIMIT_ANALYSIS_MB);
 	return f;
+}
+
+/*
+ * What being always on cost: the recorder's CPU with its dumps' reports' (processes of their
+ * own, reaped by the dumps' threads), against the time since flight__new; its peak RSS, alone
+ * and with the largest report's added (an upper bound of the two together), against the bound
+ * it stated at start.
+ */
+static void cost_line(const struct flight *f)
+{
+	double secs = (clock__mono_ns() - f->t0_ns) / 1e9, cpu;
+	struct rusage ru;
+
+	if (f->replay || getrusage(RUSAGE_SELF, &ru))
+		return; /* a replay's clock is not the recorder's */
+	cpu = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+	      ru.ru_stime.tv_usec / 1e6 + f->n.reports_cpu_s;
+	fprintf(stderr,
+		"gapscope: flight: cost: %.2f s of CPU in %.0f s (%.3f s a minute), %.2f s of it in "
+		"%llu dump report(s); peak RSS %.1f MiB, %.1f MiB with the largest report's, "
+		"against the stated %llu MiB\n",
+		cpu, secs, secs > 0 ? cpu * 60 / secs : 0, f->n.reports_cpu_s,
+		(unsigned long long)f->n.reports, ru.ru_maxrss / 1024.0,
+		(ru.ru_maxrss + f->n.reports_maxrss_kb) / 1024.0, f->bound_mb);
 }
 
 /* What the live analysis let go of from its tables keyed by what the target chose. */
@@ -612,6 +639,8 @@ void flight__stop(struct flight *f)
 			"gapscope: flight: %.1f MiB of files read to name frames and unwind "
 			"stacks, let go as it went\n",
 			f->released_kb / 1024.0);
+	if (f->sfd >= 0)
+		cost_line(f);
 	push__free(f->push);
 	if (f->m)
 		metrics__flight(f->m, f->n.dumps, f->ring_bytes);

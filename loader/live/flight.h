@@ -147,8 +147,11 @@ struct flight_dump {
 	bool over;	  /* the trace would have passed --dump-max-mb: removed */
 	bool report_over; /* its report would have: removed */
 	bool report_cut;  /* its report was cut at the recorder's exit: removed */
-	int written;	  /* atomically: 1 once the file is written (its chunks let go) */
-	int done;	  /* atomically: 1 when the thread finished, its report too */
+	/* The report's process, once reaped: its CPU (user and system) and peak RSS. */
+	double report_cpu_s;
+	long report_maxrss_kb;
+	int written; /* atomically: 1 once the file is written (its chunks let go) */
+	int done;    /* atomically: 1 when the thread finished, its report too */
 	pthread_t thread;
 	/* Under flight_dump.c's lock: the report running (0: none), and whether the recording
 	 * was cut at its end (SIGINT, SIGTERM): a report running is ended, none is started. */
@@ -164,10 +167,13 @@ int flight_dump__start(struct flight_dump *d, pthread_t *thread);
 void flight_dump__cut(struct flight_dump *d);
 /* What the joined dumps add up to. */
 struct flight_dump_counts {
-	__u64 dumps, bytes; /* files written and kept, their size */
-	__u64 over;	    /* traces removed for --dump-max-mb */
-	__u64 reports_over; /* reports removed for it */
-	__u64 reports_cut;  /* reports cut at the recorder's exit */
+	__u64 dumps, bytes;	/* files written and kept, their size */
+	__u64 over;		/* traces removed for --dump-max-mb */
+	__u64 reports_over;	/* reports removed for it */
+	__u64 reports_cut;	/* reports cut at the recorder's exit */
+	__u64 reports;		/* report processes reaped */
+	double reports_cpu_s;	/* their CPU, user and system */
+	long reports_maxrss_kb; /* the largest one's peak RSS */
 };
 
 /* Waits for it, prints its line, counts it in *n, frees what it held (d too). */

@@ -192,6 +192,7 @@ static int run_report(struct flight_dump *d)
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t sa;
 	sigset_t none, dfl;
+	struct rusage ru = {};
 	pid_t pid;
 	int status, err;
 	char *argv[] = { "gapscope", "report", d->name, "-o", dir, NULL };
@@ -227,9 +228,13 @@ static int run_report(struct flight_dump *d)
 	pthread_mutex_lock(&report_lock);
 	d->report_pid = 0;
 	pthread_mutex_unlock(&report_lock);
-	while (waitpid(pid, &status, 0) < 0)
+	/* Its cost is the recorder's too: counted in the recorder's line (flight__stop). */
+	while (wait4(pid, &status, 0, &ru) < 0)
 		if (errno != EINTR)
 			return -errno;
+	d->report_cpu_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+			  ru.ru_stime.tv_usec / 1e6;
+	d->report_maxrss_kb = ru.ru_maxrss;
 	if (d->cut && WIFSIGNALED(status))
 		return -ECANCELED;
 	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -EIO;
@@ -306,6 +311,12 @@ void flight_dump__join(struct flight_dump *d, pthread_t thread, struct flight_du
 	n->over += d->over;
 	n->reports_over += d->report_over;
 	n->reports_cut += d->report_cut;
+	if (d->report_cpu_s > 0 || d->report_maxrss_kb > 0) {
+		n->reports++;
+		n->reports_cpu_s += d->report_cpu_s;
+		if (d->report_maxrss_kb > n->reports_maxrss_kb)
+			n->reports_maxrss_kb = d->report_maxrss_kb;
+	}
 	if (d->over)
 		fprintf(stderr,
 			"gapscope: flight: dump of %s not kept: its %.1f MB would pass --dump-max-mb "

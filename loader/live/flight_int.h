@@ -83,7 +83,9 @@ struct flight {
 	/* Replayed (flight__replay): the clock is the records' own, set by flight__set_clock. */
 	bool replay;
 	__u64 replay_ns;
-	__u64 ring_max; /* the most alive ever */
+	__u64 ring_max;		     /* the most alive ever */
+	__u64 t0_ns;		     /* flight__new's CLOCK_MONOTONIC: the cost line's span */
+	unsigned long long bound_mb; /* the memory bound stated at start (memlimit__need_mb) */
 };
 
 /* Now: CLOCK_MONOTONIC, the records' clock; in a replay, how far the records have come. */

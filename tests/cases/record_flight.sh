@@ -8,7 +8,8 @@
 # via the tracker lock; the gaps of every dump are those of the whole recording over the same
 # window (from a second after its start, the analysis's look-back, to its end); `fixed` at the
 # same threshold writes no dump; and the hourly cap holds, tested with SIGUSR1; and a GPU busy
-# since before the ring gets a dump that holds its trigger.
+# since before the ring gets a dump that holds its trigger. The cost line counts every dump's
+# report process with the recorder's own CPU and peak RSS.
 set -eu
 . "$GAPSCOPE_ROOT/tests/lib.sh"
 need_root "loads BPF programs and attaches uprobes"
@@ -86,6 +87,18 @@ late=$(grep -c -- '-late$' "$d/dumps.txt" || true)
 echo "$n dumps, $clean from an idle GPU holding their trigger, $late after a trigger longer than the ring"
 [ "$clean" -ge 2 ] || die "only $clean dumps from an idle GPU holding their trigger"
 grep -c 'report written' "$d/err" | grep -qx "$n" || die "a dump without its report"
+# What being always on cost counts every report's process, reaped, with the recorder's own.
+cost=$(grep '^gapscope: flight: cost: ' "$d/err") || die "no cost line"
+echo "$cost" | grep -q " of it in $n dump report(s); peak RSS " || die "reports not counted: $cost"
+python3 - "$cost" <<'PY' || die "the cost line's figures do not add up: $cost"
+import re, sys
+m = re.search(r"cost: ([0-9.]+) s of CPU in (\d+) s \(([0-9.]+) s a minute\), ([0-9.]+) s of it in "
+              r"\d+ dump report\(s\); peak RSS ([0-9.]+) MiB, ([0-9.]+) MiB with the largest "
+              r"report's, against the stated (\d+) MiB", sys.argv[1])
+cpu, secs, per_min, kids, own, both, bound = (float(x) for x in m.groups())
+assert 0 < kids < cpu and secs >= 60 and abs(per_min - cpu * 60 / secs) < 0.01 * per_min + 0.002
+assert 0 < own < both and bound > 0
+PY
 while read -r path gap w0 w1 start; do
 	"$GS" script --no-stacks "$path" >/dev/null 2>"$d/script.err" ||
 		die "$path is not a valid trace"
