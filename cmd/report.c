@@ -38,6 +38,7 @@
 #include "numarg.h"
 #include "outfile.h"
 #include "pprof.h"
+#include "debugcache.h"
 #include "program.h"
 #include "render_out.h"
 #include "trace.h"
@@ -55,7 +56,8 @@ struct report_env {
 	bool decided_only;
 	double copy_gbps, copy_latency_us;
 	const char *debug_dir;
-	const char *pprof; /* --pprof FILE */
+	const char *debug_cache; /* --debug-cache DIR */
+	const char *pprof;	 /* --pprof FILE */
 	bool verbose;
 	char *own[REPORT_OWN_MAX]; /* --own, allocated */
 	size_t nown;
@@ -69,6 +71,10 @@ static const struct argp_option opts[] = {
 	  0 },
 	{ "debug-dir", 'D', "DIR", 0,
 	  "Debug files by build-id under DIR (.build-id/xx/rest.debug), before /usr/lib/debug", 0 },
+	{ "debug-cache", 0x101, "DIR", 0,
+	  "Keep decompressed copies of compressed debug files in DIR by build-id, and read them "
+	  "from there (record --flight's dumps share one)",
+	  0 },
 	{ "api-only", 'A', NULL, 0,
 	  "The API-inferred GPU timeline alone, also where the trace has CUPTI's kernel times", 0 },
 	{ "copy-rate", 'C', "GBPS[,US]", 0,
@@ -130,6 +136,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'D':
 		env->debug_dir = arg;
+		break;
+	case 0x101:
+		env->debug_cache = arg;
 		break;
 	case 'P':
 		env->pprof = arg;
@@ -360,6 +369,8 @@ int cmd_report(int argc, char **argv)
 	int ret = 1, dfd = -1, gfd = -1;
 
 	if (argp_parse(&argp, argc, argv, ARGP_NO_HELP, NULL, &env))
+		return 2;
+	if (env.debug_cache && !debugcache__set(env.debug_cache))
 		return 2;
 	aopts.min_gap_ns = (__u64)(env.min_gap_ms * 1e6);
 	aopts.api_only = env.api_only;

@@ -107,14 +107,24 @@ struct ksyms *consumer__ksyms(struct consumer *c)
 	return c->ksyms;
 }
 
+#define KSYMS_SEEN 4096
+
 /* A GS_REC_KSYM for each kernel function in a stack not named in the trace before. */
 static void name_kernel_frames(struct consumer *c, const __u64 *frames, unsigned int n)
 {
 	if (!n || !consumer__ksyms(c))
 		return;
+	if (!c->ksyms_seen)
+		c->ksyms_seen = calloc(KSYMS_SEEN, sizeof(*c->ksyms_seen));
 	for (unsigned int i = 0; i < n; i++) {
-		struct ksym *k = ksyms__find(c->ksyms, frames[i]);
+		__u64 *seen = c->ksyms_seen ? &c->ksyms_seen[(frames[i] >> 2) % KSYMS_SEEN] : NULL;
+		struct ksym *k;
 
+		if (seen && *seen == frames[i])
+			continue;
+		k = ksyms__find(c->ksyms, frames[i]);
+		if (k && seen)
+			*seen = frames[i];
 		if (!k || k->emitted)
 			continue;
 		k->emitted = true;
@@ -460,6 +470,8 @@ void consumer__free(struct consumer *c)
 	c->rb = NULL;
 	ksyms__free(consumer__ksyms(c));
 	c->ksyms = NULL;
+	free(c->ksyms_seen);
+	c->ksyms_seen = NULL;
 	free(c->buf);
 	c->buf = NULL;
 }

@@ -23,13 +23,15 @@ $(BUILD)/tests/%: tests/unit/%.c $(TEST_ARCHIVES) | $(BUILD)/tests/
 $(BUILD)/tests/test_bpf_smoke: $(BUILD)/bpf/smoke.skel.h
 
 # test_symbols maps a small shared object built with -g, and copies of it: stripped of every
-# symbol table, with its DWARF moved to libsymtest.debug named by .gnu_debuglink, and stripped
-# with MiniDebugInfo (.gnu_debugdata) as Fedora ships its libraries.
+# symbol table, with its DWARF moved to libsymtest.debug named by .gnu_debuglink (and that
+# compressed, as Debian ships /usr/lib/debug: libsymtest-z.debug), and stripped with
+# MiniDebugInfo (.gnu_debugdata) as Fedora ships its libraries.
 SYMTEST_DIR := $(BUILD)/tests/symbols
 $(SYMTEST_DIR)/libsymtest.so: tests/symbols/symtest.c | $(SYMTEST_DIR)/
 	$(call msg,CC,tests/symbols/libsymtest.so)
 	$(Q)$(CC) -O2 -g -fPIC -shared -Wl,--build-id $(FPFLAGS) -pthread $< -o $@
 	$(Q)objcopy --only-keep-debug $@ $(@D)/libsymtest.debug
+	$(Q)objcopy --compress-debug-sections=zlib $(@D)/libsymtest.debug $(@D)/libsymtest-z.debug
 	$(Q)objcopy --strip-all $@ $(@D)/libsymtest-stripped.so
 	$(Q)cd $(@D) && objcopy --strip-debug --add-gnu-debuglink=libsymtest.debug \
 		libsymtest.so libsymtest-linked.so

@@ -5,6 +5,8 @@
  * every dump needs are flight_ring.c's.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +22,7 @@
 
 #include "analysis.h"
 #include "clock.h"
+#include "debugcache.h"
 #include "decode.h"
 #include "flight.h"
 #include "metrics.h"
@@ -231,7 +234,9 @@ static void start_dump(struct flight *f, const struct flight_req *r)
 				   .wake_fd = f->wake_fd,
 				   .replay = f->replay,
 				   .disk = &f->disk,
-				   .disk_cap = f->disk_cap };
+				   .disk_cap = f->disk_cap,
+				   .cache_seen = &f->cache_seen,
+				   .cache_off = &f->cache_off };
 	snprintf(d->reason, sizeof(d->reason), "%s", r->reason);
 	d->w0 = clean_start(f, r->w0, r->w1, r->start, &d->clean);
 	d->late = d->w0 > r->start; /* the ring no longer held the trigger's start */
@@ -365,6 +370,7 @@ static void reap_dumps(struct flight *f, bool wait)
 		/* Counted once its thread is joined (its bytes and error are the thread's until
 		 * then); its line, then freed. */
 		flight_dump__join(d, d->thread, &f->n);
+		flight_debug_cache_on(f); /* its report may have made the folder */
 	}
 	for (int i = 0; f->cur && i < FLIGHT_REPORTS; i++)
 		if (!f->reporting[i] &&
@@ -433,6 +439,45 @@ void flight__on_signal(struct flight *f)
 	}
 }
 
+/*
+ * The debug cache (debugcache.h) under the dump directory, for every dump's report (through
+ * --debug-cache) and the live analysis: a compressed debug file is inflated once per build-id,
+ * not by every report nor after every let-go. The first report that needs a copy makes the
+ * folder: the live analysis uses it from then on (flight_debug_cache_on), or from the start
+ * where it is there already; a recording that dumps nothing leaves none. What it holds from
+ * before counts as the dumps from before do (not at all); what it grows by is taken from
+ * --dump-max-mb (flight_dump.c). One there that is not this user's alone is not used.
+ */
+static void debug_cache(struct flight *f)
+{
+	char proc[64];
+	struct stat st;
+
+	f->cache_off = true;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", f->dump_dfd);
+	/* The dump directory as opened (it may have been renamed since). */
+	if (!realpath(proc, f->cache_path) ||
+	    strlen(f->cache_path) + sizeof(FLIGHT_DEBUG_CACHE) + 1 >= sizeof(f->cache_path))
+		return;
+	strcat(f->cache_path, "/" FLIGHT_DEBUG_CACHE);
+	if (!fstatat(f->dump_dfd, FLIGHT_DEBUG_CACHE, &st, AT_SYMLINK_NOFOLLOW) &&
+	    (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))))
+		return;
+	f->cache_off = false;
+	f->cache_seen = flight_dump__du(f->dump_dfd, FLIGHT_DEBUG_CACHE);
+	flight_debug_cache_on(f);
+}
+
+void flight_debug_cache_on(struct flight *f)
+{
+	struct stat st;
+
+	if (f->cache_live || __atomic_load_n(&f->cache_off, __ATOMIC_ACQUIRE) ||
+	    fstatat(f->dump_dfd, FLIGHT_DEBUG_CACHE, &st, AT_SYMLINK_NOFOLLOW))
+		return;
+	f->cache_live = debugcache__set(f->cache_path);
+}
+
 struct flight *flight__new(const struct flight_opts *o, unsigned int ringbuf_mb)
 {
 	struct flight *f = calloc(1, sizeof(*f));
@@ -452,6 +497,7 @@ struct flight *flight__new(const struct flight_opts *o, unsigned int ringbuf_mb)
 		return NULL;
 	}
 	f->o = *o;
+	pthread_mutex_init(&f->spares.lock, NULL);
 	/* The live analysis runs on the recording's thread: it must not wait on a network. */
 	symbols__offline();
 	f->dump_dfd = -1;
@@ -492,6 +538,7 @@ struct flight *flight__new(const struct flight_opts *o, unsigned int ringbuf_mb)
 	f->disk_cap = (__u64)o->max_total_mb << 20;
 	if (!fstat(f->dump_dfd, &st))
 		f->disk = (__u64)st.st_blocks * 512;
+	debug_cache(f);
 	if ((o->metrics && !(f->m = metrics__new(o->metrics))) ||
 	    ((o->push_url || o->pprof_dir) &&
 	     !(f->push = push__new(o->push_url, o->pprof_dir, o->push_interval_s)))) {
@@ -519,8 +566,8 @@ struct flight *flight__new(const struct flight_opts *o, unsigned int ringbuf_mb)
 /*
  * What being always on cost: the recorder's CPU with its dumps' reports' (processes of their
  * own, reaped by the dumps' threads), against the time since flight__new; its peak RSS, alone
- * and with the largest report's added (an upper bound of the two together), against the bound
- * it stated at start.
+ * and with the largest report's added (read from /proc while it ran: flight_dump.c), an upper
+ * bound of the two together where one report runs at a time, against the bound it stated.
  */
 static void cost_line(const struct flight *f)
 {
@@ -651,6 +698,7 @@ void flight__stop(struct flight *f)
 		f->head = c->next;
 		flight_chunk__put(c);
 	}
+	flight_spares__free(&f->spares);
 	for (size_t i = 0; i < f->nsticky; i++)
 		free(f->sticky[i]);
 	free(f->sticky);

@@ -37,12 +37,15 @@
 #include "memlimit.h"
 #include "trace.h"
 
-#define FLIGHT_CHUNK	  (256u << 10)
-#define FLIGHT_STICKY_MAX ((unsigned int)MEMLIMIT_STICKY_MB << 20)
+#define FLIGHT_CHUNK	   (256u << 10)
+#define FLIGHT_STICKY_MAX  ((unsigned int)MEMLIMIT_STICKY_MB << 20)
 /* The live analysis puts records in order this long after the recorder read them. */
-#define FLIGHT_LAG_NS	  (500ull * 1000 * 1000)
+#define FLIGHT_LAG_NS	   (500ull * 1000 * 1000)
 /* A dump is written once the recording has gone this far past its window's end. */
-#define FLIGHT_DUE_NS	  (800ull * 1000 * 1000)
+#define FLIGHT_DUE_NS	   (800ull * 1000 * 1000)
+/* Under --dump-dir: compressed debug files' decompressed copies (debugcache.h), shared by the
+ * live analysis and every dump's report, and taken from --dump-max-mb as they appear. */
+#define FLIGHT_DEBUG_CACHE ".debug-cache"
 
 struct flight_opts {
 	double seconds;		   /* --flight: seconds of trace kept; 0: off */
@@ -106,6 +109,18 @@ void flight__wait_report(struct flight *f);
 /* flight_replay.c: path's records through a flight recorder of o; the exit status. */
 int flight__replay(const struct flight_opts *o, const char *path);
 
+/*
+ * Chunks' memory let go of, kept mapped for the next chunk (at most FLIGHT_SPARES of
+ * FLIGHT_CHUNK bytes): a chunk filled afresh every few hundred milliseconds page-faulted its 64
+ * pages in and unmapped them again, 13% of the recorder's CPU in make bench's flight soak.
+ */
+#define FLIGHT_SPARES 4
+struct flight_spares {
+	pthread_mutex_t lock; /* the dumps' threads let go of chunks too */
+	unsigned char *data[FLIGHT_SPARES];
+	size_t n;
+};
+
 /* flight_dump.c: one dump, written and reported by a thread of its own. */
 struct flight_chunk {
 	struct flight_chunk *next; /* the ring's order, oldest first */
@@ -115,6 +130,7 @@ struct flight_chunk {
 	size_t len, cap;
 	int refs;     /* the ring's, and each dump's that is writing it */
 	__u64 *alive; /* the flight's bytes of chunks not yet unmapped, less cap when this one is */
+	struct flight_spares *spares; /* where its memory goes when let go of, NULL: unmapped */
 	bool gpu_act;
 	unsigned char *data;
 };
@@ -137,6 +153,11 @@ struct flight_dump {
 	/* --dump-max-mb: the bytes on disk (du's: blocks) of every dump of the recording, traces
 	 * and reports, taken atomically by each dump's thread as it writes, and their bound. */
 	__u64 *disk, disk_cap;
+	/* The debug cache's bytes taken from that budget so far, and whether it is given up (it
+	 * would pass the budget: removed, no report uses it again); the recording's, under
+	 * flight_dump.c's lock. */
+	__u64 *cache_seen;
+	bool *cache_off;
 	/* Set by the thread. */
 	char path[4096];
 	char name[64]; /* path's last component, under dfd */
@@ -147,7 +168,9 @@ struct flight_dump {
 	bool over;	  /* the trace would have passed --dump-max-mb: removed */
 	bool report_over; /* its report would have: removed */
 	bool report_cut;  /* its report was cut at the recorder's exit: removed */
-	/* The report's process, once reaped: its CPU (user and system) and peak RSS. */
+	bool cache_over;  /* the debug cache was removed after its report, for --dump-max-mb */
+	/* The report's process: its CPU (user and system, once reaped) and peak RSS (VmHWM, read
+	 * while it ran). */
 	double report_cpu_s;
 	long report_maxrss_kb;
 	int written; /* atomically: 1 once the file is written (its chunks let go) */
@@ -161,6 +184,12 @@ struct flight_dump {
 };
 
 void flight_chunk__put(struct flight_chunk *c);
+/* A spare chunk's memory (FLIGHT_CHUNK bytes), or NULL: none kept. */
+unsigned char *flight_spares__take(struct flight_spares *s);
+/* Unmaps every spare. */
+void flight_spares__free(struct flight_spares *s);
+/* What du says of name under dfd, a folder's contents included (never through a link). */
+__u64 flight_dump__du(int dfd, const char *name);
 /* Starts the thread that writes d; 0 or -errno. */
 int flight_dump__start(struct flight_dump *d, pthread_t *thread);
 /* The recording is cut at its end: d's report, running, is ended (SIGTERM); not yet, never runs. */

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <poll.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,12 +25,14 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cuda.h"
 #include "clock.h"
+#include "debugcache.h"
 #include "decode.h"
 #include "flight.h"
 #include "trace.h"
@@ -39,8 +42,36 @@ void flight_chunk__put(struct flight_chunk *c)
 	if (!c || __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL))
 		return;
 	__atomic_sub_fetch(c->alive, c->cap, __ATOMIC_ACQ_REL);
-	munmap(c->data, c->cap);
+	if (c->spares && c->cap == FLIGHT_CHUNK) {
+		pthread_mutex_lock(&c->spares->lock);
+		if (c->spares->n < FLIGHT_SPARES) {
+			c->spares->data[c->spares->n++] = c->data;
+			c->data = NULL;
+		}
+		pthread_mutex_unlock(&c->spares->lock);
+	}
+	if (c->data)
+		munmap(c->data, c->cap);
 	free(c);
+}
+
+unsigned char *flight_spares__take(struct flight_spares *s)
+{
+	unsigned char *p = NULL;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->n)
+		p = s->data[--s->n];
+	pthread_mutex_unlock(&s->lock);
+	return p;
+}
+
+void flight_spares__free(struct flight_spares *s)
+{
+	unsigned char *p;
+
+	while ((p = flight_spares__take(s)))
+		munmap(p, FLIGHT_CHUNK);
 }
 
 /* A record every dump needs, stamped at the window's start when it is an event of before. */
@@ -120,6 +151,11 @@ static __u64 tree_walk(int dfd, const char *name, bool rm, int depth)
 	return n;
 }
 
+__u64 flight_dump__du(int dfd, const char *name)
+{
+	return tree_walk(dfd, name, false, 0);
+}
+
 static int write_trace(struct flight_dump *d)
 {
 	struct trace_writer *w = trace__create_at(d->dfd, d->name, false);
@@ -173,6 +209,51 @@ static int write_trace(struct flight_dump *d)
 	return err;
 }
 
+/* The peak RSS of a running process (VmHWM, KiB), 0 where it has none (gone, or a zombie). */
+static long vm_hwm(pid_t pid)
+{
+	char path[64], line[128];
+	long kb = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %ld", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/*
+ * The report's own peak RSS, read every REPORT_HWM_MS while it runs, until it ends (not reaped).
+ * Not its rusage's ru_maxrss: exec keeps the larger of the new program's peak and that of the
+ * memory it replaced, which for posix_spawn's vfork is the recorder's own. The last reading may
+ * miss what the report took in its last REPORT_HWM_MS.
+ */
+#define REPORT_HWM_MS 100
+static void report_peak(struct flight_dump *d, pid_t pid)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	long kb;
+	int rc;
+
+	if (fd < 0)
+		return;
+	for (;;) {
+		kb = vm_hwm(pid);
+		if (kb > d->report_maxrss_kb)
+			d->report_maxrss_kb = kb;
+		rc = poll(&p, 1, REPORT_HWM_MS);
+		if (rc > 0 || (rc < 0 && errno != EINTR))
+			break;
+	}
+	close(fd);
+}
+
 /* Guards every dump's report_pid and cut, between its thread and the recorder's. */
 static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -195,9 +276,15 @@ static int run_report(struct flight_dump *d)
 	struct rusage ru = {};
 	pid_t pid;
 	int status, err;
-	char *argv[] = { "gapscope", "report", d->name, "-o", dir, NULL };
+	char *argv[] = { "gapscope", "report", d->name, "-o", dir, NULL, NULL, NULL };
 
 	snprintf(dir, sizeof(dir), "%s.report", d->name);
+	pthread_mutex_lock(&report_lock);
+	if (d->cache_off && !*d->cache_off) {
+		argv[5] = "--debug-cache";
+		argv[6] = FLIGHT_DEBUG_CACHE;
+	}
+	pthread_mutex_unlock(&report_lock);
 	sigemptyset(&none);
 	sigemptyset(&dfl);
 	sigaddset(&dfl, SIGINT);
@@ -223,6 +310,7 @@ static int run_report(struct flight_dump *d)
 		return -err;
 	setpriority(PRIO_PROCESS, pid, 10);
 	/* Ended, not reaped yet: until then the recorder may signal it (its pid is not reused). */
+	report_peak(d, pid);
 	while (waitid(P_PID, pid, &(siginfo_t){}, WEXITED | WNOWAIT) < 0 && errno == EINTR)
 		;
 	pthread_mutex_lock(&report_lock);
@@ -234,10 +322,33 @@ static int run_report(struct flight_dump *d)
 			return -errno;
 	d->report_cpu_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
 			  ru.ru_stime.tv_usec / 1e6;
-	d->report_maxrss_kb = ru.ru_maxrss;
 	if (d->cut && WIFSIGNALED(status))
 		return -ECANCELED;
 	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -EIO;
+}
+
+/*
+ * What the debug cache grew by since last seen (the report's copies, or the live analysis's) is
+ * taken from --dump-max-mb; where it does not fit, the cache is removed and given up: the next
+ * reports inflate the files again rather than make copies that would not be kept.
+ */
+static void cache_take(struct flight_dump *d)
+{
+	__u64 n;
+
+	if (!d->cache_seen)
+		return;
+	pthread_mutex_lock(&report_lock);
+	n = *d->cache_off ? 0 : tree_walk(d->dfd, FLIGHT_DEBUG_CACHE, false, 0);
+	if (n > *d->cache_seen && !disk_take(d, n - *d->cache_seen)) {
+		tree_walk(d->dfd, FLIGHT_DEBUG_CACHE, true, 0);
+		__atomic_store_n(d->cache_off, true, __ATOMIC_RELEASE);
+		debugcache__set(NULL);
+		d->cache_over = true;
+	} else if (n > *d->cache_seen) {
+		*d->cache_seen = n;
+	}
+	pthread_mutex_unlock(&report_lock);
 }
 
 void flight_dump__cut(struct flight_dump *d)
@@ -278,6 +389,7 @@ static void *dump_thread(void *arg)
 		d->err = rc == 0 ? 0 : 1;
 		d->report_cut = rc == -ECANCELED;
 		d->report_ms = (clock__mono_ns() - t1) / 1e6;
+		cache_take(d);
 		/* What it wrote (a failed one too) stays only where it fits; the next dump's trace
 		 * may have taken the budget meanwhile. A cut one is removed: it is not the trace's
 		 * report, and the trace is whole for another. */
@@ -341,6 +453,11 @@ void flight_dump__join(struct flight_dump *d, pthread_t thread, struct flight_du
 			d->err	       ? "report FAILED" :
 					 "report written",
 			d->report_ms);
+	if (d->cache_over)
+		fprintf(stderr,
+			"gapscope: flight: the debug files' copies in %s/" FLIGHT_DEBUG_CACHE
+			" removed: they would pass --dump-max-mb; the reports inflate them again\n",
+			d->dir);
 	if (d->err >= 0 && d->report_cut)
 		fprintf(stderr,
 			"gapscope: flight: report of %s cut at exit: the trace is whole (gapscope "

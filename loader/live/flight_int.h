@@ -7,6 +7,8 @@
 #ifndef GAPSCOPE_FLIGHT_INT_H
 #define GAPSCOPE_FLIGHT_INT_H
 
+#include <limits.h>
+
 #include "analysis.h"
 #include "clock.h"
 #include "idmap.h"
@@ -39,6 +41,7 @@ struct flight {
 	/* The ring's chunks and those it let go of that a dump still writes (atomically: the dump's
 	 * thread lets go of its own): what --flight-mb bounds. */
 	__u64 alive;
+	struct flight_spares spares; /* what chunks let go of left mapped for the next ones */
 	/* What every dump needs (flight__sticky), each a malloc'd record. */
 	struct gs_hdr **sticky;
 	size_t nsticky, cap_sticky, sticky_bytes;
@@ -60,6 +63,12 @@ struct flight {
 	/* --dump-max-mb: bytes on disk the dumps took (atomically: their threads take them as they
 	 * write, flight_dump.c), from the dump directory's own at the start; and its bound. */
 	__u64 disk, disk_cap;
+	/* The debug cache under the dump directory (FLIGHT_DEBUG_CACHE): its bytes taken from the
+	 * budget, and whether it was given up; both under flight_dump.c's lock once dumps run. */
+	__u64 cache_seen;
+	bool cache_off;
+	bool cache_live; /* the live analysis reads and makes copies there too */
+	char cache_path[PATH_MAX];
 	bool said_suppressed;
 	int sfd;
 	/* SIGINT or SIGTERM pending (polled, never read: the recorder's own loop reads them), and
@@ -97,6 +106,9 @@ static inline __u64 flight_now(const struct flight *f)
 /* flight.c */
 /* Hands h, a record the ring holds, to the live analysis's ordered reader. */
 void flight__live_push(struct flight *f, const struct gs_hdr *h);
+
+/* flight.c: the live analysis uses the debug cache, once it is there. */
+void flight_debug_cache_on(struct flight *f);
 
 /* flight_ring.c: the chunk being filled closed (a dump reads it); chunks past the window, or
  * past --flight-mb to make room for need bytes, let go. */

@@ -111,7 +111,10 @@ static struct flight_chunk *new_chunk(struct flight *f, size_t need)
 
 	if (!c)
 		return NULL;
-	c->data = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	c->data = cap == FLIGHT_CHUNK ? flight_spares__take(&f->spares) : NULL;
+	if (!c->data)
+		c->data = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			       0);
 	if (c->data == MAP_FAILED) {
 		free(c);
 		return NULL;
@@ -119,6 +122,7 @@ static struct flight_chunk *new_chunk(struct flight *f, size_t need)
 	c->cap = cap;
 	c->refs = 1;
 	c->alive = &f->alive;
+	c->spares = &f->spares;
 	c->min_end = ~0ull;
 	if (f->last)
 		f->last->next = c;

@@ -19,6 +19,7 @@
 
 #include "clock.h"
 #include "dwscopes.h"
+#include "debugcache.h"
 #include "symbols_int.h"
 #include "vec.h"
 
@@ -166,9 +167,9 @@ static int find_debuginfo_online(Dwfl_Module *mod, void **userdata, const char *
 	return fd;
 }
 
-int symbols__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
-			    const char *file_name, const char *debuglink_file,
-			    GElf_Word debuglink_crc, char **debuginfo_file_name)
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
 	char path[PATH_MAX], *at;
 	const unsigned char *bits;
@@ -193,6 +194,25 @@ int symbols__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modna
 	}
 	if (fd >= 0)
 		*debuginfo_file_name = strdup(path);
+	return fd;
+}
+
+int symbols__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			    const char *file_name, const char *debuglink_file,
+			    GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int len = dwfl_module_build_id(mod, &bits, &vaddr), fd = -1;
+
+	/* A compressed one's copy where a cache is kept (debugcache.h), made the first time. */
+	if (len > 0 && (fd = debugcache__find(bits, len, debuginfo_file_name)) >= 0)
+		return fd;
+	fd = find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file, debuglink_crc,
+			    debuginfo_file_name);
+	if (fd >= 0 && len > 0)
+		fd = debugcache__keep(fd, bits, len, debuginfo_file_name,
+				      __atomic_load_n(&offline, __ATOMIC_ACQUIRE));
 	return fd;
 }
 

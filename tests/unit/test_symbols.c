@@ -7,10 +7,13 @@
  * the same object seen by other "processes": with a wrong build-id (not used, counted), stripped
  * (.dynsym names only), stripped with MiniDebugInfo (.gnu_debugdata names its static function),
  * with DWARF found through .gnu_debuglink, and found by build-id under a
- * debug folder, also when the mapped file is gone. A C++ object (tests/symbols/symcpp.cc) has its
+ * debug folder, also when the mapped file is gone, and compressed there: inflated once into a
+ * debug cache (debugcache.h) whose copy the next symbolizer reads alone. A C++ object (tests/symbols/symcpp.cc) has its
  * functions named as C++ programmers write them, an inlined method's frame included.
  */
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <libgen.h>
 #include <link.h>
 #include <malloc.h>
@@ -19,6 +22,7 @@
 #include <sys/auxv.h>
 #include <sys/stat.h>
 
+#include "debugcache.h"
 #include "demangle.h"
 #include "dwscopes.h"
 #include "symbols_int.h"
@@ -203,6 +207,23 @@ static void check_inline_chain(struct symbolizer *s, __u32 tgid, const struct sy
 	}
 }
 
+/* Whether path has a DWARF section compressed (SHF_COMPRESSED). */
+static bool compressed_dwarf(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	Elf_Scn *scn = NULL;
+	bool any = false;
+	GElf_Shdr sh;
+
+	while (e && (scn = elf_nextscn(e, scn)))
+		any |= gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_COMPRESSED);
+	elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	return any;
+}
+
 int main(int argc, char **argv)
 {
 	char exe[PATH_MAX], lib[PATH_MAX + 64], stripped[PATH_MAX + 64], linked[PATH_MAX + 64];
@@ -225,7 +246,8 @@ int main(int argc, char **argv)
 	void *hcpp, *cpp_spin, *cpp_get, *cpp_ret;
 	int (*cpp_run)(int);
 	char cpp[PATH_MAX + 64];
-	char hex[129];
+	char hex[129], cache[sizeof(tmp) + 8], copy[sizeof(cache) + 160];
+	struct stat cst;
 	int n;
 
 	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -481,6 +503,41 @@ int main(int argc, char **argv)
 	check_inline_chain(s2, TGID_GONE, site, (__u64)site->ret - 1 - lm->l_addr);
 
 	symbolizer__free(s2);
+
+	/*
+	 * The same debug file with its DWARF compressed (as Debian ships /usr/lib/debug), with a
+	 * debug cache (debugcache.h): the first symbolizer inflates it and leaves a copy, whose
+	 * sections are not compressed; the next reads the copy alone (the compressed one gone) and
+	 * names the same inline chain; a copy another user could change is not used, and removed.
+	 */
+	snprintf(cache, sizeof(cache), "%s/cache", tmp);
+	CHECK(debugcache__set(cache), "debugcache__set %s", cache);
+	unlink(dbg);
+	snprintf(target, sizeof(target), "%s/libsymtest-z.debug", symdir);
+	CHECK(!symlink(target, dbg), "symlink %s", dbg);
+	s2 = symbolizer__new(&(struct symbolizer_opts){ .debug_dir = tmp });
+	add_self_maps(s2, TGID_STRIPPED, stripped, false);
+	check_inline_chain(s2, TGID_STRIPPED, site, (__u64)site->ret - 1 - lm->l_addr);
+	symbolizer__free(s2);
+	snprintf(copy, sizeof(copy), "%s/%s.debug", cache, hex);
+	CHECK(!stat(copy, &cst) && (cst.st_mode & 0777) == 0600, "no copy %s", copy);
+	CHECK(!compressed_dwarf(copy), "the copy %s is still compressed", copy);
+	CHECK(compressed_dwarf(target), "libsymtest-z.debug is not compressed");
+	unlink(dbg);
+	s2 = symbolizer__new(&(struct symbolizer_opts){ .debug_dir = tmp });
+	add_self_maps(s2, TGID_STRIPPED, stripped, false);
+	check_inline_chain(s2, TGID_STRIPPED, site, (__u64)site->ret - 1 - lm->l_addr);
+	symbolizer__free(s2);
+	CHECK(!chmod(copy, 0620), "chmod");
+	s2 = symbolizer__new(&(struct symbolizer_opts){ .debug_dir = tmp });
+	add_self_maps(s2, TGID_STRIPPED, stripped, false);
+	n = symbolizer__resolve(s2, TGID_STRIPPED, (__u64)site->ret - 1, f, 8);
+	CHECK(n == 1, "%d frames from a copy others may change", n);
+	CHECK(access(copy, F_OK), "a copy others may change is kept");
+	symbolizer__free(s2);
+	debugcache__set(NULL);
+	rmdir(cache);
+
 	symbolizer__free(s);
 	unlink(dbg);
 	rmdir(link_dir);
