@@ -19,10 +19,19 @@
  * dump needs (FLIGHT_STICKY_MAX) and the live analysis: its threads, timelines, open gaps and
  * stack table, and the mapped files' unwind tables and symbols it reads; measured 33 MB for a
  * storm of 30,000 futex calls a second with --flight 30 (167 MB resident, less the ring's 64 MiB
- * and the ring buffer's 32 MiB mapped twice; it is 16 MiB by default now).
+ * and the ring buffer's 32 MiB mapped twice). At the defaults the figure is 160 MiB: the storm
+ * records inside a cgroup of it without an OOM kill, its peak RSS within it
+ * (record_flight_memlimit.sh); in make bench's flight soak VmHWM 76.7 MiB, 129.1 MiB with the
+ * largest dump report's beside it.
  */
 #define MEMLIMIT_STICKY_MB   16
-#define MEMLIMIT_ANALYSIS_MB 48
+#define MEMLIMIT_ANALYSIS_MB 32
+/*
+ * --flight-mb's default: a dump's window (2 s before, 1 s after) at the 3.4 MB/s of trace a
+ * PyTorch loop made on the H100 is about 10 MB; the ring holds 9 s of it, and its bound, not the
+ * seconds asked for, decides what the ring keeps past that (counted: "let go early").
+ */
+#define FLIGHT_MB_DEFAULT    32
 static inline unsigned long long memlimit__need_mb(unsigned int ringbuf_mb, unsigned int flight_mb)
 {
 	return MEMLIMIT_FLOOR_MB + (unsigned long long)ringbuf_mb +

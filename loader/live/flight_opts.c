@@ -14,6 +14,7 @@
 #define STR(x)	    STR_(x)
 #define STICKY_MB   STR(MEMLIMIT_STICKY_MB)
 #define ANALYSIS_MB STR(MEMLIMIT_ANALYSIS_MB)
+#define FLIGHT_MB   STR(FLIGHT_MB_DEFAULT)
 #define FUNCTIONS   STR(METRICS_FUNCTIONS)
 #define HALF_LIFE_S STR(METRICS_HALF_LIFE_S)
 
@@ -39,7 +40,7 @@ enum {
 void flight_opts__defaults(struct flight_opts *o)
 {
 	*o = (struct flight_opts){
-		.mem_mb = 64,
+		.mem_mb = FLIGHT_MB_DEFAULT,
 		.before_s = 2,
 		.after_s = 1,
 		.max_per_hour = 12,
@@ -62,7 +63,9 @@ static const struct argp_option opts[] = {
 	  1 },
 	{ "flight", OPT_FLIGHT, "SECONDS", 0, "Keep only the last SECONDS of trace, in memory", 1 },
 	{ "flight-mb", OPT_FLIGHT_MB, "MB", 0,
-	  "At most this many MiB of trace kept (default 64: the oldest goes first past it)", 1 },
+	  "At most this many MiB of trace kept (default " FLIGHT_MB ": the oldest goes "
+	  "first past it)",
+	  1 },
 	{ "trigger-gap", OPT_TRIGGER_GAP, "MS", 0,
 	  "Dump the window around every GPU gap of at least MS milliseconds (default: SIGUSR1 "
 	  "only)",

@@ -48,7 +48,7 @@ flight() {
 
 flight tracker-trim 1000
 d=$TMP/tracker-trim
-grep -q 'flight: the last 5 s of trace kept in at most 64 MiB' "$d/err" || die "no memory bound said"
+grep -q 'flight: the last 5 s of trace kept in at most 32 MiB' "$d/err" || die "no memory bound said"
 secs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["duration_ns"] // 10**9)' \
 	"$d/full.report/summary.json")
 [ "$secs" -ge 60 ] || die "the run lasted $secs s, not 60"

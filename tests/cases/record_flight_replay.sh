@@ -138,14 +138,14 @@ sys.exit(0 if named and not unnamed else 1)
 PY
 	read -r dumps early dropped sticky ring <<<"$(summary stall)"
 	[ -n "${ring:-}" ] || die "no summary line"
-	echo "default --flight-mb 64: $dumps dump(s), $early let go early, $dropped dropped, ring at most $ring MiB"
+	echo "default --flight-mb 32: $dumps dump(s), $early let go early, $dropped dropped, ring at most $ring MiB"
 	grep -q 'dump .*: gap of 0\.0[0-9]* s on gpu0 (malloc_trim' "$TMP/stall/err" ||
 		die "no dump triggered by the stall's gap"
 	gap=$(stall_dump stall) || die "no dump's report names malloc_trim via the lock over the stall"
 	echo "the stall's dump: gap $gap"
-	awk -v r="$ring" 'BEGIN { exit !(r <= 64) }' || die "the ring held $ring MiB, over --flight-mb 64"
-	[ "$early" -gt 0 ] || die "103 MB of records in 30 s fit 64 MiB without letting go early?"
-	assert_eq "$dropped" 0 "records dropped at --flight-mb 64"
+	awk -v r="$ring" 'BEGIN { exit !(r <= 32) }' || die "the ring held $ring MiB, over --flight-mb 32"
+	[ "$early" -gt 0 ] || die "103 MB of records in 30 s fit 32 MiB without letting go early?"
+	assert_eq "$dropped" 0 "records dropped at --flight-mb 32"
 	assert_eq "$sticky" 0 "records not kept for every dump"
 
 	# Item 2: room for the busiest 30 s (the file holds ~100 MB of records) lets nothing go.
