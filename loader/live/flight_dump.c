@@ -332,6 +332,7 @@ static int run_report(struct flight_dump *d)
  * taken from --dump-max-mb; where it does not fit, the cache is removed and given up: the next
  * reports inflate the files again rather than make copies that would not be kept.
  */
+#define CACHE_GIVEN_UP (~0ull)
 static void cache_take(struct flight_dump *d)
 {
 	__u64 n;
@@ -339,9 +340,14 @@ static void cache_take(struct flight_dump *d)
 	if (!d->cache_seen)
 		return;
 	pthread_mutex_lock(&report_lock);
-	n = *d->cache_off ? 0 : tree_walk(d->dfd, FLIGHT_DEBUG_CACHE, false, 0);
-	if (n > *d->cache_seen && !disk_take(d, n - *d->cache_seen)) {
+	n = tree_walk(d->dfd, FLIGHT_DEBUG_CACHE, false, 0);
+	if (*d->cache_off) {
+		/* Given up (not one never used): a report started before made copies again. */
+		if (n && *d->cache_seen == CACHE_GIVEN_UP)
+			tree_walk(d->dfd, FLIGHT_DEBUG_CACHE, true, 0);
+	} else if (n > *d->cache_seen && !disk_take(d, n - *d->cache_seen)) {
 		tree_walk(d->dfd, FLIGHT_DEBUG_CACHE, true, 0);
+		*d->cache_seen = CACHE_GIVEN_UP;
 		__atomic_store_n(d->cache_off, true, __ATOMIC_RELEASE);
 		debugcache__set(NULL);
 		d->cache_over = true;
