@@ -49,7 +49,7 @@ done
 if want tests; then
 	step "unit tests and end-to-end tests on the sanitized build"
 	rm -f "$AB/check-asan.counts"
-	TESTS=${ASAN_TESTS:-'/tests/test_|/(report_golden|script_golden|report_hostile|report_pprof|report_timeline|report_stripped|record_corrupt|record_full_disk|record_flight_dumpdir|report_api_chain|report_taskpolls|report_streams_trace|record_streams|diff|report_debuginfod|record_flight_debuginfod|record_flight_replay|report_passes|report_cupti|report_child_heap|report_own_code|report_gc|report_recoverable|report_faults|record_flight|record_flight_dumpcap|record_metrics_causes|record_metrics_flood)\.sh$'} \
+	TESTS=${ASAN_TESTS:-'/tests/test_|/(report_golden|script_golden|report_hostile|report_pprof|report_timeline|report_stripped|record_corrupt|record_full_disk|record_flight_dumpdir|report_api_chain|report_taskpolls|report_streams_trace|record_streams|diff|report_debuginfod|record_flight_debuginfod|record_flight_replay|report_passes|report_cupti|report_child_heap|report_own_code|report_gc|report_recoverable|report_faults|record_flight_dumpcap|record_metrics_causes|record_metrics_flood)\.sh$'} \
 		GAPSCOPE_RESULTS="$AB/check-asan.counts" tests/run.sh "$AB" 2>&1 | tee "$AB/check-asan.log"
 	rc=${PIPESTATUS[0]}
 	p=0 f=0 sk=0
