@@ -49,6 +49,7 @@ struct cause_fn {
 
 struct cause_kind {
 	struct cause_fn fn[METRICS_TRACKED];
+	__u64 total_ns; /* every function's, exactly: what the series re-ranked cannot sum to */
 	__u64 other_ns;
 	__u64 evicted; /* functions let go of for newer ones, their time left in "other" */
 };
@@ -68,6 +69,7 @@ struct numbers {
 	__u64 gap_ns[METRICS_DEVICES][BK_MAX + 1];	   /* by main cause; BK_MAX: none */
 	struct cause_row cause[BK_MAX][METRICS_FUNCTIONS]; /* filled by a scrape only */
 	__u64 other_ns[BK_MAX], evicted;		   /* filled by a scrape only */
+	__u64 kind_ns[BK_MAX];				   /* filled by a scrape only */
 	__u64 bucket[NBUCKETS + 1], gaps, gap_sum_ns;
 	__u64 events[EV_KINDS];
 	__u64 lost[GS_LOSS_MAX];
@@ -195,6 +197,7 @@ static void add_cause(struct metrics *m, enum blame_kind k, const char *fn, __u6
 	double w = weight(m, ts);
 
 	fn = own ?: fn ?: "";
+	ck->total_ns += ns;
 	for (int i = 0; i < METRICS_TRACKED && !c; i++) {
 		struct cause_fn *e = &ck->fn[i];
 
@@ -390,6 +393,14 @@ static void render(FILE *f, const struct numbers *n)
 				"%.9f\n",
 				blame_kind__name(k), n->other_ns[k] / 1e9);
 	}
+	head(f, "gapscope_gap_cause_kind_seconds_total", "counter",
+	     "Gap time the root causes of each kind explain, all of their functions: a kind's "
+	     "function series re-ranked do not sum to it (one that leaves takes its time along, "
+	     "one that enters brings its time from other).");
+	for (int k = 0; k < BK_MAX; k++)
+		if (n->kind_ns[k])
+			fprintf(f, "gapscope_gap_cause_kind_seconds_total{kind=\"%s\"} %.9f\n",
+				blame_kind__name(k), n->kind_ns[k] / 1e9);
 	head(f, "gapscope_gap_cause_functions_evicted_total", "counter",
 	     "Functions no longer tracked, for newer ones (their later time counts as other).");
 	fprintf(f, "gapscope_gap_cause_functions_evicted_total %llu\n",
@@ -461,6 +472,7 @@ static int answer(struct metrics *m, const char *req, char **out, size_t *len)
 						.ns = ck->fn[i].ns,
 					};
 			n.other_ns[k] = ck->other_ns;
+			n.kind_ns[k] = ck->total_ns;
 			n.evicted += ck->evicted;
 		}
 		pthread_mutex_unlock(&m->lock);

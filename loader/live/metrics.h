@@ -9,6 +9,9 @@
  *                                                      root cause
  *   gapscope_gap_cause_seconds_total{kind,function}    gap time each root cause explains (the
  *                                                      report's "causes"): see below
+ *   gapscope_gap_cause_kind_seconds_total{kind}        the same by kind alone, exactly (the
+ *                                                      function series re-ranked do not sum to
+ *                                                      it: below)
  *   gapscope_gap_cause_functions_evicted_total         causes' functions let go of for newer
  *                                                      ones (below)
  *   gapscope_gap_duration_seconds (histogram)          gaps by length
