@@ -4,6 +4,7 @@
 #   make deps       install missing Debian packages (apt-get update first)
 #   make demo       the main job: zkengine under gapscope, then a report
 #   make check      every test; the runner ends with "N passed, N failed, N skipped"
+#   make check-soak the soaks and the fuzzers' timed runs (tests/soak), apart: minutes each
 #   make check-asan the unit tests, the report/script end-to-end tests, the fuzz corpora and a
 #                   mutated-trace corpus under ASan + UBSan (tests/check_asan.sh)
 #   make bench      benchmarks (ratios measured side by side in one run)
@@ -92,7 +93,7 @@ include dist/dist.mk
 $(BUILD)/%/:
 	$(Q)mkdir -p $@
 
-.PHONY: all deps check check-asan demo bench vmlinux clean install uninstall man stress-scenarios format
+.PHONY: all deps check check-soak check-asan demo bench vmlinux clean install uninstall man stress-scenarios format
 
 deps:
 	$(Q)missing=$$(for p in $(DEB_PKGS); do \
@@ -114,6 +115,11 @@ demo: deps
 check: deps
 	$(Q)$(MAKE) --no-print-directory all tests
 	$(Q)tests/run.sh $(BUILD)
+
+# The soaks and the fuzzers' timed runs (tests/soak: a minute or more each), apart from check.
+check-soak: deps
+	$(Q)$(MAKE) --no-print-directory all tests
+	$(Q)CASES=tests/soak tests/run.sh $(BUILD)
 
 # A second build with the sanitizers, into $(BUILD)/check-asan: gapscope and the unit tests but
 # test_simcuda; the engine and simcuda are the plain build's (a sanitized library cannot load

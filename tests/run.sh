@@ -2,6 +2,8 @@
 # Runs every test once and ends with "N passed, N failed, N skipped".
 #   build/tests/<unit binary>   C unit tests
 #   tests/cases/*.sh            shell tests (end-to-end, as root)
+# CASES=tests/soak runs that folder's shell tests instead, and no unit test: make check-soak's
+# (soaks and fuzzing, minutes each).
 # A test passes with exit 0, skips with exit 77 (printing "SKIP: reason"), fails otherwise.
 # TESTS=pattern runs only the tests whose name matches the pattern (grep -E).
 # GAPSCOPE_KEEP_FAILED=DIR keeps a failed test's whole log there, and a shell test's files
@@ -20,8 +22,11 @@ pass=0 fail=0 skip=0 failed=()
 logdir=$(mktemp -d)
 trap 'rm -rf "$logdir"' EXIT
 
+CASES=${CASES:-tests/cases}
+units=("$BUILD"/tests/test_*)
+[ "$CASES" = tests/cases ] || units=()
 tests=()
-for t in "$BUILD"/tests/test_* tests/cases/*.sh; do
+for t in "${units[@]}" "$CASES"/*.sh; do
 	[ -x "$t" ] || continue
 	[ -n "${TESTS:-}" ] && ! echo "$t" | grep -Eq "$TESTS" && continue
 	tests+=("$t")
