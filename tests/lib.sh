@@ -90,3 +90,19 @@ need_probes() {
 	need_root "loads BPF programs and attaches uprobes"
 	need_built "$GS"
 }
+
+# flight_rss PID ERR: PID's VmRSS (KiB) every second until it exits, its seconds counted from the
+# flight recorder's memory line in ERR (its start-up done): at10 and at60 set to the sizes at 10
+# and 60 s of recording, empty where it ended before.
+flight_rss() {
+	local t=0 rss
+	at10= at60=
+	while rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null) && [ -n "$rss" ]; do
+		if grep -q 'flight: memory: about' "$2"; then
+			t=$((t + 1))
+			[ "$t" = 10 ] && at10=$rss
+			[ "$t" = 60 ] && at60=$rss
+		fi
+		sleep 1
+	done
+}

@@ -42,15 +42,7 @@ mkdir "$TMP/d"
 "$GS" record --flight 5 --flight-mb 16 --dump-dir "$TMP/d" -o "$TMP/f.gsc" -- "$TMP/futexchurn" 65 \
 	>"$TMP/f.out" 2>"$TMP/f.err" &
 pid=$!
-t=0
-while rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status" 2>/dev/null) && [ -n "$rss" ]; do
-	if grep -q 'flight: memory: about' "$TMP/f.err"; then
-		t=$((t + 1))
-		[ "$t" = 10 ] && at10=$rss
-		[ "$t" = 60 ] && at60=$rss
-	fi
-	sleep 1
-done
+flight_rss "$pid" "$TMP/f.err"
 wait "$pid" || { cat "$TMP/f.err"; die "record --flight of futexchurn failed"; }
 bound=$(sed -n 's/^gapscope: flight: memory: about \([0-9]*\) MiB in all .*/\1/p' "$TMP/f.err")
 echo "flight RSS: ${at10:-?} KiB at 10 s, ${at60:-?} KiB at 60 s; stated bound $bound MiB"
